@@ -1,0 +1,5 @@
+import sys
+
+from spade_core.cli import main
+
+sys.exit(main())

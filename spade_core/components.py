@@ -1,0 +1,131 @@
+"""Component kinds, the records plugins register, and the registry that resolves config names."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from spade_core.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """One component kind: its registration hook and the config section that selects it."""
+
+    kind: str
+    hook: str
+    section: str
+    label: str
+
+
+#: Every component kind, in the order the loop uses them.
+KINDS: tuple[KindInfo, ...] = (
+    KindInfo("corpus_sampler", "register_corpus_samplers", "corpus", "corpus sampler"),
+    KindInfo("prompt_strategy", "register_prompt_strategies", "designer", "prompt strategy"),
+    KindInfo("env_family", "register_env_families", "families", "env family"),
+    KindInfo("sandbox", "register_sandboxes", "sandbox", "sandbox"),
+    KindInfo("difficulty_estimator", "register_difficulty_estimators", "estimator",
+             "difficulty estimator"),
+    KindInfo("env_memory", "register_env_memories", "memory", "env memory"),
+    KindInfo("generation_backend", "register_generation_backends", "backend",
+             "generation backend"),
+    KindInfo("trainer", "register_trainers", "trainer", "trainer"),
+)
+KIND_BY_NAME: dict[str, KindInfo] = {k.kind: k for k in KINDS}
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What a component factory may need besides its options."""
+
+    run_dir: Path | None = None
+    seed: int = 0
+    #: Already built components the factory may depend on, by kind (e.g. the backend for a trainer).
+    components: dict[str, Any] = field(default_factory=dict)
+
+
+Factory = Callable[[Any, BuildContext], Any]
+
+
+class Register(Protocol):
+    """The callback a registration hook receives."""
+
+    def __call__(
+        self, name: str, factory: Factory, options: type | None = None, summary: str = ""
+    ) -> None: ...
+
+
+@dataclass(frozen=True)
+class Component:
+    """One registered component: a named factory of a kind, from a plugin of a distribution."""
+
+    kind: str
+    name: str
+    factory: Factory
+    options: type | None
+    summary: str
+    plugin: str
+    distribution: str
+    version: str
+
+    def build(self, options: Any, context: BuildContext) -> Any:
+        """Call the factory; any exception is re-raised naming the component."""
+        from spade_core.errors import PluginError
+
+        try:
+            return self.factory(options, context)
+        except Exception as exc:  # noqa: BLE001 - any plugin failure is reported, not crashed on
+            label = KIND_BY_NAME[self.kind].label
+            raise PluginError(
+                f"{label} {self.name!r} (plugin {self.plugin!r} from {self.distribution} "
+                f"{self.version}) failed to start: {type(exc).__name__}: {exc}"
+            ) from exc
+
+
+@dataclass
+class Registry:
+    """All components by kind and name, with duplicate names recorded as conflicts."""
+
+    components: dict[tuple[str, str], Component] = field(default_factory=dict)
+    conflicts: dict[tuple[str, str], list[Component]] = field(default_factory=dict)
+
+    def add(self, component: Component) -> str | None:
+        """Add a component; returns an error message when the name is already taken."""
+        key = (component.kind, component.name)
+        existing = self.components.get(key)
+        if existing is None and key not in self.conflicts:
+            self.components[key] = component
+            return None
+        clash = self.conflicts.setdefault(key, [existing] if existing else [])
+        clash.append(component)
+        self.components.pop(key, None)
+        owners = " and ".join(f"{c.distribution} (plugin {c.plugin!r})" for c in clash)
+        return (
+            f"duplicate {KIND_BY_NAME[component.kind].label} name {component.name!r}: "
+            f"registered by {owners}; uninstall one or limit loading with SPADE_PLUGINS"
+        )
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(n for (k, n) in self.components if k == kind)
+
+    def resolve(self, kind: str, name: str, where: str) -> Component:
+        """The component ``name`` of ``kind``, or a :class:`ConfigError` naming what is allowed."""
+        key = (kind, name)
+        if key in self.components:
+            return self.components[key]
+        label = KIND_BY_NAME[kind].label
+        if key in self.conflicts:
+            owners = " and ".join(c.distribution for c in self.conflicts[key])
+            raise ConfigError(
+                f"{where}: {label} {name!r} is registered by more than one distribution "
+                f"({owners}); uninstall one or limit loading with SPADE_PLUGINS."
+            )
+        installed = self.names(kind)
+        message = f"{where}: unknown {label} {name!r}. Installed: {', '.join(installed) or 'none'}."
+        close = difflib.get_close_matches(name, installed, n=1, cutoff=0.6)
+        if close:
+            message += f" Did you mean {close[0]!r}?"
+        raise ConfigError(message)

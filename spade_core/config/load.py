@@ -1,0 +1,261 @@
+"""Load a config file, apply ``--set`` overrides, validate it and resolve its plugins.
+
+Validation happens in two passes, both before anything heavy is imported: the top-level schema,
+then each selected component's options against that plugin's own schema. All problems found are
+reported together in one paragraph.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from spade_core.components import Component, Registry
+from spade_core.config.schema import SECTION_KINDS, SpadeConfig
+from spade_core.config.yaml_safe import load_yaml_text, parse_scalar
+from spade_core.errors import ConfigError
+
+
+@dataclass
+class ResolvedComponent:
+    """One config section's selected component and its validated options."""
+
+    section: str
+    component: Component
+    options: Any
+
+    def options_dict(self) -> dict[str, Any]:
+        if isinstance(self.options, BaseModel):
+            return self.options.model_dump(mode="json")
+        return TypeAdapter(type(self.options)).dump_python(self.options, mode="json")
+
+
+@dataclass
+class ResolvedConfig:
+    """A validated config with every component resolved."""
+
+    source: str
+    config: SpadeConfig
+    components: dict[str, ResolvedComponent] = field(default_factory=dict)
+    families: list[ResolvedComponent] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fully resolved config (defaults filled in), as written into the run directory."""
+        data = self.config.model_dump(mode="json")
+        for section, rc in self.components.items():
+            data[section] = {"plugin": rc.component.name, "options": rc.options_dict()}
+        data["families"] = [
+            {"plugin": rc.component.name, "options": rc.options_dict()} for rc in self.families
+        ]
+        return data
+
+    def run_dir(self, now: float | None = None) -> Path:
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+        run = self.config.run
+        try:
+            return Path(run.dir.format(name=run.name, timestamp=stamp))
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ConfigError(
+                f"{self.source}: run.dir: {run.dir!r} has a bad placeholder ({exc}); "
+                "allowed placeholders are {name} and {timestamp}."
+            ) from None
+
+
+def read_config_file(path: str | Path) -> Any:
+    """Read and parse a config file into plain data."""
+    path = Path(path)
+    source = str(path)
+    if not path.exists():
+        raise ConfigError(f"{source}: no such config file.")
+    if not path.is_file():
+        raise ConfigError(f"{source}: not a regular file; give the path of a YAML config.")
+    with path.open("rb") as fh:
+        raw = fh.read(2_000_000)
+    return load_yaml_text(raw, source)
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str], source: str) -> None:
+    """Apply ``--set a.b=value`` overrides in place; values are read as YAML scalars."""
+    for item in overrides:
+        key, sep, raw_value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {item!r}: expected KEY.PATH=VALUE, e.g. --set run.seed=3.")
+        parts = key.strip().split(".")
+        value = parse_scalar(raw_value, f"--set {key}")
+        node: Any = data
+        for depth, part in enumerate(parts[:-1]):
+            if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+                continue
+            if not isinstance(node, dict):
+                where = ".".join(parts[:depth]) or "the top level"
+                raise ConfigError(f"--set {key}: {where} is not a mapping, cannot set {part!r}.")
+            node = node.setdefault(part, {})
+        last = parts[-1]
+        if isinstance(node, list) and last.isdigit() and int(last) < len(node):
+            node[int(last)] = value
+        elif isinstance(node, dict):
+            node[last] = value
+        else:
+            raise ConfigError(f"--set {key}: its parent is not a mapping.")
+
+
+def _format_loc(prefix: str, loc: tuple[Any, ...]) -> str:
+    parts = [prefix] if prefix else []
+    parts += [str(p) for p in loc]
+    return ".".join(parts) or "(top level)"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _validation_problems(exc: ValidationError, prefix: str, model: type | None) -> list[str]:
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(p for p in err["loc"] if not str(p).startswith("function-"))
+        where = _format_loc(prefix, loc)
+        if err["type"] == "extra_forbidden":
+            allowed = _allowed_keys(model, loc[:-1])
+            hint = f"; allowed keys: {', '.join(allowed)}" if allowed else ""
+            problems.append(f"{where}: unknown key{hint}")
+        elif err["type"] == "missing":
+            problems.append(f"{where}: required key is missing")
+        else:
+            problems.append(f"{where}: {err['msg']} (got {_short(err.get('input'))})")
+    return problems
+
+
+def _allowed_keys(model: type | None, loc: tuple[Any, ...]) -> list[str]:
+    """Field names of the (nested) model at ``loc``, for "unknown key" messages."""
+    current = model
+    for part in loc:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return []
+        if isinstance(part, int):
+            continue
+        info = current.model_fields.get(str(part))
+        if info is None:
+            return []
+        current = info.annotation
+        args = getattr(current, "__args__", None)
+        if args and not (isinstance(current, type) and issubclass(current, BaseModel)):
+            current = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)),
+                           None)
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return sorted(current.model_fields)
+    return []
+
+
+def _fail(source: str, problems: list[str]) -> ConfigError:
+    if len(problems) == 1:
+        return ConfigError(f"{source}: {problems[0]}.")
+    listed = "; ".join(problems)
+    return ConfigError(f"{source}: {len(problems)} problems: {listed}.")
+
+
+def _validate_options(rc_section: str, component: Component, options: dict[str, Any]) -> Any:
+    model = component.options
+    if model is None:
+        if options:
+            raise _fail_single(rc_section, f"{component.name!r} takes no options, got "
+                                           f"{', '.join(sorted(options))}")
+        return {}
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        unknown = sorted(set(options) - set(model.model_fields))
+        if unknown:
+            raise _fail_single(
+                f"{rc_section}.{unknown[0]}",
+                f"unknown option for {component.name!r}; allowed: "
+                f"{', '.join(sorted(model.model_fields)) or 'none'}",
+            )
+        return model.model_validate(options)
+    return TypeAdapter(model).validate_python(options)
+
+
+class _OptionProblem(Exception):
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}")
+
+
+def _fail_single(where: str, message: str) -> _OptionProblem:
+    return _OptionProblem(where, message)
+
+
+def resolve_config(data: Any, registry: Registry, source: str) -> ResolvedConfig:
+    """Validate plain config data and resolve every component section against ``registry``."""
+    if data is None:
+        raise ConfigError(f"{source}: the config is empty; see configs/quickstart.yaml for one "
+                          "that works.")
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{source}: the top level must be a mapping of sections (run, model, loop, corpus, "
+            f"designer, families, sandbox, estimator, memory, backend, trainer), got "
+            f"{type(data).__name__} {_short(data)}."
+        )
+    bad_keys = [k for k in data if not isinstance(k, str)]
+    if bad_keys:
+        raise ConfigError(f"{source}: top-level keys must be strings, got {_short(bad_keys[0])}.")
+    try:
+        config = SpadeConfig.model_validate(data)
+    except ValidationError as exc:
+        raise _fail(source, _validation_problems(exc, "", SpadeConfig)) from None
+
+    resolved = ResolvedConfig(source=source, config=config)
+    problems: list[str] = []
+
+    def resolve_one(section: str, selection: Any) -> ResolvedComponent | None:
+        try:
+            component = registry.resolve(SECTION_KINDS[section.split(".")[0]], selection.plugin,
+                                         f"{section}.plugin")
+        except ConfigError as exc:
+            problems.append(str(exc))
+            return None
+        try:
+            options = _validate_options(f"{section}.options", component, selection.options)
+        except _OptionProblem as exc:
+            problems.append(str(exc))
+            return None
+        except ValidationError as exc:
+            problems.extend(_validation_problems(exc, f"{section}.options", component.options))
+            return None
+        return ResolvedComponent(section=section, component=component, options=options)
+
+    for section in SECTION_KINDS:
+        if section == "families":
+            for i, selection in enumerate(config.families):
+                rc = resolve_one(f"families.{i}", selection)
+                if rc:
+                    resolved.families.append(rc)
+            continue
+        rc = resolve_one(section, getattr(config, section))
+        if rc:
+            resolved.components[section] = rc
+    names = [rc.component.name for rc in resolved.families]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        problems.append(f"families: {', '.join(dupes)} selected more than once")
+    if problems:
+        raise _fail(source, problems)
+    resolved.run_dir()  # checks the run.dir placeholders now, not at run time
+    return resolved
+
+
+def load_config(
+    path: str | Path, registry: Registry, overrides: list[str] | None = None
+) -> ResolvedConfig:
+    """Read, override, validate and resolve the config at ``path``."""
+    source = str(path)
+    data = read_config_file(path)
+    if overrides:
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: the top level must be a mapping to apply --set to.")
+        apply_overrides(data, overrides, source)
+    return resolve_config(data, registry, source)

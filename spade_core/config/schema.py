@@ -1,0 +1,107 @@
+"""The top-level config schema. Every field is documented in ``docs/config.md``.
+
+Component sections (``corpus``, ``designer``, ``families``, ``sandbox``, ``estimator``, ``memory``,
+``backend``, ``trainer``) select a plugin by name and carry that plugin's options, which the plugin's
+own schema validates. Unknown keys are errors everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+class Selection(Strict):
+    """Selects one plugin component by name and gives it options."""
+
+    plugin: str = Field(min_length=1)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+def _selection(value: Any) -> Any:
+    # ``estimator: regret`` is shorthand for ``estimator: {plugin: regret}``.
+    return {"plugin": value} if isinstance(value, str) else value
+
+
+class RunSection(Strict):
+    """Where the run lives and how long it runs."""
+
+    name: str = Field(default="run", min_length=1, pattern=r"^[A-Za-z0-9._-]+$")
+    dir: str = "runs/{name}-{timestamp}"
+    seed: int = 0
+    iterations: int = Field(default=1, ge=1)
+    allow_unisolated: bool = False
+
+
+class ModelSection(Strict):
+    """The one policy that plays both roles."""
+
+    path: str = "bundled:smollm2-135m"
+    chat_template: str | None = None
+
+
+class LoopSection(Strict):
+    """Sizes of one self-play iteration."""
+
+    envs_per_iteration: int = Field(default=4, ge=1)
+    rollouts_per_env: int = Field(default=4, ge=1)
+    max_turns: int = Field(default=4, ge=1)
+    max_attempts: int = Field(default=2, ge=1)
+    designer_max_tokens: int = Field(default=512, ge=16)
+    agent_max_tokens: int = Field(default=64, ge=4)
+    hint_max_tokens: int = Field(default=96, ge=4)
+    designer_temperature: float = Field(default=0.8, ge=0.0)
+    agent_temperature: float = Field(default=0.8, ge=0.0)
+    hint_temperature: float = Field(default=0.3, ge=0.0)
+    invalid_reward: float = -0.5
+    duplicate_reward: float = 0.0
+    timeout_reward: float = -0.5
+
+
+class SpadeConfig(Strict):
+    """A whole run config."""
+
+    run: RunSection = Field(default_factory=RunSection)
+    model: ModelSection = Field(default_factory=ModelSection)
+    loop: LoopSection = Field(default_factory=LoopSection)
+    corpus: Selection
+    designer: Selection
+    families: list[Selection] = Field(min_length=1)
+    sandbox: Selection
+    estimator: Selection
+    memory: Selection
+    backend: Selection
+    trainer: Selection = Field(default_factory=lambda: Selection(plugin="none"))
+
+    @field_validator(
+        "corpus", "designer", "sandbox", "estimator", "memory", "backend", "trainer",
+        mode="before",
+    )
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return _selection(value)
+
+    @field_validator("families", mode="before")
+    @classmethod
+    def _families(cls, value: Any) -> Any:
+        if isinstance(value, (str, dict)):
+            value = [value]
+        return [_selection(v) for v in value] if isinstance(value, list) else value
+
+
+#: Config section -> component kind, for component sections.
+SECTION_KINDS: dict[str, str] = {
+    "corpus": "corpus_sampler",
+    "designer": "prompt_strategy",
+    "families": "env_family",
+    "sandbox": "sandbox",
+    "estimator": "difficulty_estimator",
+    "memory": "env_memory",
+    "backend": "generation_backend",
+    "trainer": "trainer",
+}

@@ -1,0 +1,141 @@
+"""The hooks a spade plugin can implement (pluggy project name ``spade``).
+
+Registration hooks receive a ``register`` callback instead of returning values (the pattern of
+simonw/llm): the core can add keyword arguments later without breaking plugins, since pluggy only
+passes an implementation the arguments it names. Each call of ``register`` declares one component::
+
+    register(name, factory, options=None, summary="")
+
+``factory(options, context)`` builds the component: ``options`` is an instance of the ``options``
+pydantic model validated from the config (or ``{}`` when the plugin declares none) and ``context``
+is a :class:`spade_core.components.BuildContext`.
+
+Run-event hooks are called by the loop; loggers and reporters implement them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from spade_core.components import Register
+    from spade_core.interfaces.memory import EnvRecord
+    from spade_core.run_context import RunContext
+
+PROJECT = "spade"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def register_corpus_samplers(register: "Register") -> None:
+    """Register corpus samplers (interface :class:`spade_core.interfaces.CorpusSampler`).
+
+    :param register: callback ``register(name, factory, options=None, summary="")``.
+    """
+
+
+@hookspec
+def register_prompt_strategies(register: "Register") -> None:
+    """Register designer prompt strategies (interface :class:`spade_core.interfaces.PromptStrategy`).
+
+    :param register: callback ``register(name, factory, options=None, summary="")``.
+    """
+
+
+@hookspec
+def register_difficulty_estimators(register: "Register") -> None:
+    """Register difficulty estimators (interface
+    :class:`spade_core.interfaces.DifficultyEstimator`).
+
+    :param register: callback ``register(name, factory, options=None, summary="")``.
+    """
+
+
+@hookspec
+def register_sandboxes(register: "Register") -> None:
+    """Register sandboxes (interface :class:`spade_core.interfaces.Sandbox`).
+
+    :param register: callback ``register(name, factory, options=None, summary="")``.
+    """
+
+
+@hookspec
+def register_trainers(register: "Register") -> None:
+    """Register trainers (interface :class:`spade_core.interfaces.Trainer`).
+
+    :param register: callback ``register(name, factory, options=None, summary="")``.
+    """
+
+
+@hookspec
+def register_env_families(register: "Register") -> None:
+    """Register environment families (interface :class:`spade_core.interfaces.EnvFamily`).
+
+    :param register: callback ``register(name, factory, options=None, summary="")``.
+    """
+
+
+@hookspec
+def register_env_memories(register: "Register") -> None:
+    """Register environment memories (interface :class:`spade_core.interfaces.EnvMemory`).
+
+    :param register: callback ``register(name, factory, options=None, summary="")``.
+    """
+
+
+@hookspec
+def register_generation_backends(register: "Register") -> None:
+    """Register generation backends (interface :class:`spade_core.interfaces.GenerationBackend`).
+
+    :param register: callback ``register(name, factory, options=None, summary="")``.
+    """
+
+
+@hookspec
+def spade_run_start(run: "RunContext") -> None:
+    """A run starts, after the config is validated and the run directory written.
+
+    :param run: the run's directory, resolved config and iteration counter.
+    """
+
+
+@hookspec
+def spade_iteration_end(run: "RunContext", iteration: int, metrics: dict[str, Any]) -> None:
+    """One self-play iteration has finished.
+
+    :param run: the run context.
+    :param iteration: the iteration number, from 0.
+    :param metrics: flat name -> number mapping of this iteration's figures.
+    """
+
+
+@hookspec
+def spade_env_accepted(run: "RunContext", record: "EnvRecord") -> None:
+    """An environment passed validation and deduplication and will be played.
+
+    :param run: the run context.
+    :param record: the environment's memory record.
+    """
+
+
+@hookspec
+def spade_env_mastered(run: "RunContext", record: "EnvRecord") -> None:
+    """An environment reached the mastery threshold and will not be issued again.
+
+    :param run: the run context.
+    :param record: the environment's memory record.
+    """
+
+
+@hookspec
+def spade_run_end(run: "RunContext", status: str, error: str | None) -> None:
+    """A run ends, normally (``status="completed"``) or not (``"failed"``, ``"interrupted"``).
+
+    :param run: the run context.
+    :param status: how it ended.
+    :param error: the error message when it failed, else ``None``.
+    """

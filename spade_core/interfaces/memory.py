@@ -1,0 +1,58 @@
+"""Environment memories: what has been proposed, played, mastered; near-duplicate refusal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from spade_core.records import EnvProgram
+
+#: Status values an environment record moves through.
+ENV_STATUSES: tuple[str, ...] = ("frontier", "mastered", "too_hard", "rejected", "duplicate")
+
+
+@dataclass
+class EnvRecord:
+    """Everything the memory keeps about one proposed environment."""
+
+    id: str
+    source: str
+    family: str
+    status: str
+    doc_id: str | None = None
+    description: str = ""
+    verdict_category: str = ""
+    verdict_message: str = ""
+    hint: str = ""
+    stats: dict[str, Any] = field(default_factory=dict)
+    duplicate_of: str | None = None
+    duplicate_similarity: float | None = None
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+
+@runtime_checkable
+class EnvMemory(Protocol):
+    """Durable store of environment records with similarity search."""
+
+    def find_duplicate(self, program: EnvProgram) -> tuple[EnvRecord, float] | None:
+        """The nearest mastered environment if it is too similar to ``program``, else ``None``."""
+        ...
+
+    def add(self, record: EnvRecord) -> None: ...
+
+    def update_stats(
+        self, env_id: str, iteration: int, hinted: Sequence[float], unhinted: Sequence[float],
+        figures: dict[str, float], designer_reward: float,
+    ) -> EnvRecord:
+        """Record one iteration's play of an environment; returns the record with its new status."""
+        ...
+
+    def get(self, env_id: str) -> EnvRecord | None: ...
+
+    def frontier_examples(self, k: int, family: str | None = None) -> list[EnvRecord]: ...
+
+    def negative_examples(self, k: int, family: str | None = None) -> list[EnvRecord]: ...
+
+    def close(self) -> None: ...

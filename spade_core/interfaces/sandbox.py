@@ -1,0 +1,44 @@
+"""Sandboxes: run untrusted environment programs in isolation and judge them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from spade_core.records import StepResult, Verdict
+
+if TYPE_CHECKING:
+    from spade_core.interfaces.family import EnvFamily
+
+
+@runtime_checkable
+class SandboxSession(Protocol):
+    """One live environment instance inside an isolated worker."""
+
+    def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]: ...
+
+    def step(self, action: str) -> StepResult: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """Loads programs into isolated workers, opens sessions on them and validates them.
+
+    A failure of the program (crash, timeout, forbidden construct) never raises out of ``check``: it
+    becomes a :class:`Verdict`. ``open`` raises ``spade_core.errors.SandboxError`` carrying the
+    verdict when the program cannot even be instantiated.
+    """
+
+    def isolation(self) -> dict[str, Any]:
+        """What isolation is actually in force (namespaces, uid, rlimits, filesystem view)."""
+        ...
+
+    def open(self, program: str, *, family: "EnvFamily | None" = None) -> SandboxSession: ...
+
+    def check(
+        self, programs: Sequence[str], *, family: "EnvFamily | None" = None
+    ) -> list[Verdict]: ...
+
+    def close(self) -> None: ...
