@@ -94,6 +94,8 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], source: str) -> 
             if not isinstance(node, dict):
                 where = ".".join(parts[:depth]) or "the top level"
                 raise ConfigError(f"--set {key}: {where} is not a mapping, cannot set {part!r}.")
+            if depth == 0 and part in SECTION_KINDS and isinstance(node.get(part), str):
+                node[part] = {"plugin": node[part]}  # expand the ``section: name`` shorthand
             node = node.setdefault(part, {})
         last = parts[-1]
         if isinstance(node, list) and last.isdigit() and int(last) < len(node):

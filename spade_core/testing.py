@@ -1,0 +1,126 @@
+"""Helpers for plugin authors' tests: load plugins from objects, and check a component's contract.
+
+Use it from your plugin's test suite::
+
+    from spade_core.testing import load_test_plugins, check_component
+
+    def test_my_estimator():
+        loaded = load_test_plugins(my_plugin_module)
+        check_component(loaded, "difficulty_estimator", "my-estimator")
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from pydantic import BaseModel
+
+from spade_core.components import KIND_BY_NAME, BuildContext, Component
+from spade_core.errors import PluginError
+from spade_core.interfaces import (
+    CorpusSampler,
+    DifficultyEstimator,
+    EnvFamily,
+    EnvMemory,
+    GenerationBackend,
+    PromptStrategy,
+    Sandbox,
+    Trainer,
+)
+from spade_core.plugins import LoadedPlugins, PluginInfo, Registry, collect_components, new_manager
+from spade_core.plugins import register_plugin
+from spade_core.records import Difficulty, EnvProgram
+
+PROTOCOLS: dict[str, type] = {
+    "corpus_sampler": CorpusSampler,
+    "prompt_strategy": PromptStrategy,
+    "env_family": EnvFamily,
+    "sandbox": Sandbox,
+    "difficulty_estimator": DifficultyEstimator,
+    "env_memory": EnvMemory,
+    "generation_backend": GenerationBackend,
+    "trainer": Trainer,
+}
+
+
+def load_test_plugins(*plugins: object, distribution: str = "test") -> LoadedPlugins:
+    """Register plugin objects (modules or instances) as if they came from entry points.
+
+    Loading errors are kept in each :class:`PluginInfo` exactly as for installed plugins.
+    """
+    pm = new_manager()
+    infos = []
+    for i, plugin in enumerate(plugins):
+        name = getattr(plugin, "__name__", None) or f"plugin{i}"
+        info = PluginInfo(name=name, module=name, distribution=distribution, version="0")
+        register_plugin(pm, plugin, info)
+        infos.append(info)
+    loaded = LoadedPlugins(manager=pm, plugins=infos, registry=Registry())
+    collect_components(loaded)
+    return loaded
+
+
+def default_options(component: Component) -> Any:
+    """The component's options with every default filled in (``{}`` when it declares none)."""
+    if component.options is None:
+        return {}
+    if issubclass(component.options, BaseModel):
+        return component.options.model_validate({})
+    return component.options()
+
+
+def _check_estimator(estimator: Any) -> None:
+    env = EnvProgram(source="class TestEnv: pass\n", family="test")
+    rng = random.Random(0)
+    cases = [([], []), ([1.0] * 4, [0.0] * 4), ([0.0] * 4, [1.0] * 4), ([1.0] * 8, [1.0] * 8)]
+    cases += [([rng.uniform(-1, 1) for _ in range(8)], [rng.uniform(-1, 1) for _ in range(8)])
+              for _ in range(20)]
+    for hinted, unhinted in cases:
+        result = estimator.estimate(env, hinted, unhinted)
+        if not isinstance(result, Difficulty):
+            raise AssertionError(f"estimate() must return Difficulty, got {type(result).__name__}")
+        if not math.isfinite(result.designer_reward):
+            raise AssertionError(f"designer_reward {result.designer_reward!r} is not finite "
+                                 f"for hinted={hinted} unhinted={unhinted}")
+        for key, value in result.figures.items():
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise AssertionError(f"figure {key!r}={value!r} is not a finite number")
+
+
+def check_component(
+    loaded: LoadedPlugins, kind: str, name: str, options: Any = None,
+    context: BuildContext | None = None,
+) -> Any:
+    """Build component ``name`` of ``kind`` and check it honours its interface; returns it.
+
+    Checks: the plugin loaded without error, the options schema forbids unknown keys, the factory
+    builds with default options, the result satisfies the kind's Protocol, and (for estimators) that
+    ``estimate`` returns finite figures on a spread of reward lists.
+    """
+    if kind not in KIND_BY_NAME:
+        raise ValueError(f"unknown kind {kind!r}; kinds: {', '.join(KIND_BY_NAME)}")
+    failed = [p for p in loaded.plugins if p.error]
+    if failed:
+        raise AssertionError("; ".join(f"plugin {p.name}: {p.error}" for p in failed))
+    component = loaded.registry.components.get((kind, name))
+    if component is None:
+        raise AssertionError(f"no {kind} named {name!r}; have {loaded.registry.names(kind)}")
+    model = component.options
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        if model.model_config.get("extra") != "forbid":
+            raise AssertionError(f"{name}: options model {model.__name__} must set "
+                                 "model_config = ConfigDict(extra='forbid')")
+    instance = component.build(default_options(component) if options is None else options,
+                               context or BuildContext())
+    protocol = PROTOCOLS[kind]
+    if not isinstance(instance, protocol):
+        missing = [m for m in dir(protocol) if not m.startswith("_") and not hasattr(instance, m)]
+        raise AssertionError(f"{name}: does not implement {protocol.__name__}; missing {missing}")
+    if kind == "difficulty_estimator":
+        _check_estimator(instance)
+    return instance
+
+
+__all__ = ["PluginError", "check_component", "default_options", "load_test_plugins"]
