@@ -43,6 +43,8 @@ class BuildContext:
 
     run_dir: Path | None = None
     seed: int = 0
+    #: The run's model spec (``config.model.path``), for backends and trainers.
+    model: str | None = None
     #: Already built components the factory may depend on, by kind (e.g. the backend for a trainer).
     components: dict[str, Any] = field(default_factory=dict)
 

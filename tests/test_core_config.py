@@ -104,8 +104,8 @@ def test_bad_run_dir_placeholder(registry):
 def test_overrides_parse_yaml_scalars():
     data = {"run": {"seed": 1}, "families": [{"plugin": "a"}]}
     apply_overrides(data, ["run.seed=7", "run.name=abc", "loop.max_turns=3",
-                           "families.0.plugin=b", "run.allow_unisolated=true"], "t")
-    assert data["run"] == {"seed": 7, "name": "abc", "allow_unisolated": True}
+                           "families.0.plugin=b"], "t")
+    assert data["run"] == {"seed": 7, "name": "abc"}
     assert data["loop"] == {"max_turns": 3}
     assert data["families"][0]["plugin"] == "b"
     with pytest.raises(ConfigError, match="expected KEY.PATH=VALUE"):

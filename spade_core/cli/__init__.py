@@ -16,6 +16,7 @@ from spade_core.errors import SpadeError
 
 #: Command modules, each with ``add_parser(subparsers)``; the parser's ``func`` runs the command.
 COMMAND_MODULES: tuple[str, ...] = (
+    "spade_core.cli.run_cmd",
     "spade_core.cli.config_cmd",
     "spade_core.cli.plugins_cmd",
 )

@@ -155,6 +155,7 @@ def _allowed_keys(model: type | None, loc: tuple[Any, ...]) -> list[str]:
 
 
 def _fail(source: str, problems: list[str]) -> ConfigError:
+    problems = [p.rstrip(".") for p in problems]
     if len(problems) == 1:
         return ConfigError(f"{source}: {problems[0]}.")
     listed = "; ".join(problems)

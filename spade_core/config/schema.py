@@ -35,7 +35,6 @@ class RunSection(Strict):
     dir: str = "runs/{name}-{timestamp}"
     seed: int = 0
     iterations: int = Field(default=1, ge=1)
-    allow_unisolated: bool = False
 
 
 class ModelSection(Strict):

@@ -13,6 +13,18 @@ ENV_STATUSES: tuple[str, ...] = ("frontier", "mastered", "too_hard", "rejected",
 
 
 @dataclass
+class EnvIteration:
+    """One iteration's play of an environment: the raw episode rewards and what the estimator said."""
+
+    iteration: int
+    hinted: list[float] = field(default_factory=list)
+    unhinted: list[float] = field(default_factory=list)
+    figures: dict[str, float] = field(default_factory=dict)
+    designer_reward: float = 0.0
+    at: float = 0.0
+
+
+@dataclass
 class EnvRecord:
     """Everything the memory keeps about one proposed environment."""
 
@@ -30,6 +42,12 @@ class EnvRecord:
     duplicate_similarity: float | None = None
     created_at: float = 0.0
     updated_at: float = 0.0
+    #: Unit-length embedding of the environment's text representation (``None`` until embedded).
+    embedding: list[float] | None = None
+    #: Per-iteration statistics, oldest first (filled by the memory from ``update_stats``).
+    history: list[EnvIteration] = field(default_factory=list)
+    #: How often the designer proposed this exact program (same id).
+    times_proposed: int = 1
 
 
 @runtime_checkable

@@ -1,0 +1,1 @@
+"""Built-in designer prompt strategies: ``full-program`` and ``skeleton``."""

@@ -1,0 +1,65 @@
+"""``full-program``: the designer writes the whole environment class, SPADE style."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from spade_core.interfaces import EnvFamily, PromptExamples
+from spade_core.records import Document
+
+from plugins.designer.common import (
+    DESIGNER_SYSTEM,
+    code_blocks,
+    examples_text,
+    family_block,
+    grounding,
+)
+
+
+class FullProgramOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    document_chars: int = Field(default=3000, ge=200, description="grounding text shown")
+    example_chars: int = Field(default=1500, ge=0, description="characters per memory example")
+
+
+_ENV_CLASS = re.compile(r"^class\s+\w*Env\b", re.M)
+
+
+class FullProgram:
+    """Asks for one complete program in a python code block; extracts the block that parses and
+    defines a class ending in ``Env``."""
+
+    def __init__(self, options: FullProgramOptions) -> None:
+        self.options = options
+
+    def build(self, document: Document, family: EnvFamily,
+              examples: PromptExamples) -> list[dict[str, str]]:
+        shown = examples_text(examples, self.options.example_chars)
+        user = (
+            f"Document:\n{grounding(document.text, self.options.document_chars)}\n\n"
+            f"{family_block(family)}\n\n"
+            + (f"{shown}\n\n" if shown else "")
+            + "Write one complete environment program grounded in the document, in a single "
+            "```python code block."
+        )
+        return [{"role": "system", "content": DESIGNER_SYSTEM}, {"role": "user", "content": user}]
+
+    def extract(self, completion: str, family: EnvFamily) -> str | None:
+        candidates = code_blocks(completion)
+        if not candidates:
+            match = _ENV_CLASS.search(completion)
+            candidates = [completion[completion.rfind("\n", 0, match.start()) + 1:]] if match \
+                else []
+        for code in sorted(candidates, key=len, reverse=True):
+            if not _ENV_CLASS.search(code):
+                continue
+            try:
+                ast.parse(code)
+            except SyntaxError:
+                continue
+            return code + "\n"
+        # Hand the largest candidate to the sandbox anyway: its verdict says what is wrong.
+        return max(candidates, key=len) + "\n" if candidates else None

@@ -1,0 +1,28 @@
+"""Registers the built-in designer prompt strategies."""
+
+from __future__ import annotations
+
+from spade_core.hookspecs import hookimpl
+
+
+def _full_program(options, context):
+    from plugins.designer.full_program import FullProgram
+
+    return FullProgram(options)
+
+
+def _skeleton(options, context):
+    from plugins.designer.skeleton import Skeleton
+
+    return Skeleton(options)
+
+
+@hookimpl
+def register_prompt_strategies(register):
+    from plugins.designer.full_program import FullProgramOptions
+    from plugins.designer.skeleton import SkeletonOptions
+
+    register("full-program", _full_program, FullProgramOptions,
+             "the designer writes the whole environment class (SPADE style)")
+    register("skeleton", _skeleton, SkeletonOptions,
+             "the designer fills the marked parts of its family's template")

@@ -1,0 +1,85 @@
+"""``skeleton``: the designer fills the marked parts of its family's template (task text, answer,
+...), which a small model can do; the program around them is the family's.
+
+A family's ``skeleton()`` marks each part as ``{{NAME}}`` where a Python string literal goes, and may
+describe it on a comment line ``# {{NAME}}: what to write``. The designer answers with ``NAME:``
+lines; each value is inserted as a string literal (``repr``), so nothing the designer writes here is
+ever code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from spade_core.interfaces import EnvFamily, PromptExamples
+from spade_core.records import Document
+
+from plugins.designer.common import DESIGNER_SYSTEM, grounding
+
+SLOT = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
+_DESCRIBED = re.compile(r"#\s*\{\{([A-Z][A-Z0-9_]*)\}\}\s*:\s*(.+)")
+
+
+class SkeletonOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    document_chars: int = Field(default=1500, ge=200, description="grounding text shown")
+    max_value_chars: int = Field(default=2000, ge=1, description="longest value kept per part")
+
+
+def slots(template: str) -> dict[str, str]:
+    """Slot name -> description, in order of first appearance."""
+    described = {m.group(1): m.group(2).strip() for m in _DESCRIBED.finditer(template)}
+    found: dict[str, str] = {}
+    for match in SLOT.finditer(template):
+        found.setdefault(match.group(1), described.get(match.group(1), match.group(1).lower()))
+    return found
+
+
+def parse_values(completion: str, names: list[str]) -> dict[str, str]:
+    """``NAME: value`` sections; a value runs until the next known ``NAME:`` line."""
+    pattern = re.compile(r"^\s*\**(" + "|".join(map(re.escape, names)) + r")\**\s*:\s*", re.M)
+    matches = list(pattern.finditer(completion))
+    values: dict[str, str] = {}
+    for i, match in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(completion)
+        value = completion[match.end():end].strip().strip("`").strip()
+        values.setdefault(match.group(1), value)
+    return values
+
+
+def fill(template: str, values: dict[str, str]) -> str:
+    body = "\n".join(line for line in template.splitlines() if not _DESCRIBED.match(line.strip()))
+    return SLOT.sub(lambda m: repr(values[m.group(1)]), body) + "\n"
+
+
+class Skeleton:
+    def __init__(self, options: SkeletonOptions) -> None:
+        self.options = options
+
+    def build(self, document: Document, family: EnvFamily,
+              examples: PromptExamples) -> list[dict[str, str]]:
+        parts = slots(family.skeleton())
+        lines = "\n".join(f"{name}: <{desc}>" for name, desc in parts.items())
+        shown = ""
+        if examples.positive:
+            record = examples.positive[0]
+            shown = f"\nA task that worked well before:\n{record.description or record.id}\n"
+        user = (
+            f"Document:\n{grounding(document.text, self.options.document_chars)}\n\n"
+            "Make one question about this document whose answer is short and exact. "
+            f"{shown}\nAnswer with exactly these lines:\n{lines}"
+        )
+        return [{"role": "system", "content": DESIGNER_SYSTEM}, {"role": "user", "content": user}]
+
+    def extract(self, completion: str, family: EnvFamily) -> str | None:
+        template = family.skeleton()
+        names = list(slots(template))
+        if not names:
+            return None
+        values = parse_values(completion, names)
+        if any(not values.get(n) for n in names):
+            return None
+        limit = self.options.max_value_chars
+        return fill(template, {k: v[:limit] for k, v in values.items()})

@@ -1,0 +1,34 @@
+"""Registers the built-in trainers. ``none`` runs self-play without updating the model: designer
+and estimates only, the mode for evaluating a frozen model or a third-party designer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from spade_core.hookspecs import hookimpl
+from spade_core.interfaces import TrainingSample
+
+
+class NoTraining:
+    """Counts the samples it is given per role and leaves the model as it is."""
+
+    def train(self, samples: Sequence[TrainingSample]) -> dict[str, float]:
+        metrics: dict[str, float] = {}
+        for role in ("designer", "agent"):
+            rewards = [s.reward for s in samples if s.role == role]
+            metrics[f"{role}_samples"] = float(len(rewards))
+            metrics[f"{role}_mean_reward"] = sum(rewards) / len(rewards) if rewards else 0.0
+        return metrics
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+
+    def load(self, directory: Path) -> None:
+        return None
+
+
+@hookimpl
+def register_trainers(register):
+    register("none", lambda options, context: NoTraining(), None,
+             "no updates: designer and estimates only")

@@ -1,0 +1,71 @@
+"""The run directory: resolved config, metrics, every proposed environment, and the summary.
+
+Files are appended line by line (JSONL) or written atomically (temp file + rename), so a run that is
+killed at any moment leaves every finished iteration readable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old or the new content, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _jsonable(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+class RunArtifacts:
+    """Writes a run's files under ``run_dir``."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.envs_dir = run_dir / "envs"
+
+    def create(self, resolved_config: dict[str, Any]) -> None:
+        self.envs_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(self.run_dir / "config.resolved.yaml",
+                     yaml.safe_dump(resolved_config, sort_keys=False))
+
+    def append_jsonl(self, name: str, row: dict[str, Any]) -> None:
+        with (self.run_dir / name).open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(row, default=_jsonable) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def log_metrics(self, row: dict[str, Any]) -> None:
+        self.append_jsonl("metrics.jsonl", row)
+
+    def write_env(self, env_id: str, source: str, details: dict[str, Any]) -> None:
+        """``envs/<id>.py`` (the program as written) and ``envs/<id>.json`` (everything else)."""
+        write_atomic(self.envs_dir / f"{env_id}.py", source)
+        write_atomic(self.envs_dir / f"{env_id}.json",
+                     json.dumps(details, indent=1, default=_jsonable))
+
+    def write_summary(self, summary: dict[str, Any]) -> None:
+        write_atomic(self.run_dir / "summary.json", json.dumps(summary, indent=2,
+                                                               default=_jsonable))

@@ -1,0 +1,313 @@
+"""One self-play iteration: design, validate, dedupe, hint, roll out, estimate, remember, train.
+
+Every step goes through a component interface, so each can be swapped by config. A proposal that
+fails at any step is recorded with why, and gets the configured designer reward; it never stops the
+iteration.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from statistics import fmean
+from typing import Any
+
+from spade_core.config.schema import LoopSection
+from spade_core.errors import SandboxError
+from spade_core.interfaces import (
+    CorpusSampler,
+    DifficultyEstimator,
+    EnvFamily,
+    EnvMemory,
+    EnvRecord,
+    GenerationBackend,
+    PromptExamples,
+    PromptStrategy,
+    Sandbox,
+    TrainingSample,
+)
+from spade_core.records import Difficulty, Document, EnvProgram, Episode, Verdict
+from spade_core.selfplay.hints import generate_hints
+from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
+
+
+@dataclass
+class Components:
+    """The built components a run plays with."""
+
+    corpus: CorpusSampler
+    designer: PromptStrategy
+    families: list[EnvFamily]
+    sandbox: Sandbox
+    estimator: DifficultyEstimator
+    memory: EnvMemory
+    backend: GenerationBackend
+    trainer: Any
+
+
+@dataclass
+class Proposal:
+    """One environment the designer was asked for, through every step it reached."""
+
+    index: int
+    family: EnvFamily
+    document: Document
+    prompt: list[dict[str, str]]
+    completions: list[str] = field(default_factory=list)
+    attempt_categories: list[str] = field(default_factory=list)
+    program: str | None = None
+    verdict: Verdict | None = None
+    status: str = "rejected"
+    duplicate_of: str | None = None
+    similarity: float | None = None
+    hint: str = ""
+    first_observation: str = ""
+    unhinted: list[Episode] = field(default_factory=list)
+    hinted: list[Episode] = field(default_factory=list)
+    conversations: list[list[dict[str, str]]] = field(default_factory=list)
+    difficulty: Difficulty | None = None
+    designer_reward: float = 0.0
+
+    @property
+    def env_id(self) -> str:
+        return EnvProgram(source=self.program or self.completions[-1], family=self.family.name).id
+
+
+@dataclass
+class IterationResult:
+    proposals: list[Proposal]
+    metrics: dict[str, Any]
+    samples: list[TrainingSample]
+
+
+class PhaseTimer:
+    """Seconds spent per phase, for ``metrics.jsonl``."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+
+
+def _no_program(completion: str) -> Verdict:
+    return Verdict(valid=False, category="syntax",
+                   message="no environment program found in the designer's answer",
+                   details={"completion_chars": len(completion)})
+
+
+def design(c: Components, loop: LoopSection, iteration: int, seed: int,
+           timer: PhaseTimer) -> list[Proposal]:
+    """Ask the designer for ``envs_per_iteration`` programs, validating and retrying the invalid."""
+    with timer.phase("sample"):
+        documents = c.corpus.sample(loop.envs_per_iteration)
+    proposals = []
+    for i, document in enumerate(documents):
+        family = c.families[(iteration * loop.envs_per_iteration + i) % len(c.families)]
+        examples = PromptExamples(positive=c.memory.frontier_examples(2, family.name),
+                                  negative=c.memory.negative_examples(1, family.name))
+        proposals.append(Proposal(index=i, family=family, document=document,
+                                  prompt=c.designer.build(document, family, examples)))
+    pending = list(proposals)
+    for attempt in range(loop.max_attempts):
+        if not pending:
+            break
+        with timer.phase("design"):
+            generations = c.backend.generate(
+                [p.prompt for p in pending], max_new_tokens=loop.designer_max_tokens,
+                temperature=loop.designer_temperature, seed=seed + 1000 * attempt)
+        for proposal, generation in zip(pending, generations, strict=True):
+            proposal.completions.append(generation.text)
+            proposal.program = c.designer.extract(generation.text, proposal.family)
+            proposal.verdict = None if proposal.program else _no_program(generation.text)
+        with timer.phase("validate"):
+            _validate(c, [p for p in pending if p.program])
+        for proposal in pending:
+            proposal.attempt_categories.append(proposal.verdict.category)
+        pending = [p for p in pending if not (p.verdict and p.verdict.valid)]
+    return proposals
+
+
+def _validate(c: Components, proposals: list[Proposal]) -> None:
+    by_family: dict[str, list[Proposal]] = {}
+    for proposal in proposals:
+        by_family.setdefault(proposal.family.name, []).append(proposal)
+    for group in by_family.values():
+        verdicts = c.sandbox.check([p.program for p in group], family=group[0].family)
+        for proposal, verdict in zip(group, verdicts, strict=True):
+            proposal.verdict = verdict
+
+
+def dedupe(c: Components, proposals: list[Proposal]) -> None:
+    """Refuse near-duplicates of mastered environments before any rollout is spent on them."""
+    for p in proposals:
+        if not (p.verdict and p.verdict.valid):
+            continue
+        program = EnvProgram(source=p.program, family=p.family.name, doc_id=p.document.id)
+        existing = c.memory.get(program.id)
+        if existing is not None and existing.status in ("mastered", "too_hard"):
+            p.status, p.duplicate_of, p.similarity = "duplicate", existing.id, 1.0
+            continue
+        match = c.memory.find_duplicate(program)
+        if match is not None:
+            record, similarity = match
+            p.status, p.duplicate_of, p.similarity = "duplicate", record.id, float(similarity)
+        else:
+            p.status = "frontier"
+
+
+def _first_observations(c: Components, playable: list[Proposal],
+                        seed: int) -> list[str | None]:
+    """Reset each environment once on the first seed: its first observation and ``info["hint"]``."""
+    provided: list[str | None] = []
+    for p in playable:
+        try:
+            session = c.sandbox.open(p.program, family=p.family)
+            try:
+                observation, info = session.reset(seed)
+            finally:
+                session.close()
+        except SandboxError as exc:
+            p.status = "rejected"
+            p.verdict = exc.verdict
+            provided.append(None)
+            continue
+        p.first_observation = observation
+        hint = info.get("hint") if isinstance(info, dict) else None
+        provided.append(str(hint) if isinstance(hint, str) and hint.strip() else None)
+    return provided
+
+
+def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
+         timer: PhaseTimer) -> None:
+    """Hint, then K unhinted and K hinted episodes per playable environment, on the same seeds."""
+    playable = [p for p in proposals if p.status == "frontier"]
+    seeds = [seed + k for k in range(loop.rollouts_per_env)]
+    with timer.phase("hint"):
+        provided = _first_observations(c, playable, seeds[0])
+        playable_now = [(p, h) for p, h in zip(playable, provided) if p.status == "frontier"]
+        hints = generate_hints(
+            c.backend, [p.program for p, _ in playable_now],
+            [p.first_observation for p, _ in playable_now], [h for _, h in playable_now],
+            max_new_tokens=loop.hint_max_tokens, temperature=loop.hint_temperature, seed=seed)
+        for (p, _), hint in zip(playable_now, hints, strict=True):
+            p.hint = hint
+    playable = [p for p, _ in playable_now]
+    requests = []
+    for p in playable:
+        requests.append(RolloutRequest(p.env_id, p.program, p.family, seeds))
+        requests.append(RolloutRequest(p.env_id, p.program, p.family, seeds, hint=p.hint))
+    with timer.phase("rollout"):
+        episodes, conversations = run_rollouts(
+            c.sandbox, c.backend, requests, max_turns=loop.max_turns,
+            max_new_tokens=loop.agent_max_tokens, temperature=loop.agent_temperature, seed=seed)
+    for i, p in enumerate(playable):
+        p.unhinted, p.hinted = episodes[2 * i], episodes[2 * i + 1]
+        p.conversations = conversations[2 * i] + conversations[2 * i + 1]
+
+
+def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
+             iteration: int) -> list[EnvRecord]:
+    """Difficulty and designer reward for each proposal; memory updated; returns newly mastered."""
+    mastered = []
+    for p in proposals:
+        env_id = p.env_id
+        if p.status == "frontier" and p.unhinted:
+            hinted = [e.reward for e in p.hinted]
+            unhinted = [e.reward for e in p.unhinted]
+            p.difficulty = c.estimator.estimate(
+                EnvProgram(source=p.program, family=p.family.name, doc_id=p.document.id),
+                hinted, unhinted)
+            p.designer_reward = p.difficulty.designer_reward
+            _remember(c, p)
+            record = c.memory.update_stats(env_id, iteration, hinted, unhinted,
+                                           dict(p.difficulty.figures), p.designer_reward)
+            p.status = record.status
+            if record.status == "mastered":
+                mastered.append(record)
+            continue
+        if p.status == "duplicate":
+            p.designer_reward = loop.duplicate_reward
+        else:
+            p.status = "rejected"
+            p.designer_reward = failure_reward(loop, p.verdict.category if p.verdict else "")
+        _remember(c, p)
+    return mastered
+
+
+def _remember(c: Components, p: Proposal) -> None:
+    if c.memory.get(p.env_id) is not None:
+        return
+    now = time.time()
+    verdict = p.verdict
+    c.memory.add(EnvRecord(
+        id=p.env_id, source=p.program or p.completions[-1], family=p.family.name,
+        status=p.status, doc_id=p.document.id,
+        verdict_category=verdict.category if verdict else "",
+        verdict_message=verdict.message if verdict else "", hint=p.hint,
+        duplicate_of=p.duplicate_of, duplicate_similarity=p.similarity,
+        created_at=now, updated_at=now,
+    ))
+
+
+def failure_reward(loop: LoopSection, category: str) -> float:
+    """The designer's reward for a proposal that was not played, by verdict category."""
+    return loop.timeout_reward if category == "timeout" else loop.invalid_reward
+
+
+def training_samples(loop: LoopSection, proposals: list[Proposal]) -> list[TrainingSample]:
+    """Designer samples (every attempt) and agent samples (every episode) with their rewards."""
+    samples = []
+    for p in proposals:
+        for attempt, completion in enumerate(p.completions):
+            last = attempt == len(p.completions) - 1
+            reward = (p.designer_reward if last
+                      else failure_reward(loop, p.attempt_categories[attempt]))
+            samples.append(TrainingSample(
+                role="designer", messages=p.prompt + [{"role": "assistant", "content": completion}],
+                reward=reward, group=p.env_id, meta={"attempt": attempt}))
+        episodes = p.unhinted + p.hinted
+        for episode, conversation in zip(episodes, p.conversations):
+            samples.append(TrainingSample(
+                role="agent", messages=conversation, reward=episode.reward, group=p.env_id,
+                meta={"seed": episode.seed, "hinted": episode.hinted}))
+    return samples
+
+
+def _success(episodes: list[Episode]) -> float:
+    return fmean([1.0 if e.reward >= 1.0 else 0.0 for e in episodes]) if episodes else 0.0
+
+
+def iteration_metrics(iteration: int, proposals: list[Proposal], mastered: int,
+                      timer: PhaseTimer) -> dict[str, Any]:
+    played = [p for p in proposals if p.difficulty is not None]
+    categories: dict[str, int] = {}
+    for p in proposals:
+        key = p.verdict.category if p.verdict else "none"
+        categories[key] = categories.get(key, 0) + 1
+    attempts = sum(len(p.completions) for p in proposals)
+    return {
+        "iteration": iteration,
+        "envs_proposed": len(proposals),
+        "designer_attempts": attempts,
+        "envs_valid": sum(1 for p in proposals if p.verdict and p.verdict.valid),
+        "envs_duplicate": sum(1 for p in proposals if p.status == "duplicate"),
+        "envs_played": len(played),
+        "envs_mastered": mastered,
+        "envs_too_hard": sum(1 for p in proposals if p.status == "too_hard"),
+        "mean_regret": fmean([p.difficulty.figures.get("regret", 0.0) for p in played])
+        if played else 0.0,
+        "mean_designer_reward": fmean([p.designer_reward for p in proposals]) if proposals
+        else 0.0,
+        "agent_success_unhinted": _success([e for p in played for e in p.unhinted]),
+        "agent_success_hinted": _success([e for p in played for e in p.hinted]),
+        "verdicts": categories,
+        "seconds": {k: round(v, 3) for k, v in timer.seconds.items()},
+    }

@@ -1,0 +1,184 @@
+"""A whole run: build the configured components, iterate, write the run directory, fire events.
+
+Components are built in dependency order (backend before trainer) and always closed, whatever
+happens; a failure ends the run with ``status: failed`` in ``summary.json`` and every finished
+iteration's data on disk.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Callable
+
+from spade_core.components import BuildContext
+from spade_core.config.load import ResolvedConfig
+from spade_core.errors import ConfigError, SpadeError
+from spade_core.plugins import LoadedPlugins
+from spade_core.run_context import RunContext
+from spade_core.selfplay.artifacts import RunArtifacts
+from spade_core.selfplay.iteration import (
+    Components,
+    PhaseTimer,
+    Proposal,
+    design,
+    dedupe,
+    estimate,
+    iteration_metrics,
+    play,
+    training_samples,
+)
+
+Reporter = Callable[[str], None]
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
+                     opened: list[Any]) -> Components:
+    """Build every selected component; each is appended to ``opened`` so it can be closed."""
+    built: dict[str, Any] = {}
+
+    def build(section: str) -> Any:
+        rc = resolved.components[section]
+        context = BuildContext(run_dir=run_dir, seed=seed, components=dict(built),
+                               model=resolved.config.model.path)
+        instance = rc.component.build(rc.options, context)
+        built[rc.component.kind] = instance
+        opened.append(instance)
+        return instance
+
+    backend = build("backend")
+    sandbox = build("sandbox")
+    memory = build("memory")
+    corpus = build("corpus")
+    designer = build("designer")
+    estimator = build("estimator")
+    families = [rc.component.build(rc.options, BuildContext(run_dir=run_dir, seed=seed,
+                                                           model=resolved.config.model.path))
+                for rc in resolved.families]
+    trainer = build("trainer")
+    return Components(corpus=corpus, designer=designer, families=families, sandbox=sandbox,
+                      estimator=estimator, memory=memory, backend=backend, trainer=trainer)
+
+
+def _close_all(opened: list[Any], report: Reporter) -> None:
+    for instance in reversed(opened):
+        close = getattr(instance, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception as exc:  # noqa: BLE001 - closing must not hide the run's outcome
+                report(f"warning: closing {type(instance).__name__} failed: {exc}")
+
+
+def _env_details(iteration: int, p: Proposal) -> dict[str, Any]:
+    return {
+        "id": p.env_id, "iteration": iteration, "family": p.family.name, "status": p.status,
+        "doc_id": p.document.id, "verdict": asdict(p.verdict) if p.verdict else None,
+        "attempts": len(p.completions), "attempt_categories": p.attempt_categories,
+        "duplicate_of": p.duplicate_of, "duplicate_similarity": p.similarity, "hint": p.hint,
+        "difficulty": asdict(p.difficulty) if p.difficulty else None,
+        "designer_reward": p.designer_reward,
+        "hinted_rewards": [e.reward for e in p.hinted],
+        "unhinted_rewards": [e.reward for e in p.unhinted],
+        "sample_unhinted": asdict(p.unhinted[0]) if p.unhinted else None,
+        "sample_hinted": asdict(p.hinted[0]) if p.hinted else None,
+        "designer_completion": p.completions[-1] if p.completions else "",
+    }
+
+
+def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _stderr) -> Path:
+    """Run the configured number of iterations; returns the run directory."""
+    config = resolved.config
+    run_dir = resolved.run_dir()
+    if run_dir.exists() and any(run_dir.iterdir()):
+        raise ConfigError(
+            f"{resolved.source}: run.dir {str(run_dir)!r} already holds a run; choose another "
+            "directory (e.g. --set run.dir=runs/{name}-{timestamp}) or remove it."
+        )
+    artifacts = RunArtifacts(run_dir)
+    artifacts.create(resolved.to_dict())
+    context = RunContext(run_dir=run_dir, config=resolved.to_dict(), seed=config.run.seed)
+    hook = loaded.manager.hook
+    opened: list[Any] = []
+    status, error, started = "failed", None, time.time()
+    totals: dict[str, float] = {}
+    try:
+        report(f"spade: run directory {run_dir}")
+        components = build_components(resolved, run_dir, config.run.seed, opened)
+        isolation = components.sandbox.isolation()
+        artifacts.append_jsonl("isolation.jsonl", {"time": time.time(), **isolation})
+        hook.spade_run_start(run=context)
+        for iteration in range(config.run.iterations):
+            context.iteration = iteration
+            metrics = run_iteration(components, resolved, iteration, artifacts, context, loaded)
+            for key in ("envs_proposed", "envs_valid", "envs_duplicate", "envs_played",
+                        "envs_mastered"):
+                totals[key] = totals.get(key, 0) + metrics[key]
+            report(_iteration_line(metrics))
+        status = "completed"
+    except KeyboardInterrupt:
+        status, error = "interrupted", "interrupted by the user"
+        raise
+    except SpadeError as exc:
+        error = str(exc)
+        raise
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        _close_all(opened, report)
+        summary = {"status": status, "error": error, "iterations_completed":
+                   context.iteration + (1 if status == "completed" else 0),
+                   "seconds": round(time.time() - started, 1), **totals}
+        artifacts.write_summary(summary)
+        hook.spade_run_end(run=context, status=status, error=error)
+        report(f"spade: run {status}: {summary}")
+    return run_dir
+
+
+def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
+                  artifacts: RunArtifacts, context: RunContext,
+                  loaded: LoadedPlugins) -> dict[str, Any]:
+    loop = resolved.config.loop
+    seed = resolved.config.run.seed * 1_000_003 + iteration * 7919
+    timer = PhaseTimer()
+    hook = loaded.manager.hook
+    proposals = design(c, loop, iteration, seed, timer)
+    with timer.phase("dedupe"):
+        dedupe(c, proposals)
+    play(c, loop, proposals, seed, timer)
+    with timer.phase("estimate"):
+        mastered = estimate(c, loop, proposals, iteration)
+    for p in proposals:
+        if p.status not in ("rejected", "duplicate"):
+            record = c.memory.get(p.env_id)
+            if record is not None:
+                hook.spade_env_accepted(run=context, record=record)
+    for record in mastered:
+        hook.spade_env_mastered(run=context, record=record)
+    samples = training_samples(loop, proposals)
+    with timer.phase("train"):
+        train_metrics = c.trainer.train(samples) or {}
+    for p in proposals:
+        artifacts.write_env(p.env_id, p.program or (p.completions[-1] if p.completions else ""),
+                            _env_details(iteration, p))
+    metrics = iteration_metrics(iteration, proposals, len(mastered), timer)
+    metrics["train"] = train_metrics
+    metrics["corpus_state"] = c.corpus.state_dict()
+    artifacts.log_metrics(metrics)
+    hook.spade_iteration_end(run=context, iteration=iteration, metrics=metrics)
+    return metrics
+
+
+def _iteration_line(m: dict[str, Any]) -> str:
+    return (f"iteration {m['iteration']}: proposed {m['envs_proposed']}, valid {m['envs_valid']}, "
+            f"duplicate {m['envs_duplicate']}, played {m['envs_played']}, regret "
+            f"{m['mean_regret']:.3f}, designer reward {m['mean_designer_reward']:.3f}, success "
+            f"{m['agent_success_unhinted']:.2f} unhinted / {m['agent_success_hinted']:.2f} hinted; "
+            + ", ".join(f"{k} {v:.1f}s" for k, v in m["seconds"].items()))
