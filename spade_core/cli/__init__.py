@@ -52,6 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("spade: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - a bug or a plugin's failure: say it, keep it short
+        if args.debug:
+            traceback.print_exc()
+        print(f"spade: error: {type(exc).__name__}: {exc} (run again with --debug for the "
+              "traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

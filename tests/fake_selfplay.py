@@ -1,0 +1,246 @@
+"""Fakes for unit tests of the self-play loop: a scripted backend, an in-process sandbox for
+trusted test programs, a dict memory, a list corpus and a two-slot family. Never used outside tests.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from spade_core.errors import SandboxError
+from spade_core.hookspecs import hookimpl
+from spade_core.interfaces import Generation
+from spade_core.records import Document, StepResult, Verdict
+
+FAKE_SKELETON = '''
+# {{QUESTION}}: the question
+# {{ANSWER}}: the exact answer
+class QAEnv:
+    def reset(self, seed=None):
+        return "Question: " + {{QUESTION}}, {}
+
+    def step(self, action):
+        ok = action.strip() == "\\\\boxed{" + {{ANSWER}} + "}"
+        return ("correct" if ok else "wrong"), (1.0 if ok else 0.0), True, False, {}
+
+    def solution(self):
+        return "\\\\boxed{" + {{ANSWER}} + "}"
+'''
+
+
+class FakeFamily:
+    name = "fake-qa"
+    prelude = ""
+
+    def designer_guide(self):
+        return "Write a question."
+
+    def skeleton(self):
+        return FAKE_SKELETON
+
+    def agent_instructions(self):
+        return "Answer with \\boxed{...}."
+
+    def seed_programs(self):
+        return []
+
+    def solution_actions(self, solution):
+        return [solution] if isinstance(solution, str) else solution
+
+
+class FakeScriptedBackend:
+    """Designer: a fixed question per document; hints: fixed text; agent: right only when hinted
+    (so regret is 1), or always right when ``always_right`` (so the env gets mastered)."""
+
+    def __init__(self, always_right=False):
+        self.always_right = always_right
+        self.calls = 0
+
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+        self.calls += 1
+        out = []
+        for messages in conversations:
+            system = messages[0]["content"]
+            text = " ".join(m["content"] for m in messages)
+            if system.startswith("You are an environment designer"):
+                if "broken" in text:
+                    out.append(Generation(text="I cannot do that."))
+                else:
+                    doc = messages[-1]["content"].split("Document:\n")[1].split("\n")[0]
+                    out.append(Generation(text=f"QUESTION: what is {doc}?\nANSWER: 42"))
+            elif system.startswith("You are a coach"):
+                out.append(Generation(text="Think, then box the number. ```code``` More."))
+            else:
+                right = self.always_right or "HINT:" in text
+                out.append(Generation(text="\\boxed{42}" if right else "\\boxed{7}"))
+        return out
+
+    def close(self):
+        pass
+
+
+class _FakeSession:
+    def __init__(self, env):
+        self.env = env
+
+    def reset(self, seed=None):
+        return self.env.reset(seed)
+
+    def step(self, action):
+        obs, reward, term, trunc, info = self.env.step(action)
+        return StepResult(obs, float(reward), bool(term), bool(trunc), dict(info))
+
+    def close(self):
+        pass
+
+
+class FakeInProcessSandbox:
+    """Runs TRUSTED test programs with plain exec in this process: wiring tests only."""
+
+    def isolation(self):
+        return {"level": "none", "fake": True}
+
+    def _load(self, program):
+        namespace = {}
+        exec(compile(program, "<test program>", "exec"), namespace)
+        classes = [v for k, v in namespace.items() if k.endswith("Env") and isinstance(v, type)]
+        return classes[0]()
+
+    def open(self, program, family=None):
+        try:
+            return _FakeSession(self._load(program))
+        except Exception as exc:
+            raise SandboxError(Verdict(False, "runtime_error", str(exc))) from exc
+
+    def check(self, programs, family=None):
+        verdicts = []
+        for program in programs:
+            try:
+                env = self._load(program)
+                obs, _ = env.reset(42)
+                _, reward, *_ = env.step(env.solution())
+                ok = math.isclose(reward, 1.0)
+                verdicts.append(Verdict(ok, "ok" if ok else "unsolvable", "", observation=obs))
+            except Exception as exc:
+                verdicts.append(Verdict(False, "runtime_error", str(exc)))
+        return verdicts
+
+    def close(self):
+        pass
+
+
+class FakeDictMemory:
+    def __init__(self, mastery_wins=1.0):
+        self.records = {}
+        self.mastery_wins = mastery_wins
+
+    def find_duplicate(self, program):
+        for record in self.records.values():
+            if record.status == "mastered" and record.source == program.source:
+                return record, 0.99
+        return None
+
+    def add(self, record):
+        self.records[record.id] = record
+
+    def update_stats(self, env_id, iteration, hinted, unhinted, figures, designer_reward):
+        record = self.records[env_id]
+        wins = sum(r >= 1.0 for r in unhinted) / len(unhinted)
+        status = "mastered" if wins >= self.mastery_wins else "frontier"
+        record = replace(record, status=status, stats=dict(figures))
+        self.records[env_id] = record
+        return record
+
+    def get(self, env_id):
+        return self.records.get(env_id)
+
+    def frontier_examples(self, k, family=None):
+        return [r for r in self.records.values() if r.status == "frontier"][:k]
+
+    def negative_examples(self, k, family=None):
+        return [r for r in self.records.values() if r.status == "mastered"][:k]
+
+    def close(self):
+        pass
+
+
+class FakeListCorpus:
+    def __init__(self, texts):
+        self.texts = texts
+        self.position = 0
+
+    def sample(self, n):
+        docs = []
+        for _ in range(n):
+            i = self.position % len(self.texts)
+            docs.append(Document(id=f"d{i}", text=self.texts[i]))
+            self.position += 1
+        return docs
+
+    def state_dict(self):
+        return {"position": self.position}
+
+    def load_state_dict(self, state):
+        self.position = state["position"]
+
+
+class FakeSelfPlayPlugin:
+    def __init__(self, always_right=False, texts=("six times seven", "forty two")):
+        self.always_right = always_right
+        self.texts = list(texts)
+
+    @hookimpl
+    def register_generation_backends(self, register):
+        register("fake-backend", lambda o, c: FakeScriptedBackend(self.always_right))
+
+    @hookimpl
+    def register_sandboxes(self, register):
+        register("fake-sandbox", lambda o, c: FakeInProcessSandbox())
+
+    @hookimpl
+    def register_env_memories(self, register):
+        register("fake-memory", lambda o, c: FakeDictMemory())
+
+    @hookimpl
+    def register_corpus_samplers(self, register):
+        register("fake-corpus", lambda o, c: FakeListCorpus(self.texts))
+
+    @hookimpl
+    def register_env_families(self, register):
+        register("fake-qa", lambda o, c: FakeFamily())
+
+
+class RecordingPlugin:
+    """Records every run event it receives."""
+
+    def __init__(self):
+        self.events = []
+
+    @hookimpl
+    def spade_run_start(self, run):
+        self.events.append(("run_start", run.run_dir))
+
+    @hookimpl
+    def spade_iteration_end(self, run, iteration, metrics):
+        self.events.append(("iteration_end", iteration, metrics))
+
+    @hookimpl
+    def spade_env_accepted(self, run, record):
+        self.events.append(("env_accepted", record.id))
+
+    @hookimpl
+    def spade_env_mastered(self, run, record):
+        self.events.append(("env_mastered", record.id))
+
+    @hookimpl
+    def spade_run_end(self, run, status, error):
+        self.events.append(("run_end", status, error))
+
+
+FAKE_RUN_CONFIG = {
+    "run": {"name": "t", "iterations": 2},
+    "loop": {"envs_per_iteration": 2, "rollouts_per_env": 3, "max_turns": 2},
+    "corpus": "fake-corpus", "designer": "skeleton", "families": ["fake-qa"],
+    "sandbox": "fake-sandbox", "estimator": "regret", "memory": "fake-memory",
+    "backend": "fake-backend", "trainer": "none",
+}
