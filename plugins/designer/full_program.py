@@ -48,18 +48,24 @@ class FullProgram:
         return [{"role": "system", "content": DESIGNER_SYSTEM}, {"role": "user", "content": user}]
 
     def extract(self, completion: str, family: EnvFamily) -> str | None:
-        candidates = code_blocks(completion)
-        if not candidates:
-            match = _ENV_CLASS.search(completion)
-            candidates = [completion[completion.rfind("\n", 0, match.start()) + 1:]] if match \
-                else []
-        for code in sorted(candidates, key=len, reverse=True):
-            if not _ENV_CLASS.search(code):
-                continue
-            try:
-                ast.parse(code)
-            except SyntaxError:
-                continue
-            return code + "\n"
-        # Hand the largest candidate to the sandbox anyway: its verdict says what is wrong.
-        return max(candidates, key=len) + "\n" if candidates else None
+        return extract_program(completion)
+
+
+def extract_program(completion: str) -> str | None:
+    """The longest python block that parses and defines a class ending in ``Env``; failing that,
+    the largest candidate (the sandbox's verdict then says what is wrong), or ``None``."""
+    candidates = code_blocks(completion)
+    if not candidates:
+        match = _ENV_CLASS.search(completion)
+        candidates = [completion[completion.rfind("\n", 0, match.start()) + 1:]] if match \
+            else []
+    for code in sorted(candidates, key=len, reverse=True):
+        if not _ENV_CLASS.search(code):
+            continue
+        try:
+            ast.parse(code)
+        except SyntaxError:
+            continue
+        return code + "\n"
+    # Hand the largest candidate to the sandbox anyway: its verdict says what is wrong.
+    return max(candidates, key=len) + "\n" if candidates else None

@@ -1,10 +1,14 @@
 """``skeleton``: the designer fills the marked parts of its family's template (task text, answer,
 ...), which a small model can do; the program around them is the family's.
 
-A family's ``skeleton()`` marks each part as ``{{NAME}}`` where a Python string literal goes, and may
-describe it on a comment line ``# {{NAME}}: what to write``. The designer answers with ``NAME:``
-lines; each value is inserted as a string literal (``repr``), so nothing the designer writes here is
-ever code.
+Two kinds of template, told apart by their markers:
+
+- *slots*: ``{{NAME}}`` where a Python string literal goes, optionally described on a comment line
+  ``# {{NAME}}: what to write``. The designer answers with ``NAME:`` lines; each value is inserted as
+  a string literal (``repr``), so nothing the designer writes there is ever code. This is what a
+  135M model can do.
+- *code*: any other template (e.g. with ``<FILL: ...>`` markers). The designer returns the completed
+  program in a python block, extracted as ``full-program`` does.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from spade_core.interfaces import EnvFamily, PromptExamples
 from spade_core.records import Document
 
-from plugins.designer.common import DESIGNER_SYSTEM, grounding
+from plugins.designer.common import DESIGNER_SYSTEM, family_block, grounding
+from plugins.designer.full_program import extract_program
 
 SLOT = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
 _DESCRIBED = re.compile(r"#\s*\{\{([A-Z][A-Z0-9_]*)\}\}\s*:\s*(.+)")
@@ -60,7 +65,17 @@ class Skeleton:
 
     def build(self, document: Document, family: EnvFamily,
               examples: PromptExamples) -> list[dict[str, str]]:
-        parts = slots(family.skeleton())
+        template = family.skeleton()
+        parts = slots(template)
+        if not parts:
+            user = (
+                f"Document:\n{grounding(document.text, self.options.document_chars)}\n\n"
+                f"{family_block(family)}\n\nComplete this template into a task grounded in the "
+                f"document. Replace every marked part; keep everything else.\n```python\n"
+                f"{template}\n```\nAnswer with the completed program in one ```python block."
+            )
+            return [{"role": "system", "content": DESIGNER_SYSTEM},
+                    {"role": "user", "content": user}]
         lines = "\n".join(f"{name}: <{desc}>" for name, desc in parts.items())
         shown = ""
         if examples.positive:
@@ -77,7 +92,7 @@ class Skeleton:
         template = family.skeleton()
         names = list(slots(template))
         if not names:
-            return None
+            return extract_program(completion)
         values = parse_values(completion, names)
         if any(not values.get(n) for n in names):
             return None

@@ -1,0 +1,127 @@
+"""The ``jsonl`` sampler: one JSON object per line, text in ``text`` or ``orig_doc`` (the SPADE
+corpus format) or a configured field.
+
+The file is scanned once when the sampler is built, so that a broken line or a record without text
+is reported before the run starts; only byte offsets and ids are kept, and each drawn document is
+read back from disk, so corpora far larger than memory work.
+"""
+
+from __future__ import annotations
+
+import json
+from array import array
+from typing import Any
+
+from plugins.corpora.base import IndexedSampler
+from plugins.corpora.options import JsonlOptions
+from plugins.corpora.paths import BUNDLED_CORPUS, resolve_path
+from spade_core.errors import ConfigError
+
+#: Fields tried, in order, when ``text_field`` is not set.
+DEFAULT_TEXT_FIELDS: tuple[str, ...] = ("text", "orig_doc")
+
+
+def pick_text(record: dict[str, Any], text_field: str | None, where: str) -> str:
+    """The text of ``record``, or a :class:`ConfigError` saying which field is missing or wrong."""
+    fields = (text_field,) if text_field else DEFAULT_TEXT_FIELDS
+    for name in fields:
+        if name in record:
+            value = record[name]
+            if not isinstance(value, str):
+                raise ConfigError(f"{where}: field {name!r} must be a string, got "
+                                  f"{type(value).__name__}.")
+            return value
+    present = ", ".join(sorted(map(str, record))[:12]) or "none"
+    wanted = " or ".join(repr(f) for f in fields)
+    fix = ("set corpus.options.text_field to the field that holds the document text"
+           if not text_field else "fix corpus.options.text_field or the record")
+    raise ConfigError(f"{where}: record has no {wanted} field (fields: {present}); {fix}.")
+
+
+def _doc_id(record: dict[str, Any], id_field: str, fallback: str) -> str:
+    value = record.get(id_field)
+    if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+        return str(value)
+    return fallback
+
+
+def scalar_meta(record: dict[str, Any], skip: set[str]) -> dict[str, Any]:
+    """The record's scalar fields (e.g. ``topic``) other than the text and id, for logs."""
+    return {k: v for k, v in record.items()
+            if k not in skip and isinstance(v, (str, int, float, bool)) and not (
+                isinstance(v, str) and len(v) > 200)}
+
+
+class JsonlSampler(IndexedSampler):
+    """Documents from a JSON Lines file; blank lines and records with blank text are skipped."""
+
+    kind = "jsonl"
+
+    def __init__(self, options: JsonlOptions, seed: int) -> None:
+        self.options = options
+        self.path = resolve_path(options.path, default=BUNDLED_CORPUS, what="jsonl")
+        if not self.path.exists():
+            raise ConfigError(f"corpus.options.path: {self.path}: no such file; give the path of "
+                              "a .jsonl file (relative paths start at the current directory).")
+        if not self.path.is_file():
+            raise ConfigError(f"corpus.options.path: {self.path}: not a file; the jsonl sampler "
+                              "reads one JSON Lines file (use the 'folder' sampler for a folder).")
+        self.offsets = array("q")
+        self.lines = array("q")
+        self.skipped_blank = 0
+        ids = self._scan()
+        super().__init__(source=str(self.path), ids=ids, seed=seed,
+                         sampling=options.sampling, max_words=options.max_words)
+
+    def _parse(self, raw: bytes, lineno: int) -> dict[str, Any] | None:
+        where = f"{self.path}:{lineno}"
+        try:
+            line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start}).") \
+                from None
+        if not line.strip():
+            return None
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); each "
+                              "line must be one JSON object.") from None
+        if not isinstance(record, dict):
+            raise ConfigError(f"{where}: expected a JSON object, got {type(record).__name__}.")
+        return record
+
+    def _scan(self) -> list[str]:
+        ids: list[str] = []
+        offset = 0
+        with self.path.open("rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                start, offset = offset, offset + len(raw)
+                record = self._parse(raw, lineno)
+                if record is None:
+                    continue
+                text = pick_text(record, self.options.text_field, f"{self.path}:{lineno}")
+                if not text.strip():
+                    self.skipped_blank += 1
+                    continue
+                self.offsets.append(start)
+                self.lines.append(lineno)
+                ids.append(_doc_id(record, self.options.id_field, f"{self.path.name}:{lineno}"))
+        return ids
+
+    def _load(self, index: int) -> tuple[str, dict[str, Any]]:
+        lineno = self.lines[index]
+        with self.path.open("rb") as fh:
+            fh.seek(self.offsets[index])
+            raw = fh.readline()
+        try:
+            record = self._parse(raw, lineno)
+            if record is None:
+                raise ConfigError(f"{self.path}:{lineno}: the line is blank now")
+            text = pick_text(record, self.options.text_field, f"{self.path}:{lineno}")
+        except ConfigError as exc:
+            raise ConfigError(f"{exc} The file changed after the sampler read it; restart the "
+                              "run with the file left unchanged.") from None
+        skip = {self.options.id_field, *((self.options.text_field,) if self.options.text_field
+                                          else DEFAULT_TEXT_FIELDS)}
+        return text, dict(scalar_meta(record, skip), line=lineno)

@@ -1,0 +1,173 @@
+"""The ``jsonl`` corpus sampler: formats, ids, truncation, errors, and its registration."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from plugins.corpora.base import truncate_words
+from plugins.corpora.jsonl import JsonlSampler
+from plugins.corpora.options import JsonlOptions
+from plugins.corpora.paths import BUNDLED_CORPUS
+from spade_core.errors import ConfigError
+
+
+def write_jsonl(path: Path, records: list[object]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def all_docs(sampler: JsonlSampler) -> dict[str, str]:
+    return {sampler.ids[i]: sampler.document(i).text for i in range(len(sampler))}
+
+
+def test_reads_text_and_orig_doc_with_ids_from_field_or_line(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "c.jsonl", [
+        {"id": "first", "text": "alpha beta", "topic": "math"},
+        {"orig_doc": "gamma delta"},
+        {"id": 7, "text": "epsilon"},
+    ])
+    sampler = JsonlSampler(JsonlOptions(path=str(path)), seed=0)
+    assert all_docs(sampler) == {"first": "alpha beta", "c.jsonl:2": "gamma delta",
+                                 "7": "epsilon"}
+    doc = sampler.document(0)
+    assert doc.source == str(path)
+    assert doc.meta["topic"] == "math" and doc.meta["line"] == 1
+    assert doc.meta["words"] == 2 and doc.meta["truncated"] is False
+
+
+def test_configured_fields(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "c.jsonl", [{"key": "k1", "body": "one two", "text": "ignored"}])
+    sampler = JsonlSampler(JsonlOptions(path=str(path), text_field="body", id_field="key"),
+                           seed=0)
+    assert all_docs(sampler) == {"k1": "one two"}
+
+
+def test_blank_lines_and_blank_texts_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"text": "kept"}\n\n   \n{"text": "  "}\n{"text": "also kept"}\n')
+    sampler = JsonlSampler(JsonlOptions(path=str(path)), seed=0)
+    assert sorted(all_docs(sampler).values()) == ["also kept", "kept"]
+    assert sampler.skipped_blank == 1
+    assert sampler.ids == ["c.jsonl:1", "c.jsonl:5"]
+
+
+def test_truncation_keeps_formatting_before_the_cut(tmp_path: Path) -> None:
+    text = "# Title\n\nFirst   line here.\nSecond line\tgoes on and on."
+    path = write_jsonl(tmp_path / "c.jsonl", [{"text": text}])
+    doc = JsonlSampler(JsonlOptions(path=str(path), max_words=5), seed=0).document(0)
+    assert doc.text == "# Title\n\nFirst   line here."
+    assert doc.meta["words"] == 11 and doc.meta["truncated"] is True
+    whole = JsonlSampler(JsonlOptions(path=str(path), max_words=None), seed=0).document(0)
+    assert whole.text == text and whole.meta["truncated"] is False
+
+
+@pytest.mark.parametrize(("text", "limit", "expected"), [
+    ("a b c", 3, "a b c"),
+    ("a b c", 2, "a b"),
+    ("  lead  and trail  ", 1, "  lead"),
+    ("", 4, ""),
+    ("one\ntwo\n", 10, "one\ntwo\n"),
+])
+def test_truncate_words(text: str, limit: int, expected: str) -> None:
+    assert truncate_words(text, limit)[0] == expected
+
+
+def test_relative_path_resolves_against_cwd(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sub").mkdir()
+    write_jsonl(tmp_path / "sub" / "c.jsonl", [{"text": "x y"}])
+    monkeypatch.chdir(tmp_path)
+    sampler = JsonlSampler(JsonlOptions(path="sub/c.jsonl"), seed=0)
+    assert sampler.path == tmp_path / "sub" / "c.jsonl"
+
+
+def test_default_path_is_the_bundled_corpus() -> None:
+    for options in (JsonlOptions(), JsonlOptions(path="bundled:grounding")):
+        sampler = JsonlSampler(options, seed=0)
+        assert sampler.path == BUNDLED_CORPUS and len(sampler) >= 200
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"nope\.jsonl: no such file"):
+        JsonlSampler(JsonlOptions(path=str(tmp_path / "nope.jsonl")), seed=0)
+
+
+def test_folder_given_to_jsonl(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not a file.*'folder' sampler"):
+        JsonlSampler(JsonlOptions(path=str(tmp_path)), seed=0)
+
+
+def test_unknown_bundled_name() -> None:
+    with pytest.raises(ConfigError, match="unknown bundled corpus 'bundled:wiki'"):
+        JsonlSampler(JsonlOptions(path="bundled:wiki"), seed=0)
+
+
+def test_line_that_is_not_json_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"text": "fine"}\n\n{"text": "oops",\n')
+    with pytest.raises(ConfigError) as info:
+        JsonlSampler(JsonlOptions(path=str(path)), seed=0)
+    assert f"{path}:3: not valid JSON" in str(info.value)
+
+
+def test_line_that_is_not_an_object(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "c.jsonl", [{"text": "a"}, ["text", "b"]])
+    with pytest.raises(ConfigError, match=r"c\.jsonl:2: expected a JSON object, got list"):
+        JsonlSampler(JsonlOptions(path=str(path)), seed=0)
+
+
+def test_record_without_text_field(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "c.jsonl", [{"text": "a"}, {"body": "b", "title": "t"}])
+    with pytest.raises(ConfigError) as info:
+        JsonlSampler(JsonlOptions(path=str(path)), seed=0)
+    message = str(info.value)
+    assert f"{path}:2: record has no 'text' or 'orig_doc' field" in message
+    assert "fields: body, title" in message and "text_field" in message
+
+
+def test_record_without_configured_text_field(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "c.jsonl", [{"text": "a"}])
+    with pytest.raises(ConfigError, match=r"c\.jsonl:1: record has no 'content' field"):
+        JsonlSampler(JsonlOptions(path=str(path), text_field="content"), seed=0)
+
+
+def test_text_that_is_not_a_string(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "c.jsonl", [{"text": ["a", "b"]}])
+    with pytest.raises(ConfigError, match=r"c\.jsonl:1: field 'text' must be a string, got list"):
+        JsonlSampler(JsonlOptions(path=str(path)), seed=0)
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b'{"text": "ok"}\n{"text": "caf\xe9"}\n')
+    with pytest.raises(ConfigError, match=r"c\.jsonl:2: not UTF-8"):
+        JsonlSampler(JsonlOptions(path=str(path)), seed=0)
+
+
+@pytest.mark.parametrize("content", ["", "\n\n", '{"text": ""}\n{"text": " "}\n'])
+def test_empty_corpus(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text(content)
+    with pytest.raises(ConfigError, match="the corpus is empty"):
+        JsonlSampler(JsonlOptions(path=str(path)), seed=0)
+
+
+def test_file_changed_after_scan_is_reported(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "c.jsonl", [{"text": "a b"}, {"text": "c d"}])
+    sampler = JsonlSampler(JsonlOptions(path=str(path)), seed=0)
+    path.write_text("garbage\n" * 4)
+    with pytest.raises(ConfigError, match="changed after the sampler read it"):
+        sampler.document(1)
+
+
+def test_options_are_strict() -> None:
+    with pytest.raises(ValidationError):
+        JsonlOptions.model_validate({"pathh": "x.jsonl"})
+    with pytest.raises(ValidationError):
+        JsonlOptions.model_validate({"max_words": 0})
+    with pytest.raises(ValidationError):
+        JsonlOptions.model_validate({"sampling": "random"})
