@@ -69,7 +69,7 @@ class FakeScriptedBackend:
                     doc = messages[-1]["content"].split("Document:\n")[1].split("\n")[0]
                     out.append(Generation(text=f"QUESTION: what is {doc}?\nANSWER: 42"))
             elif system.startswith("You are a coach"):
-                out.append(Generation(text="Think, then box the number. ```code``` More."))
+                out.append(Generation(text="Think, then box the number. ```code``` The answer is 42."))
             else:
                 right = self.always_right or "HINT:" in text
                 out.append(Generation(text="\\boxed{42}" if right else "\\boxed{7}"))
@@ -89,6 +89,9 @@ class _FakeSession:
     def step(self, action):
         obs, reward, term, trunc, info = self.env.step(action)
         return StepResult(obs, float(reward), bool(term), bool(trunc), dict(info))
+
+    def solution(self):
+        return self.env.solution()
 
     def close(self):
         pass

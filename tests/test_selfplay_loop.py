@@ -55,8 +55,8 @@ def test_run_writes_config_metrics_envs_summary(tmp_path):
     envs = sorted(run_dir.glob("envs/*.json"))
     assert len(envs) == 2  # the same two documents come back in iteration 1: same programs
     detail = json.loads(envs[0].read_text())
-    assert detail["hint"].startswith("Think, then box the number.")
-    assert "```" not in detail["hint"]
+    assert detail["hint"] == "Think, then box the number."  # "The answer is 42." redacted
+    assert detail["hint_redacted"] is True
     assert detail["hinted_rewards"] == [1.0] * 3 and detail["unhinted_rewards"] == [0.0] * 3
     assert detail["sample_hinted"]["first_observation"].endswith("\n\nHINT: " + detail["hint"])
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -150,3 +150,16 @@ def test_failed_run_reports_and_keeps_data(tmp_path):
     assert summary["status"] == "failed" and "estimator exploded" in summary["error"]
     assert recorder.events[-1][:2] == ("run_end", "failed")
     assert (tmp_path / "run" / "config.resolved.yaml").exists()
+
+
+def test_hint_that_gives_the_answer_away_is_redacted():
+    from spade_core.selfplay.hints import redact_leaks, secrets_of
+
+    secrets = secrets_of(["\\boxed{42}"])
+    assert secrets == ["\\boxed{42}", "42"]
+    hint, redacted = redact_leaks("Multiply the numbers. The answer is 42. Box it.", secrets)
+    assert redacted and hint == "Multiply the numbers. Box it."
+    hint, redacted = redact_leaks("Use 420 as a bound.", secrets)  # whole words only
+    assert not redacted
+    hint, redacted = redact_leaks("It is 42.", secrets)
+    assert redacted and hint == "Read the task carefully and answer in the requested format."

@@ -21,6 +21,9 @@ class SandboxSession(Protocol):
 
     def close(self) -> None: ...
 
+    # Optional: ``solution()`` returns what the environment's ``solution()`` returned (JSON data).
+    # The loop uses it, when present, to keep the answer out of generated hints.
+
 
 @runtime_checkable
 class Sandbox(Protocol):

@@ -18,6 +18,9 @@ HINT_SYSTEM = (
 )
 
 MAX_HINT_CHARS = 600
+FALLBACK_HINT = "Read the task carefully and answer in the requested format."
+
+_WRAPPED = re.compile(r"\\boxed\{(.*)\}|<answer>(.*?)</answer>", re.S)
 
 
 def hint_messages(program: str, first_observation: str) -> list[dict[str, str]]:
@@ -36,6 +39,31 @@ def clean_hint(text: str) -> str:
     text = re.sub(r"^\s*(hint\s*:)\s*", "", text.strip(), flags=re.I)
     sentences = re.split(r"(?<=[.!?])\s+", " ".join(text.split()))
     return " ".join(sentences[:3])[:MAX_HINT_CHARS].strip()
+
+
+def secrets_of(actions: Sequence[str]) -> list[str]:
+    """The strings a hint must not contain: each solution action and what it wraps in
+    ``\\boxed{}`` or ``<answer>``."""
+    found = []
+    for action in actions:
+        action = action.strip()
+        if action:
+            found.append(action)
+        for match in _WRAPPED.finditer(action):
+            inner = (match.group(1) or match.group(2) or "").strip()
+            if inner:
+                found.append(inner)
+    return found
+
+
+def redact_leaks(hint: str, secrets: Sequence[str]) -> tuple[str, bool]:
+    """Drop every sentence of ``hint`` that contains a secret (as a whole word when it is one)."""
+    patterns = [re.compile(rf"(?<!\w){re.escape(s)}(?!\w)", re.I) for s in secrets if s]
+    sentences = re.split(r"(?<=[.!?])\s+", hint)
+    kept = [s for s in sentences if not any(p.search(s) for p in patterns)]
+    if len(kept) == len(sentences):
+        return hint, False
+    return (" ".join(kept).strip() or FALLBACK_HINT), True
 
 
 def generate_hints(
@@ -57,6 +85,5 @@ def generate_hints(
             [hint_messages(programs[i], first_observations[i]) for i in need],
             max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
         for i, generation in zip(need, generations, strict=True):
-            hints[i] = clean_hint(generation.text) or "Read the task carefully and answer in the "\
-                "requested format."
+            hints[i] = clean_hint(generation.text) or FALLBACK_HINT
     return [clean_hint(h) if h else h for h in hints]

@@ -29,7 +29,7 @@ from spade_core.interfaces import (
     TrainingSample,
 )
 from spade_core.records import Difficulty, Document, EnvProgram, Episode, Verdict
-from spade_core.selfplay.hints import generate_hints
+from spade_core.selfplay.hints import generate_hints, redact_leaks, secrets_of
 from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
 
 
@@ -63,6 +63,8 @@ class Proposal:
     duplicate_of: str | None = None
     similarity: float | None = None
     hint: str = ""
+    hint_redacted: bool = False
+    secrets: list[str] = field(default_factory=list)
     first_observation: str = ""
     unhinted: list[Episode] = field(default_factory=list)
     hinted: list[Episode] = field(default_factory=list)
@@ -172,6 +174,7 @@ def _first_observations(c: Components, playable: list[Proposal],
             session = c.sandbox.open(p.program, family=p.family)
             try:
                 observation, info = session.reset(seed)
+                p.secrets = _solution_secrets(session, p.family)
             finally:
                 session.close()
         except SandboxError as exc:
@@ -183,6 +186,18 @@ def _first_observations(c: Components, playable: list[Proposal],
         hint = info.get("hint") if isinstance(info, dict) else None
         provided.append(str(hint) if isinstance(hint, str) and hint.strip() else None)
     return provided
+
+
+def _solution_secrets(session: Any, family: EnvFamily) -> list[str]:
+    """What the seeded instance's solution says, so that hints can be kept from giving it away."""
+    solution = getattr(session, "solution", None)
+    if not callable(solution):
+        return []
+    try:
+        actions = family.solution_actions(solution())
+    except SandboxError:
+        return []
+    return secrets_of(actions or [])
 
 
 def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
@@ -198,7 +213,7 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
             [p.first_observation for p, _ in playable_now], [h for _, h in playable_now],
             max_new_tokens=loop.hint_max_tokens, temperature=loop.hint_temperature, seed=seed)
         for (p, _), hint in zip(playable_now, hints, strict=True):
-            p.hint = hint
+            p.hint, p.hint_redacted = redact_leaks(hint, p.secrets)
     playable = [p for p, _ in playable_now]
     requests = []
     for p in playable:

@@ -82,6 +82,7 @@ def _env_details(iteration: int, p: Proposal) -> dict[str, Any]:
         "doc_id": p.document.id, "verdict": asdict(p.verdict) if p.verdict else None,
         "attempts": len(p.completions), "attempt_categories": p.attempt_categories,
         "duplicate_of": p.duplicate_of, "duplicate_similarity": p.similarity, "hint": p.hint,
+        "hint_redacted": p.hint_redacted,
         "difficulty": asdict(p.difficulty) if p.difficulty else None,
         "designer_reward": p.designer_reward,
         "hinted_rewards": [e.reward for e in p.hinted],
