@@ -87,3 +87,27 @@ def test_skeleton_code_template_mode():
     assert "<FILL: Name>Env" in user and "completed program" in user
     code = strategy.extract("```python\nclass GcdEnv:\n    pass\n```", CodeTemplateFamily())
     assert code == "class GcdEnv:\n    pass\n"
+
+
+def test_reasoning_slot_skeleton_makes_a_valid_program_and_refuses_leaks(tmp_path):
+    from plugins.families.reasoning import ReasoningFamily
+    from spade_core.records import EnvProgram
+
+    family = ReasoningFamily()
+    strategy = Skeleton(SkeletonOptions())
+    good = strategy.extract("QUESTION: How many sides has a hexagon?\nANSWER: 6", family)
+    leaky = strategy.extract("QUESTION: Is the answer 6 or 7? It is 6.\nANSWER: 6", family)
+    paths = []
+    for name, code in (("good", good), ("leaky", leaky)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(code)
+        paths.append(str(path))
+    from conftest import run_spade
+    import json as _json
+
+    result = run_spade("check-env", "--json", "--family", "reasoning", *paths, timeout=120)
+    verdicts = [_json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    assert verdicts[0]["valid"] is True, verdicts[0]
+    assert verdicts[1]["valid"] is False and "gives its own answer away" in verdicts[1]["message"]
+    assert EnvProgram(source=good, family="reasoning").id != EnvProgram(source=leaky,
+                                                                       family="reasoning").id

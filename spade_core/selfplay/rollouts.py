@@ -45,7 +45,14 @@ class _Live:
     done: bool = False
 
 
-def _tools_for(family: EnvFamily, program: str) -> list[dict[str, Any]] | None:
+def _tools_for(family: EnvFamily, program: str,
+               info: dict[str, Any] | None = None) -> list[dict[str, Any]] | None:
+    # Tool-use programs build their tools in reset(), so the schemas come with its info.
+    from_info = getattr(family, "tools_from_info", None)
+    if callable(from_info) and info is not None:
+        tools = from_info(info)
+        if tools is not None:
+            return tools
     tools_for = getattr(family, "tools_for", None)
     return tools_for(program) if callable(tools_for) else None
 
@@ -65,7 +72,7 @@ def _start(sandbox: Sandbox, request: RolloutRequest, seed: int) -> _Live:
     messages = [{"role": "system", "content": request.family.agent_instructions()},
                 {"role": "user", "content": observation}]
     return _Live(episode=episode, session=session, messages=messages,
-                 tools=_tools_for(request.family, request.program))
+                 tools=_tools_for(request.family, request.program, _info))
 
 
 def run_rollouts(

@@ -1,0 +1,119 @@
+"""What the built-in families share: reading trusted sources and seed programs as package
+resources, the prelude contract (names in ``__all__`` are injected), static checks and the
+optional parts of the family protocol that the sandbox and the loop may use.
+
+Optional family members beyond :class:`spade_core.interfaces.EnvFamily` (all additive):
+
+``injected_names``
+    names the prelude gives programs (left out when looking for the environment class).
+``modules``
+    ``{module name: trusted source}`` a program may import (SPADE games import ``math_verify``).
+``static_problems(source)``
+    cheap AST checks before any sandbox work; messages say what would be right.
+``probe_actions()``
+    junk actions a validator plays to check that nonsense does not solve an environment.
+``skills`` and ``designer_guide(skill=None)``
+    the selected skills and the designer guide for one of them.
+``solution_actions(solution, tools=None)``
+    ``tools`` (native schemas from ``info["tools"]``) helps parse tool-use descriptions.
+``tools_from_info(info)``
+    native OpenAI tool schemas for chat templates (``tools=``), or ``None``.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cached_property
+from importlib import resources
+from typing import Any
+
+from spade_core.records import EnvProgram
+
+from plugins.families.program import static_problems
+from plugins.families.skills import Skill
+
+PACKAGE = "plugins.families"
+
+
+def read_source(relative: str) -> str:
+    """Text of a resource file of this package, e.g. ``"preludes/tool_use_base.py"``."""
+    node = resources.files(PACKAGE)
+    for part in relative.split("/"):
+        node = node.joinpath(part)
+    return node.read_text(encoding="utf-8")
+
+
+def exported_names(source: str) -> tuple[str, ...]:
+    """The names a prelude exports: its literal ``__all__`` entries (the composed preludes extend
+    it, so every list or ``+ [...]`` literal assigned to ``__all__`` counts)."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            for sub in ast.walk(node.value):
+                if isinstance(sub, ast.List):
+                    names.extend(e.value for e in sub.elts
+                                 if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return tuple(dict.fromkeys(names))
+
+
+def load_seeds(folder: str, family: str) -> list[EnvProgram]:
+    """Every ``*.py`` seed program in ``seeds/<folder>`` (sorted by file name), described by the
+    first line of its module docstring."""
+    programs = []
+    directory = resources.files(PACKAGE).joinpath("seeds").joinpath(folder)
+    for entry in sorted(directory.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".py") or entry.name.startswith("__"):
+            continue
+        source = entry.read_text(encoding="utf-8")
+        doc = ast.get_docstring(ast.parse(source)) or entry.name
+        programs.append(EnvProgram(source=source, family=family,
+                                   description=f"{entry.name[:-3]}: {doc.splitlines()[0]}"))
+    return programs
+
+
+class SourceFamily:
+    """Shared behaviour of the built-in families; subclasses set the class attributes and write
+    the prompt texts."""
+
+    name: str = ""
+    seed_folder: str = ""
+    #: Resource files concatenated, in order, into the prelude.
+    prelude_files: tuple[str, ...] = ()
+    #: Injected base classes and the methods they provide (for static checks).
+    base_classes: dict[str, tuple[str, ...]] = {}
+
+    def __init__(self, skills: list[Skill]) -> None:
+        self.selected_skills = skills
+
+    @property
+    def skills(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.selected_skills)
+
+    @cached_property
+    def prelude(self) -> str:
+        return "\n\n".join(read_source(f) for f in self.prelude_files)
+
+    @cached_property
+    def injected_names(self) -> tuple[str, ...]:
+        return exported_names(self.prelude) if self.prelude else ()
+
+    @property
+    def modules(self) -> dict[str, str]:
+        return {}
+
+    def seed_programs(self) -> list[EnvProgram]:
+        return load_seeds(self.seed_folder, self.name)
+
+    def static_problems(self, source: str) -> list[str]:
+        return static_problems(source, base_classes=self.base_classes)
+
+    def skill_fragment(self, skill: str | None = None) -> str:
+        chosen = [s for s in self.selected_skills if skill is None or s.name == skill]
+        if skill is not None and not chosen:
+            raise ValueError(f"family {self.name!r} has no selected skill {skill!r}; "
+                             f"selected: {', '.join(self.skills)}")
+        return "\n\n".join(s.fragment() for s in chosen)
+
+    def tools_from_info(self, info: dict[str, Any]) -> list[dict[str, Any]] | None:
+        return None

@@ -1,0 +1,96 @@
+"""Register the environments of a run's memory with gymnasium, so that
+``gymnasium.make("spade/<family>-<id>-v0")`` returns one running inside the sandbox."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from plugins.families.gym import register_program
+
+#: Statuses of records worth playing: being learned, or already mastered.
+PLAYABLE_STATUSES: tuple[str, ...] = ("frontier", "mastered")
+
+
+def env_id(record: Any, namespace: str = "spade") -> str:
+    """The gymnasium id of a memory record: ``<namespace>/<family>-<id>-v0``."""
+    return f"{namespace}/{record.family}-{record.id}-v0"
+
+
+def register_records(records: Iterable[Any], *, families: Mapping[str, Any],
+                     sandbox_factory: Callable[[], Any], namespace: str = "spade",
+                     statuses: Sequence[str] = PLAYABLE_STATUSES,
+                     max_episode_steps: int | None = None) -> list[str]:
+    """Register every record (an ``EnvRecord``) whose status is in ``statuses`` and whose family
+    is in ``families``; returns the registered ids in order."""
+    registered = []
+    for record in records:
+        if record.status not in statuses or record.family not in families:
+            continue
+        name = env_id(record, namespace)
+        register_program(name, record.source, sandbox_factory=sandbox_factory,
+                         family=families[record.family], max_episode_steps=max_episode_steps)
+        registered.append(name)
+    return registered
+
+
+class SharedSandbox:
+    """Builds the named sandbox plugin on first use and hands the same one to every env."""
+
+    def __init__(self, name: str = "process", options: dict[str, Any] | None = None) -> None:
+        self.name, self.options, self._sandbox = name, options or {}, None
+
+    def __call__(self) -> Any:
+        if self._sandbox is None:
+            from spade_core.components import BuildContext
+            from spade_core.plugins import load_plugins
+
+            component = load_plugins().registry.resolve("sandbox", self.name, "sandbox")
+            options = (component.options.model_validate(self.options) if component.options
+                       else self.options)
+            self._sandbox = component.build(options, BuildContext())
+        return self._sandbox
+
+    def close(self) -> None:
+        sandbox, self._sandbox = self._sandbox, None
+        if sandbox is not None:
+            sandbox.close()
+
+
+def installed_families() -> dict[str, Any]:
+    """Every installed family built with its default options, by name."""
+    from spade_core.components import BuildContext
+    from spade_core.plugins import load_plugins
+
+    registry = load_plugins().registry
+    families = {}
+    for name in registry.names("env_family"):
+        component = registry.resolve("env_family", name, "families")
+        options = component.options() if component.options else {}
+        families[name] = component.build(options, BuildContext())
+    return families
+
+
+def register_run_memory(run_dir: str | Path, *, memory_path: str = "memory",
+                        sandbox_factory: Callable[[], Any] | None = None,
+                        families: Mapping[str, Any] | None = None, namespace: str = "spade",
+                        statuses: Sequence[str] = PLAYABLE_STATUSES) -> list[str]:
+    """Register the playable environments stored in the ``faiss`` memory of ``run_dir`` (read
+    only, safe while the run writes). Without ``sandbox_factory`` one shared ``process`` sandbox
+    is built on the first ``gymnasium.make``."""
+    from envmemory.store import DB_NAME, RecordStore
+
+    base = Path(run_dir)
+    folder = next((c for c in (base, base / memory_path) if (c / DB_NAME).is_file()), None)
+    if folder is None:
+        raise FileNotFoundError(f"no environment memory in {base} (looked for {DB_NAME} there "
+                                f"and in {base / memory_path})")
+    store = RecordStore(folder, readonly=True)
+    try:
+        records = list(store.records(with_history=False))
+    finally:
+        store.close()
+    return register_records(records, families=families or installed_families(),
+                            sandbox_factory=sandbox_factory or SharedSandbox(),
+                            namespace=namespace, statuses=statuses)

@@ -1,0 +1,400 @@
+"""``ToolUseBaseEnv``: the base class of tool-use environment programs (SPADE format).
+
+Trusted prelude source: the sandbox runs it unrestricted in its worker and injects the names in
+``__all__`` into each tool-use program, which subclasses ``ToolUseBaseEnv`` without importing it.
+Untrusted subclasses only write ``reset()``, ``solution()`` and ``tool_*`` methods; this class does
+what restricted code cannot: JSON parsing of ``<tool_call>`` blocks, dispatch by name to ``tool_*``
+methods, argument validation against the program's own JSON schemas, turn limits, answer checking
+and BFCL-style instructions revealed one at a time as their criteria are met.
+"""
+
+import json as _json
+import re as _re
+
+if "answers_match" not in globals():  # imported as a module rather than run as a prelude
+    from plugins.families.answers import answers_match
+
+# Run as a prelude after the answer helpers, the exported names add to theirs.
+__all__ = list(globals().get("__all__", [])) + ["ToolUseBaseEnv"]
+
+_TOOL_CALL = _re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", _re.DOTALL)
+_ANSWER = _re.compile(r"<answer>(.*?)</answer>", _re.DOTALL)
+_XML_FUNCTION = _re.compile(r"<function=([\w.\-]+)>(.*?)(?:</function>|$)", _re.DOTALL)
+_XML_PARAMETER = _re.compile(r"<parameter=([\w\-]+)>(.*?)</parameter>", _re.DOTALL)
+_TYPE_ALIASES = {
+    "str": "string", "string": "string", "int": "integer", "integer": "integer",
+    "float": "number", "number": "number", "double": "number", "bool": "boolean",
+    "boolean": "boolean", "list": "array", "array": "array", "tuple": "array",
+    "dict": "object", "object": "object", "null": "null", "none": "null",
+}
+
+
+def _type_ok(value, json_type):
+    if json_type == "string":
+        return isinstance(value, str)
+    if json_type == "integer":
+        return isinstance(value, int) and not isinstance(value, bool) or (
+            isinstance(value, float) and value.is_integer())
+    if json_type == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if json_type == "boolean":
+        return isinstance(value, bool)
+    if json_type == "array":
+        return isinstance(value, list)
+    if json_type == "object":
+        return isinstance(value, dict)
+    if json_type == "null":
+        return value is None
+    return True
+
+
+def _json_type_name(value):
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _schema_types(schema):
+    declared = schema.get("type") if isinstance(schema, dict) else None
+    declared = declared if isinstance(declared, list) else [declared]
+    known = [_TYPE_ALIASES.get(str(t).lower()) for t in declared if t is not None]
+    return [t for t in known if t]
+
+
+def _validate_value(name, value, schema, problems):
+    if not isinstance(schema, dict):
+        return
+    types = _schema_types(schema)
+    if types and not any(_type_ok(value, t) for t in types):
+        problems.append(
+            f"'{name}' must be {' or '.join(types)}, got {_json_type_name(value)} {value!r}"[:300])
+        return
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum and value not in enum:
+        problems.append(f"'{name}' must be one of {enum!r}, got {value!r}"[:300])
+    for bound, fails in (("minimum", lambda v, b: v < b), ("maximum", lambda v, b: v > b)):
+        limit = schema.get(bound)
+        if isinstance(limit, (int, float)) and isinstance(value, (int, float)) \
+                and not isinstance(value, bool) and fails(value, limit):
+            problems.append(f"'{name}' must be {'>=' if bound == 'minimum' else '<='} {limit}")
+    items = schema.get("items")
+    if isinstance(value, list) and isinstance(items, dict):
+        for k, item in enumerate(value[:50]):
+            _validate_value(f"{name}[{k}]", item, items, problems)
+
+
+def _signature(name, parameters):
+    """``cd(path: string, recursive?: boolean)``, for error observations."""
+    if not isinstance(parameters, dict):
+        return f"{name}()"
+    properties = parameters.get("properties") or {}
+    required = parameters.get("required") or []
+    parts = []
+    if isinstance(properties, dict):
+        for arg, schema in properties.items():
+            types = _schema_types(schema) or ["any"]
+            mark = "" if arg in required else "?"
+            parts.append(f"{arg}{mark}: {'|'.join(types)}")
+    return f"{name}({', '.join(parts)})"
+
+
+class ToolUseBaseEnv:
+    """Base environment for tool-use tasks.
+
+    The agent acts with ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` (several per
+    turn allowed; Qwen-style ``<function=...><parameter=...>`` blocks are accepted too) and ends
+    with ``<answer>...</answer>``. Subclasses set ``self._tools`` (``{name: {"description",
+    "parameters"}}`` JSON schemas), ``self._state`` and ``self._expected_answer`` in ``reset``,
+    and write one ``tool_<name>`` method per tool. Multi-step tasks also set
+    ``self._user_messages``, ``self._message_criteria`` (callables on ``self._state``) and
+    ``self._current_msg = 0``; the next instruction is revealed when the current one's criterion
+    holds. ``reset`` returns the native tool schemas in ``info["tools"]``.
+    """
+
+    #: Most tool calls executed from one action; the rest are refused with a message.
+    max_calls_per_turn = 8
+
+    def __init__(self, max_turns=10, **kwargs):
+        self.max_turns = max_turns
+        self.turn_count = 0
+        self._tools = {}
+        self._state = {}
+        self._call_history = []
+        self._expected_answer = None
+        self.reset()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        own_reset = cls.__dict__.get("reset")
+        if own_reset is None or getattr(own_reset, "_spade_wrapped", False):
+            return
+
+        def reset(self, *args, **kw):
+            self.turn_count = 0
+            self._call_history = []
+            result = own_reset(self, *args, **kw)
+            if isinstance(result, tuple) and len(result) == 2:
+                observation, info = result
+            else:
+                observation, info = result, {}
+            info = dict(info) if isinstance(info, dict) else {}
+            if "tools" not in info:
+                info["tools"] = self.get_tools()
+            return observation, info
+
+        reset._spade_wrapped = True
+        reset.__doc__ = own_reset.__doc__
+        cls.reset = reset
+
+    def reset(self, seed=None):
+        """Generate the task, data, ``_tools`` and ``_expected_answer``. Subclasses override it."""
+        raise NotImplementedError("a tool-use environment must define reset(seed=None)")
+
+    def solution(self):
+        """The tool calls and final answer that solve this instance, as text such as
+        ``"1. cd(path='/x') 2. <answer>done</answer>"`` or a list of actions."""
+        raise NotImplementedError("a tool-use environment must define solution()")
+
+    # -- tools -------------------------------------------------------------------------------
+
+    def get_tools(self):
+        """The program's ``_tools`` as OpenAI function-calling schemas (``tools=`` of chat
+        templates), made JSON-safe."""
+        tools = []
+        declared = self._tools if isinstance(self._tools, dict) else {}
+        for name, spec in declared.items():
+            spec = spec if isinstance(spec, dict) else {}
+            parameters = spec.get("parameters")
+            if not isinstance(parameters, dict):
+                parameters = {"type": "object", "properties": {}}
+            tools.append({"type": "function", "function": {
+                "name": str(name),
+                "description": str(spec.get("description", "")),
+                "parameters": parameters,
+            }})
+        return _json.loads(_json.dumps(tools, default=str))
+
+    def _validate_arguments(self, name, arguments):
+        """Problems with ``arguments`` for tool ``name`` under its declared schema (empty when
+        they are fine or the tool declares no schema)."""
+        spec = self._tools.get(name) if isinstance(self._tools, dict) else None
+        parameters = spec.get("parameters") if isinstance(spec, dict) else None
+        if not isinstance(parameters, dict):
+            return []
+        properties = parameters.get("properties")
+        properties = properties if isinstance(properties, dict) else {}
+        required = parameters.get("required")
+        required = required if isinstance(required, list) else []
+        problems = [f"missing required argument '{arg}'" for arg in required
+                    if arg not in arguments]
+        extra = parameters.get("additionalProperties", False)
+        for arg, value in arguments.items():
+            if arg in properties:
+                _validate_value(arg, value, properties[arg], problems)
+            elif properties and extra is not True:
+                problems.append(f"unknown argument '{arg}'")
+        return problems
+
+    def execute_tool(self, name, arguments):
+        """Run one tool call: ``{"output": str, "returncode": 0 on success else 1}``."""
+        method = getattr(self, f"tool_{name}", None) if isinstance(name, str) else None
+        if method is None or not callable(method):
+            available = ", ".join(str(k) for k in self._tools) or "none"
+            return {"output": f"Unknown tool '{name}'. Available tools: {available}.",
+                    "returncode": 1}
+        problems = self._validate_arguments(name, arguments)
+        if problems:
+            expected = _signature(name, (self._tools.get(name) or {}).get("parameters"))
+            return {"output": f"Error: invalid arguments for {name}: {'; '.join(problems)}. "
+                              f"Expected {expected}.", "returncode": 1}
+        try:
+            result = method(**arguments)
+        except TypeError as exc:
+            expected = _signature(name, (self._tools.get(name) or {}).get("parameters"))
+            return {"output": f"Error calling {name}: {exc}. Expected {expected}.",
+                    "returncode": 1}
+        except Exception as exc:  # the tool's own failure is an observation, not a crash
+            return {"output": f"Error calling {name}: {type(exc).__name__}: {exc}",
+                    "returncode": 1}
+        self._call_history.append({"name": name, "arguments": arguments, "result": str(result)})
+        output = str(result)
+        if self._auto_advance():
+            output += self._advance_if_done()
+        return {"output": output, "returncode": 0}
+
+    # -- multi-step instructions --------------------------------------------------------------
+
+    def _multi_step(self):
+        messages = getattr(self, "_user_messages", None)
+        return isinstance(messages, (list, tuple)) and isinstance(
+            getattr(self, "_current_msg", None), int) and len(messages) > 0
+
+    def _auto_advance(self):
+        # Programs that write their own _advance_if_done call it from their tools (SPADE format).
+        own = getattr(type(self), "_advance_if_done", None)
+        return self._multi_step() and own is ToolUseBaseEnv._advance_if_done and isinstance(
+            getattr(self, "_message_criteria", None), (list, tuple))
+
+    def _advance_if_done(self):
+        """Move to the next instruction when the current one's criterion holds on ``_state``;
+        returns the text to append to the tool result (the next instruction, or the completion
+        marker)."""
+        if not self._multi_step():
+            return ""
+        criteria = getattr(self, "_message_criteria", None) or []
+        messages = self._user_messages
+        if self._current_msg >= len(messages) or self._current_msg >= len(criteria):
+            return ""
+        try:
+            met = bool(criteria[self._current_msg](self._state))
+        except Exception:
+            met = False
+        if not met:
+            return ""
+        self._current_msg += 1
+        if self._current_msg >= len(messages):
+            return "\n\n[ALL STEPS COMPLETE] Submit <answer>done</answer>."
+        return (f"\n\n[STEP {self._current_msg} COMPLETE \u2014 NEW INSTRUCTION] "
+                f"{messages[self._current_msg]}")
+
+    def _progress_info(self):
+        if not self._multi_step():
+            return {}
+        return {"step": min(self._current_msg, len(self._user_messages)),
+                "steps_total": len(self._user_messages)}
+
+    # -- answers ------------------------------------------------------------------------------
+
+    def _check_answer(self, answer):
+        """Tolerant comparison with ``_expected_answer``: case-insensitive text, numbers within
+        0.01 (the SPADE default), or equivalent expressions. Multi-step tasks also require every
+        instruction to be complete."""
+        if self._multi_step() and self._current_msg < len(self._user_messages):
+            return False
+        if self._expected_answer is None:
+            return False
+        given, expected = str(answer).strip(), str(self._expected_answer).strip()
+        if given.lower() == expected.lower():
+            return True
+        try:
+            g = float(given.replace("$", "").replace(",", "").strip())
+            e = float(expected.replace("$", "").replace(",", "").strip())
+            return abs(g - e) < 0.01
+        except (TypeError, ValueError):
+            pass
+        return answers_match(given, expected)
+
+    def _incorrect_answer_feedback(self):
+        base = "Incorrect. Keep using tools."
+        if self._multi_step() and self._current_msg < len(self._user_messages):
+            index = self._current_msg
+            return (f"{base} Not all steps are complete \u2014 you are still on step "
+                    f"{index + 1}/{len(self._user_messages)}: \"{self._user_messages[index]}\" "
+                    "Complete this step with the tools before submitting <answer>done</answer>.")
+        return base
+
+    def _obs_suffix(self):
+        """Kept for SPADE programs that call it; tools travel as native schemas instead."""
+        return ""
+
+    def _solution_text(self):
+        try:
+            return str(self.solution())
+        except Exception as exc:
+            return f"(solution() failed: {type(exc).__name__})"
+
+    # -- protocol -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _parse_call(block):
+        """``(name, arguments, error)`` from the inside of one ``<tool_call>`` block."""
+        xml = _XML_FUNCTION.search(block)
+        if xml:
+            arguments = {}
+            for key, raw in _XML_PARAMETER.findall(xml.group(2)):
+                raw = raw.strip()
+                try:
+                    arguments[key] = _json.loads(raw)
+                except ValueError:
+                    arguments[key] = raw
+            return xml.group(1), arguments, None
+        try:
+            call = _json.loads(block.strip())
+        except ValueError as exc:
+            return None, None, f"the tool call is not valid JSON ({exc})"
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            return None, None, 'a tool call must be {"name": "<tool>", "arguments": {...}}'
+        arguments = call.get("arguments", call.get("parameters", {}))
+        if isinstance(arguments, str):
+            try:
+                arguments = _json.loads(arguments) if arguments.strip() else {}
+            except ValueError:
+                return call["name"], None, "the arguments string is not valid JSON"
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            return call["name"], None, "arguments must be a JSON object"
+        return call["name"], arguments, None
+
+    def step(self, action):
+        """Run the tool calls in ``action``, then check an ``<answer>`` if there is one."""
+        self.turn_count += 1
+        truncated = self.turn_count >= self.max_turns
+        action = action if isinstance(action, str) else str(action)
+        blocks = _TOOL_CALL.findall(action)
+        answer = _ANSWER.search(action)
+        info = {}
+        outputs = []
+        for index, block in enumerate(blocks):
+            if index >= self.max_calls_per_turn:
+                outputs.append(f"Skipped {len(blocks) - index} more tool calls: at most "
+                               f"{self.max_calls_per_turn} per turn.")
+                break
+            name, arguments, error = self._parse_call(block)
+            if error:
+                info["error"] = "format"
+                outputs.append(f"Format error: {error}. Use <tool_call>{{\"name\": \"<tool>\", "
+                               f"\"arguments\": {{...}}}}</tool_call>.")
+                continue
+            outputs.append(self.execute_tool(name, arguments)["output"])
+        info.update(self._progress_info())
+        if answer is not None:
+            if self._check_answer(answer.group(1).strip()):
+                return self._with_tools(outputs, "Correct!"), 1.0, True, False, info
+            feedback = self._incorrect_answer_feedback()
+            if truncated:
+                feedback = f"Wrong answer. Time up. Solution:\n{self._solution_text()}"
+            return self._with_tools(outputs, feedback), 0.0, False, truncated, info
+        if not blocks:
+            info["error"] = "format"
+            observation = ("Format error: call a tool with <tool_call>{\"name\": ..., "
+                           "\"arguments\": {...}}</tool_call>, or submit <answer>result</answer>.")
+        elif len(outputs) == 1:
+            observation = f"Tool result:\n{outputs[0]}"
+        else:
+            observation = "\n\n".join(f"Tool result {k + 1}:\n{out}"
+                                      for k, out in enumerate(outputs))
+        if truncated:
+            observation += f"\n\nTime up. Solution:\n{self._solution_text()}"
+        return observation, 0.0, False, truncated, info
+
+    @staticmethod
+    def _with_tools(outputs, text):
+        if not outputs:
+            return text
+        return "\n\n".join([f"Tool result:\n{out}" for out in outputs] + [text])
+
+    def close(self):
+        pass

@@ -1,0 +1,1 @@
+"""Seed programs of the reasoning family (program sources, read as text)."""

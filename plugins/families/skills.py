@@ -1,0 +1,89 @@
+"""Prompt fragments per skill: what kind of environment the designer should write for each skill
+the agent is trained on. Reasoning skills follow the split the SPADE reference trains and
+evaluates on (math, logic, algorithmic, cognition); tool-use skills follow its agentic categories.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One skill: a one-line aim and example environment ideas for the designer."""
+
+    name: str
+    aim: str
+    ideas: tuple[str, ...]
+
+    def fragment(self) -> str:
+        ideas = "\n".join(f"  - {idea}" for idea in self.ideas)
+        return f"SKILL: {self.name} - {self.aim}\nIdeas (pick one or invent your own):\n{ideas}"
+
+
+REASONING_SKILLS: dict[str, Skill] = {s.name: s for s in (
+    Skill("math", "exact computation over several dependent steps, answered with one number or "
+          "expression", (
+              "number theory with large numbers (remainders, divisors, digit sums)",
+              "combinatorics counted from generated constraints",
+              "algebra whose answer is a fraction or a simplified expression",
+              "geometry with coordinates given in the text",
+          )),
+    Skill("logic", "deduction from stated rules to the only consistent conclusion", (
+        "knights and knaves, or liars among witnesses",
+        "ordering and seating puzzles with positional clues",
+        "code-breaking with exact/misplaced feedback over several turns",
+        "syllogisms and set membership with a unique answer",
+    )),
+    Skill("algorithmic", "simulate or optimise a well-defined procedure on generated data", (
+        "shortest paths, spanning trees or flows on a small graph",
+        "scheduling or knapsack instances with a provable optimum",
+        "trace a small program or state machine for N steps",
+        "sorting networks, string edit distance, interval merging",
+    )),
+    Skill("cognition", "pattern induction, memory and spatial planning across turns", (
+        "next term of a sequence from a hidden rule family",
+        "navigate a grid world with keys and doors, map shown each turn",
+        "recall facts revealed over earlier turns",
+        "analogies between symbol strings with a hidden transformation",
+    )),
+)}
+
+TOOL_USE_SKILLS: dict[str, Skill] = {s.name: s for s in (
+    Skill("api-orchestration", "chain calls that change state, each using the previous result", (
+        "check a balance, transfer funds, verify the new balance",
+        "search flights, book one, add a passenger, confirm",
+    )),
+    Skill("data-retrieval", "find the needed facts with query tools, then act precisely", (
+        "look up a customer, read their orders, report the latest",
+        "list files, read the right one, extract a value",
+    )),
+    Skill("state-modification", "a sequence of mutations where each depends on the state", (
+        "create folders and move files into them",
+        "set up a device: power on, configure, enable, test",
+    )),
+    Skill("error-recovery", "tools fail on wrong preconditions; the agent checks and retries", (
+        "a move fails until the target folder exists",
+        "a payment fails until the card is unfrozen",
+    )),
+    Skill("tool-selection", "choose the right tool among plausible distractors", (
+        "pick the converter that matches a file type",
+        "decide between create and update after checking existence",
+    )),
+    Skill("multi-step-workflows", "BFCL-style: instructions revealed one at a time as each "
+          "criterion on the state is met", (
+              "a calendar: list the day, cancel a clash, book a meeting",
+              "a shop: find the cheapest in-stock item, order it, report the order id",
+          )),
+)}
+
+
+def select(skills: dict[str, Skill], names: list[str] | None) -> list[Skill]:
+    """The named skills in the given order (all when ``names`` is empty); raises ``ValueError``
+    naming the known skills for an unknown one."""
+    if not names:
+        return list(skills.values())
+    unknown = [n for n in names if n not in skills]
+    if unknown:
+        raise ValueError(f"unknown skill(s) {', '.join(unknown)}; known: {', '.join(skills)}")
+    return [skills[n] for n in names]

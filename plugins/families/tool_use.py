@@ -1,0 +1,157 @@
+"""The ``tool-use`` family: multi-turn tool calling in the SPADE format. Programs subclass the
+injected ``ToolUseBaseEnv`` (see ``preludes/tool_use_base.py``), which speaks the
+``<tool_call>{json}</tool_call>`` / ``<answer>...</answer>`` protocol, validates arguments against
+the program's schemas, limits turns and reveals BFCL-style instructions step by step."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+from plugins.families.base import SourceFamily
+from plugins.families.skills import TOOL_USE_SKILLS, Skill
+from plugins.families.solutions import tool_use_actions
+
+BASE_METHODS: tuple[str, ...] = (
+    "__init__", "reset", "step", "solution", "close", "get_tools", "execute_tool",
+    "_check_answer", "_advance_if_done", "_incorrect_answer_feedback", "_obs_suffix",
+)
+
+CONTRACT = """\
+Write ONE Python module defining exactly one class that subclasses ToolUseBaseEnv and whose
+name ends in "Env". ToolUseBaseEnv is already defined: do NOT import it. Standard library only.
+Tools are simulated by methods: no network, files or subprocess.
+
+  class DescriptiveNameEnv(ToolUseBaseEnv):
+      def reset(self, seed=None):
+          rng = random.Random(seed)   # or random.seed(seed); randomness only here
+          self._state = {...}         # mutable simulated backend
+          self._tools = {"name": {"description": "...", "parameters": {"type": "object",
+              "properties": {"arg": {"type": "string"}}, "required": ["arg"]}}, ...}
+          self._expected_answer = ...  # computed from the data
+          return "task for the user", {}
+      def tool_name(self, arg): change or read self._state, return a string
+      def solution(self): "1. name(arg='x') 2. other(n=3) 3. <answer>...</answer>"
+
+The base class already handles: parsing <tool_call>{"name": ..., "arguments": {...}}</tool_call>,
+calling tool_<name>(**arguments), rejecting arguments that break the schema (types, enum,
+required, unknown names) with a helpful message, <answer> checking through _check_answer()
+(case-insensitive text, numbers within 0.01, equivalent expressions), turn limits, and native
+tool schemas (get_tools()). Do NOT write step().
+
+Rules:
+- Parameter names of tool methods must equal the schema's property names.
+- The agent must call several tools and combine results; the first observation never contains
+  the answer. Wrong preconditions make mutation tools return an error string.
+- Include one or two plausible tools the solution does not need.
+- solution() lists the calls with literal arguments that solve THIS seeded instance, then the
+  answer, so it can be replayed.
+"""
+
+MULTI_STEP = """\
+Multi-step (BFCL-style) tasks: in reset() also set self._user_messages (3-5 short atomic
+instructions), self._message_criteria (one callable per instruction: state -> bool, False at
+reset, True once that instruction is done), self._current_msg = 0 and
+self._expected_answer = "done"; return self._user_messages[0]. The base class reveals the next
+instruction after the tool call that satisfies the current criterion and accepts
+<answer>done</answer> only when all are complete.
+"""
+
+SKELETON = '''\
+import random
+
+
+class <FILL: DescriptiveName>Env(ToolUseBaseEnv):
+    def reset(self, seed=None):
+        rng = random.Random(seed)
+        self._state = {<FILL: simulated records generated with rng>}
+        self._tools = {
+            "<FILL: tool>": {"description": "<FILL>", "parameters": {
+                "type": "object", "properties": {"<FILL: arg>": {"type": "string"}},
+                "required": ["<FILL: arg>"]}},
+        }
+        self._expected_answer = <FILL: computed from self._state>
+        return "<FILL: the user's request and the answer format <answer>...</answer>>", {}
+
+    def tool_<FILL: tool>(self, <FILL: arg>):
+        <FILL: read or change self._state; return a string, or "Error: ..." on bad input>
+
+    def solution(self):
+        return "1. <FILL: tool>(<FILL: arg>='...') 2. <answer>...</answer>"
+'''
+
+AGENT_INSTRUCTIONS = """\
+You are an assistant that completes the user's request by calling tools. To call a tool, write
+<tool_call>{"name": "<tool name>", "arguments": {<arguments as JSON>}}</tool_call>; the result
+comes back in the next message. You may call several tools in one reply. Use only the tools
+listed and follow their argument schemas. New instructions may arrive after a step is done.
+When the task is complete, reply with <answer>your final answer</answer> (or
+<answer>done</answer> when no value is asked for)."""
+
+PROBE_ACTIONS: tuple[str, ...] = (
+    "", "I will help you.", "<answer></answer>", "<answer>done</answer>", "<answer>0</answer>",
+    '<tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>',
+    "<tool_call>not json</tool_call>", "\\boxed{done}",
+)
+
+
+class ToolUseFamily(SourceFamily):
+    """Tool-use environments: subclasses of the injected ``ToolUseBaseEnv``."""
+
+    name = "tool-use"
+    seed_folder = "tool_use"
+    prelude_files = ("answers.py", "preludes/tool_use_base.py")
+    base_classes = {"ToolUseBaseEnv": BASE_METHODS}
+
+    def __init__(self, skills: list[Skill] | None = None, multi_step: bool = True) -> None:
+        super().__init__(skills if skills is not None else list(TOOL_USE_SKILLS.values()))
+        self.multi_step = multi_step
+
+    @cached_property
+    def modules(self) -> dict[str, str]:
+        # The SPADE loader also lets programs `from tool_use_base_env import ToolUseBaseEnv`.
+        return {"tool_use_base_env": self.prelude}
+
+    def designer_guide(self, skill: str | None = None) -> str:
+        parts = [CONTRACT] + ([MULTI_STEP] if self.multi_step else []) + [self.skill_fragment(skill)]
+        return "\n".join(parts)
+
+    def skeleton(self) -> str:
+        return SKELETON
+
+    def agent_instructions(self) -> str:
+        return AGENT_INSTRUCTIONS
+
+    def probe_actions(self) -> list[str]:
+        return list(PROBE_ACTIONS)
+
+    def static_problems(self, source: str) -> list[str]:
+        from plugins.families.program import leaf_env_classes, program_shape
+
+        try:
+            shape = program_shape(source)
+        except SyntaxError:
+            return super().static_problems(source)
+        leaves = [c for c in leaf_env_classes(shape) if c not in self.base_classes]
+        if len(leaves) == 1:
+            chain, seen = [leaves[0]], set()
+            while chain:
+                current = chain.pop()
+                if current in seen:
+                    continue
+                seen.add(current)
+                if "ToolUseBaseEnv" in shape.bases.get(current, ()):
+                    return super().static_problems(source)
+                chain.extend(shape.bases.get(current, ()))
+            return [f"class {leaves[0]} must subclass ToolUseBaseEnv (injected by the family; "
+                    "do not import it)"]
+        return super().static_problems(source)
+
+    def solution_actions(self, solution: Any, tools: Any = None) -> list[str] | None:
+        return tool_use_actions(solution, tools)
+
+    def tools_from_info(self, info: dict[str, Any]) -> list[dict[str, Any]] | None:
+        tools = info.get("tools") if isinstance(info, dict) else None
+        if isinstance(tools, list) and all(isinstance(t, dict) for t in tools):
+            return tools
+        return None
