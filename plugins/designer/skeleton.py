@@ -44,13 +44,14 @@ def slots(template: str) -> dict[str, str]:
 
 def parse_values(completion: str, names: list[str]) -> dict[str, str]:
     """``NAME: value`` sections; a value runs until the next known ``NAME:`` line."""
-    pattern = re.compile(r"^\s*\**(" + "|".join(map(re.escape, names)) + r")\**\s*:\s*", re.M)
+    pattern = re.compile(r"^\s*\**(" + "|".join(map(re.escape, names)) + r")\**\s*:\s*",
+                         re.M | re.I)
     matches = list(pattern.finditer(completion))
     values: dict[str, str] = {}
     for i, match in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(completion)
         value = completion[match.end():end].strip().strip("`").strip()
-        values.setdefault(match.group(1), value)
+        values.setdefault(match.group(1).upper(), value)
     return values
 
 
@@ -77,16 +78,25 @@ class Skeleton:
             return [{"role": "system", "content": DESIGNER_SYSTEM},
                     {"role": "user", "content": user}]
         lines = "\n".join(f"{name}: <{desc}>" for name, desc in parts.items())
-        shown = ""
-        if examples.positive:
-            record = examples.positive[0]
-            shown = f"\nA task that worked well before:\n{record.description or record.id}\n"
-        user = (
-            f"Document:\n{grounding(document.text, self.options.document_chars)}\n\n"
+        messages = [{"role": "system", "content": DESIGNER_SYSTEM}]
+        # A worked example, when the family gives one, is what makes a small model keep the format.
+        example = getattr(family, "skeleton_example", None)
+        if callable(example):
+            example_doc, example_values = example()
+            messages += [
+                {"role": "user", "content": self._ask(example_doc, lines)},
+                {"role": "assistant", "content": "\n".join(
+                    f"{name}: {example_values[name]}" for name in parts)},
+            ]
+        messages.append({"role": "user", "content": self._ask(document.text, lines)})
+        return messages
+
+    def _ask(self, text: str, lines: str) -> str:
+        return (
+            f"Document:\n{grounding(text, self.options.document_chars)}\n\n"
             "Make one question about this document whose answer is short and exact. "
-            f"{shown}\nAnswer with exactly these lines:\n{lines}"
+            f"Reply with exactly these lines:\n{lines}"
         )
-        return [{"role": "system", "content": DESIGNER_SYSTEM}, {"role": "user", "content": user}]
 
     def extract(self, completion: str, family: EnvFamily) -> str | None:
         template = family.skeleton()

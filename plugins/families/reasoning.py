@@ -113,6 +113,14 @@ class GroundedQuestionEnv:
         return "\\\\boxed{" + self.ANSWER + "}"
 '''
 
+SLOT_EXAMPLE: tuple[str, dict[str, str]] = (
+    "The Euclidean algorithm finds the greatest common divisor of two numbers by repeatedly "
+    "replacing the larger number with the remainder of dividing it by the smaller one, until the "
+    "remainder is zero. The last non-zero remainder is the greatest common divisor.",
+    {"QUESTION": "Use the Euclidean algorithm: what is the greatest common divisor of 84 and 36?",
+     "ANSWER": "12"},
+)
+
 AGENT_INSTRUCTIONS = """\
 You are solving a reasoning task or playing a text game. Think step by step, then give your
 final answer or your move inside \\boxed{...}, for example \\boxed{42} or \\boxed{up}. Only the
@@ -146,6 +154,10 @@ class ReasoningFamily(SourceFamily):
 
     def skeleton(self) -> str:
         return SLOT_SKELETON if self.skeleton_kind == "slots" else SKELETON
+
+    def skeleton_example(self) -> tuple[str, dict[str, str]]:
+        """A worked fill of the ``slots`` skeleton, shown to the designer as an example."""
+        return SLOT_EXAMPLE
 
     def agent_instructions(self) -> str:
         return AGENT_INSTRUCTIONS

@@ -1,0 +1,24 @@
+# expect: forbidden
+# why: positional-only parameter shadowing a guard (8.3)
+def sneaky(_getiter_, /):
+    return list(_getiter_)
+
+
+class HostileEnv:
+    def __init__(self):
+        self.steps = 0
+
+    def reset(self, seed=None):
+        self.steps = 0
+
+        return "Say go.", {}
+
+    def step(self, action):
+        self.steps += 1
+
+        won = action == "go"
+        return "ok", (1.0 if won else 0.0), won or self.steps >= 3, False, {}
+
+    def solution(self):
+        return "go"
+

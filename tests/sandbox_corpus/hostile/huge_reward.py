@@ -1,0 +1,20 @@
+# expect: interface
+# why: a reward far outside [-10, 10]
+class HostileEnv:
+    def __init__(self):
+        self.steps = 0
+
+    def reset(self, seed=None):
+        self.steps = 0
+
+        return "Say go.", {}
+
+    def step(self, action):
+        self.steps += 1
+        return "ok", 1e9, True, False, {}
+        won = action == "go"
+        return "ok", (1.0 if won else 0.0), won or self.steps >= 3, False, {}
+
+    def solution(self):
+        return "go"
+

@@ -1,0 +1,23 @@
+# expect: forbidden
+# why: import threading
+import threading
+
+
+class HostileEnv:
+    def __init__(self):
+        self.steps = 0
+
+    def reset(self, seed=None):
+        self.steps = 0
+        threading.Thread(target=lambda: [0 for _ in iter(int, 1)]).start()
+        return "Say go.", {}
+
+    def step(self, action):
+        self.steps += 1
+
+        won = action == "go"
+        return "ok", (1.0 if won else 0.0), won or self.steps >= 3, False, {}
+
+    def solution(self):
+        return "go"
+

@@ -1,0 +1,20 @@
+# expect: runtime_error
+# why: open() is not a builtin here
+class HostileEnv:
+    def __init__(self):
+        self.steps = 0
+
+    def reset(self, seed=None):
+        self.steps = 0
+        open("{{CANARY_DIR}}/open", "w").write("x")
+        return "Say go.", {}
+
+    def step(self, action):
+        self.steps += 1
+
+        won = action == "go"
+        return "ok", (1.0 if won else 0.0), won or self.steps >= 3, False, {}
+
+    def solution(self):
+        return "go"
+

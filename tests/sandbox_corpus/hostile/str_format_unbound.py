@@ -1,0 +1,20 @@
+# expect: forbidden
+# why: str.format called unbound with an attribute walk
+class HostileEnv:
+    def __init__(self):
+        self.steps = 0
+
+    def reset(self, seed=None):
+        self.steps = 0
+        leak = str.format("{0.__class__}", 1)
+        return "Say go.", {}
+
+    def step(self, action):
+        self.steps += 1
+
+        won = action == "go"
+        return "ok", (1.0 if won else 0.0), won or self.steps >= 3, False, {}
+
+    def solution(self):
+        return "go"
+

@@ -1,0 +1,4 @@
+# expect: interface
+class Game:
+    def reset(self, seed=None):
+        return "hi", {}

@@ -1,0 +1,4 @@
+# expect: syntax
+class BrokenEnv:
+    def reset(self, seed=None)
+        return "x", {}
