@@ -183,3 +183,14 @@ def test_registration_module_is_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ""
+
+
+def test_bench_generation_counts_real_tokens(backend):
+    from plugins.backends.bench import bench_generation
+
+    results = bench_generation(backend, batch_sizes=(1, 2), max_new_tokens=4, warmup=False)
+    assert [r.batch_size for r in results] == [1, 2]
+    for r in results:
+        assert r.requests == 2 and 2 <= r.completion_tokens <= 8
+        assert r.seconds > 0 and r.tokens_per_second == pytest.approx(
+            r.completion_tokens / r.seconds, rel=0.05)

@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "spade_core.cli.plugins_cmd",
     "spade_core.cli.check_env_cmd",
     "spade_core.cli.bench_cmd",
+    "spade_core.cli.doctor_cmd",
     "spade_core.cli.memory_cmd",
     "spade_core.cli.envs_cmd",
 )

@@ -15,6 +15,8 @@ import importlib
 BENCHMARKS: dict[str, str] = {
     "sandbox": "sandbox.bench",
     "memory": "envmemory.bench",
+    "loop": "spade_core.selfplay.bench",
+    "generation": "plugins.backends.bench",
 }
 
 

@@ -41,7 +41,6 @@ class ModelSection(Strict):
     """The one policy that plays both roles."""
 
     path: str = "bundled:smollm2-135m"
-    chat_template: str | None = None
 
 
 class LoopSection(Strict):

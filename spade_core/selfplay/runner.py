@@ -39,8 +39,9 @@ def _stderr(message: str) -> None:
 
 
 def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
-                     opened: list[Any]) -> Components:
-    """Build every selected component; each is appended to ``opened`` so it can be closed."""
+                     opened: list[Any], backend: Any = None) -> Components:
+    """Build every selected component; each is appended to ``opened`` so it can be closed.
+    ``backend``, when given, replaces the configured generation backend (benchmarks)."""
     built: dict[str, Any] = {}
 
     def build(section: str) -> Any:
@@ -52,7 +53,10 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
         opened.append(instance)
         return instance
 
-    backend = build("backend")
+    if backend is None:
+        backend = build("backend")
+    else:
+        built["generation_backend"] = backend
     sandbox = build("sandbox")
     memory = build("memory")
     corpus = build("corpus")

@@ -1,0 +1,144 @@
+"""Registers the built-in generation backends ``transformers``, ``openai`` and ``vllm``.
+
+Light at import: each factory imports its backend module (and so torch, transformers or vllm) only
+when the component is built. Every option is documented in ``docs/backends.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from spade_core.components import BuildContext
+from spade_core.hookspecs import hookimpl
+
+
+class _Options(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _LocalModelOptions(_Options):
+    model: str | None = Field(
+        default=None,
+        description="model spec (bundled:NAME, a model directory, a .gguf file or hf:ORG/NAME); "
+                    "None uses the run's model.path")
+    chat_template: str | None = Field(
+        default=None,
+        description="replace the model's chat template: builtin:NAME, trl:NAME, a .jinja file or "
+                    "template text")
+    tool_chat_template: str = Field(
+        default="auto",
+        description="template for prompts with tools when the main one ignores them; auto picks "
+                    "builtin:chatml-tools for ChatML models")
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0, description="nucleus sampling; 1 disables")
+    top_k: int = Field(default=0, ge=0, description="top-k sampling; 0 disables")
+
+
+class TransformersOptions(_LocalModelOptions):
+    device: str = Field(default="auto", description="auto (CUDA if available, else cpu), cpu, "
+                                                    "cuda or cuda:N")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        default="auto", description="auto: float32 on CPU, bfloat16 on GPU")
+    batch_size: int = Field(default=8, ge=1, description="most sequences per forward pass")
+    torch_threads: int | None = Field(
+        default=None, ge=1,
+        description="torch.set_num_threads at start; None leaves it to OMP_NUM_THREADS")
+    attn_implementation: str | None = Field(
+        default=None, description="transformers attention implementation (eager, sdpa, ...)")
+
+
+class VLLMOptions(_LocalModelOptions):
+    dtype: str = Field(default="auto", description="vLLM dtype: auto, bfloat16, float16, float32")
+    gpu_memory_utilization: float = Field(
+        default=0.5, gt=0.0, le=1.0,
+        description="share of GPU memory vLLM may take (leave room for training when colocated)")
+    tensor_parallel_size: int = Field(default=1, ge=1)
+    max_model_len: int | None = Field(default=None, ge=16,
+                                      description="context length; None uses the model's")
+    enforce_eager: bool = Field(default=False, description="skip CUDA graph capture (faster start)")
+    enable_prefix_caching: bool = True
+
+
+class OpenAIOptions(_Options):
+    base_url: str = Field(default="http://127.0.0.1:8000/v1",
+                          description="API root; /chat/completions is appended")
+    model: str | None = Field(
+        default=None, description="model name on the server; None asks GET /models for the first")
+    api_key_env: str | None = Field(
+        default="OPENAI_API_KEY",
+        description="environment variable holding the API key; unset variable: no auth header")
+    timeout_s: float = Field(default=120.0, gt=0.0, description="per-request timeout")
+    max_retries: int = Field(default=3, ge=0,
+                             description="retries on connection errors, timeouts, 408/409/429/5xx")
+    backoff_s: float = Field(default=1.0, ge=0.0,
+                             description="first retry delay, doubled at each retry")
+    max_concurrency: int = Field(default=8, ge=1, description="requests in flight per batch")
+    logprobs: bool = Field(default=False, description="ask for per-token log-probabilities")
+    wait_for_server_s: float = Field(
+        default=0.0, ge=0.0,
+        description="at start, wait up to this long for GET /models to answer; 0 skips the check")
+    extra_body: dict[str, Any] = Field(default_factory=dict,
+                                       description="extra JSON fields for every request")
+    headers: dict[str, str] = Field(default_factory=dict, description="extra HTTP headers")
+
+
+def model_spec(option: str | None, context: BuildContext) -> str:
+    """The backend's model: its own option, else the run's ``model.path``, else the bundled model."""
+    from plugins.backends.model_source import DEFAULT_MODEL
+
+    return option or getattr(context, "model", None) or DEFAULT_MODEL
+
+
+def build_transformers(options: TransformersOptions, context: BuildContext) -> Any:
+    import torch
+
+    from plugins.backends.model_source import resolve_model
+    from plugins.backends.transformers_backend import TransformersBackend
+
+    if options.torch_threads:
+        torch.set_num_threads(options.torch_threads)
+    resolved = resolve_model(model_spec(options.model, context))
+    return TransformersBackend(
+        resolved.path, device=options.device, dtype=options.dtype, batch_size=options.batch_size,
+        chat_template=options.chat_template, tool_chat_template=options.tool_chat_template,
+        top_p=options.top_p, top_k=options.top_k,
+        attn_implementation=options.attn_implementation)
+
+
+def build_vllm(options: VLLMOptions, context: BuildContext) -> Any:
+    from plugins.backends.vllm_backend import VLLMBackend, import_vllm
+
+    import_vllm()  # fail with install advice before converting any model
+    from plugins.backends.model_source import resolve_model
+
+    resolved = resolve_model(model_spec(options.model, context))
+    return VLLMBackend(
+        resolved.path, dtype=options.dtype, gpu_memory_utilization=options.gpu_memory_utilization,
+        tensor_parallel_size=options.tensor_parallel_size, max_model_len=options.max_model_len,
+        enforce_eager=options.enforce_eager, enable_prefix_caching=options.enable_prefix_caching,
+        seed=context.seed, chat_template=options.chat_template,
+        tool_chat_template=options.tool_chat_template, top_p=options.top_p, top_k=options.top_k)
+
+
+def build_openai(options: OpenAIOptions, context: BuildContext) -> Any:
+    from plugins.backends.openai_backend import OpenAIBackend
+
+    backend = OpenAIBackend(
+        options.base_url, options.model, api_key_env=options.api_key_env,
+        timeout_s=options.timeout_s, max_retries=options.max_retries, backoff_s=options.backoff_s,
+        max_concurrency=options.max_concurrency, logprobs=options.logprobs,
+        extra_body=options.extra_body, headers=options.headers)
+    if options.wait_for_server_s > 0:
+        backend.wait_until_ready(options.wait_for_server_s)
+    return backend
+
+
+@hookimpl
+def register_generation_backends(register):
+    register("transformers", build_transformers, TransformersOptions,
+             "Hugging Face transformers in this process, batched, CPU or GPU")
+    register("openai", build_openai, OpenAIOptions,
+             "any OpenAI-compatible /chat/completions endpoint over HTTP")
+    register("vllm", build_vllm, VLLMOptions,
+             "vLLM engine in this process (GPU; optional extra spade-rl[gpu])")

@@ -1,0 +1,109 @@
+"""Orchestration overhead of the self-play loop (``spade bench loop``).
+
+Runs validate, dedupe, hint, rollouts and estimate with the configured sandbox, memory, families
+and estimator, but with a zero-latency scripted policy in place of the model (a test double: the
+designer "writes" the families' seed programs, hints are fixed text, the agent replays a fixed
+action). What is left is the loop's own cost: environments per second through the pipeline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from spade_core.interfaces import Generation
+
+DEFAULT_CONFIG = "configs/quickstart.yaml"
+
+
+class ScriptedPolicy:
+    """Zero-latency stand-in for the model: replays fixed programs, hints and actions."""
+
+    def __init__(self, programs: Sequence[str], action: str = "\\boxed{0}") -> None:
+        self.programs = list(programs)
+        self.action = action
+        self.next_program = 0
+
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+        out = []
+        for messages in conversations:
+            system = messages[0]["content"] if messages else ""
+            if system.startswith("You are an environment designer"):
+                program = self.programs[self.next_program % len(self.programs)]
+                self.next_program += 1
+                out.append(Generation(text=f"```python\n{program}\n```"))
+            elif system.startswith("You are a coach"):
+                out.append(Generation(text="Work step by step and box the final answer."))
+            else:
+                out.append(Generation(text=self.action))
+        return out
+
+    def close(self) -> None:
+        return None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", default=DEFAULT_CONFIG,
+                        help="config whose sandbox, memory, families and estimator are used")
+    parser.add_argument("--envs", type=int, default=64, help="environments through the pipeline")
+    parser.add_argument("--rollouts", type=int, default=8, help="hinted and unhinted plays each")
+    parser.add_argument("--turns", type=int, default=2, help="turns per episode")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    from spade_core.config.load import load_config
+    from spade_core.errors import SpadeError
+    from spade_core.plugins import load_plugins
+    from spade_core.selfplay.iteration import PhaseTimer, dedupe, design, estimate, play
+    from spade_core.selfplay.runner import _close_all, build_components
+
+    loaded = load_plugins()
+    overrides = [f"loop.envs_per_iteration={args.envs}", f"loop.rollouts_per_env={args.rollouts}",
+                 f"loop.max_turns={args.turns}", "loop.max_attempts=1",
+                 "designer=full-program"]
+    resolved = load_config(args.config, loaded.registry, overrides)
+    opened: list[Any] = []
+    with tempfile.TemporaryDirectory(prefix="spade-bench-loop-") as tmp:
+        try:
+            policy = ScriptedPolicy([])
+            c = build_components(resolved, Path(tmp), 0, opened, backend=policy)
+            policy.programs = [p.source for f in c.families for p in f.seed_programs()]
+            if not policy.programs:
+                raise SpadeError("bench loop: the configured families have no seed programs")
+            loop = resolved.config.loop
+            timer = PhaseTimer()
+            start = time.perf_counter()
+            proposals = design(c, loop, 0, 0, timer)
+            with timer.phase("dedupe"):
+                dedupe(c, proposals)
+            play(c, loop, proposals, 0, timer)
+            with timer.phase("estimate"):
+                estimate(c, loop, proposals, 0)
+            elapsed = time.perf_counter() - start
+        finally:
+            _close_all(opened, lambda message: None)
+    played = sum(1 for p in proposals if p.difficulty is not None)
+    episodes = played * 2 * args.rollouts
+    result = {
+        "benchmark": "loop", "envs": args.envs, "envs_played": played,
+        "rollouts_per_env": args.rollouts, "turns": args.turns, "episodes": episodes,
+        "seconds": round(elapsed, 3), "envs_per_second": round(args.envs / elapsed, 2),
+        "episodes_per_second": round(episodes / elapsed, 1),
+        "phase_seconds": {k: round(v, 3) for k, v in timer.seconds.items()},
+        "goal_envs_per_second": 50, "goal_met": args.envs / elapsed >= 50,
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:>22}: {value}")
+    return 0
