@@ -32,9 +32,9 @@ def test_the_sandbox_plugin_is_registered_with_options():
 
 def test_cli_stays_light():
     code = ("import sys, argparse; import sandbox.plugin, sandbox.bench; "
-            "from spade_core.cli import check_env_cmd, bench_cmd; "
+            "from spade_core.cli import check_env_cmd, bench_cmd, doctor_cmd; "
             "sub = argparse.ArgumentParser().add_subparsers(); "
-            "check_env_cmd.add_parser(sub); bench_cmd.add_parser(sub); "
+            "check_env_cmd.add_parser(sub); bench_cmd.add_parser(sub); doctor_cmd.add_parser(sub); "
             "heavy = [m for m in ('RestrictedPython', 'torch', 'gymnasium', 'numpy') "
             "if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -100,3 +100,13 @@ def test_bench_sandbox_json_reports_all_three_approaches():
     assert figures["plain_exec"]["episodes_per_s"] > figures["fresh_interpreter"]["episodes_per_s"]
     assert set(figures["goals"]) == {"episodes_per_s_per_core", "step_median_us"}
     assert all(isinstance(g["met"], bool) for g in figures["goals"].values())
+
+
+@pytest.mark.timeout(120)
+def test_doctor_reports_the_isolation_in_force():
+    out = spade("doctor", "--json", timeout=120)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["healthy"] is True
+    assert report["isolation"]["isolated"] is True
+    assert report["probe"]["category"] == "ok"

@@ -21,7 +21,6 @@ from spade_core.errors import SandboxError
 
 SECRET_NAME = "SPADE_SANDBOX_ESCAPE_SECRET"
 SECRET_VALUE = "escape-canary-91d0c3"
-WORKER_UID_RANGE = range(200_000, 200_000 + 64 * 4096)
 
 REPORT_PROGRAM = '''
 import json
@@ -116,7 +115,7 @@ def _worker_processes(box) -> list[int]:
                 uids[int(entry.name)] = int(line.split()[1])
     found = []
     for pid, uid in uids.items():
-        if uid not in WORKER_UID_RANGE:
+        if uid not in range(box.executor.uid_base, box.executor.uid_base + (1 << 20)):
             continue
         ancestor, hops = parents.get(pid), 0
         while ancestor and ancestor not in roots and hops < 16:
@@ -128,6 +127,12 @@ def _worker_processes(box) -> list[int]:
 
 @pytest.mark.timeout(120)
 def test_isolation_report(sandbox):
+    from spade_core.interfaces.sandbox import Sandbox, SandboxSession
+
+    assert isinstance(sandbox, Sandbox)
+    session = sandbox.open(REPORT_PROGRAM, family=Family("RESULTS = {}"))
+    assert isinstance(session, SandboxSession)
+    session.close()
     info = sandbox.isolation()
     assert info["isolated"] is True
     assert info["method"] in ("bwrap", "unshare")
@@ -166,7 +171,8 @@ def test_escaped_code_cannot_reach_the_host(sandbox, tmp_path):
     assert results["write_scratch"].startswith("ok")
     if os.geteuid() == 0:
         uid, euid = json.loads(results["uid"][4:].replace("(", "[").replace(")", "]"))
-        assert uid == euid and uid in WORKER_UID_RANGE
+        low, high = sandbox.isolation()["worker_uids"]
+        assert uid == euid and low <= uid <= high
         assert results["interfaces"] == "ok: ['lo']"
         # Only the directories leading to the bound interpreter exist, never the real home.
         assert not any(name in results["root_home"] for name in (".ssh", ".cache", ".bashrc"))

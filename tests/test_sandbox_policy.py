@@ -212,6 +212,11 @@ REFUSED_AT_RUN_TIME = [
     "import random\nrandom.Random(1)._randbelow(3)",
     "try:\n    (1).nope\nexcept AttributeError as e:\n    e.obj",
     "g = (i for i in [])\ngetattr(g, 'gi_' + 'frame')",
+    "type('X', (), {'__annotations__': {'a': int}})",
+    "import functools, random\nfunctools.wraps(len)(random.Random)",
+    "import dataclasses, random\ndataclasses.dataclass(random.Random)",
+    "from typing import TypedDict\nfrom dataclasses import dataclass\n"
+    "dataclass(TypedDict('T', {'a b': int}))",
 ]
 
 
@@ -221,6 +226,12 @@ def test_runtime_guards_refuse(source):
     assert not isinstance(code, CompileFailure), code
     with pytest.raises(SandboxViolation):
         exec(code, program_globals())
+
+
+def test_type_still_answers_isinstance_and_one_argument_calls():
+    env = run("RESULT = (type(3) is int, isinstance(int, type), issubclass(bool, int), "
+              "type(type(3)).__name__)")
+    assert env["RESULT"] == (True, True, True, "type")
 
 
 def test_modules_are_filtered_stand_ins():

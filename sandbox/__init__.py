@@ -1,0 +1,8 @@
+"""The built-in sandbox: untrusted environment programs run isolated, fast, with clear verdicts.
+
+Layers: a RestrictedPython compile policy (``policy.py``, ``guards.py``, ``modules.py``) as defence
+in depth, and OS isolation as the real boundary (``isolation.py``, ``server.py``, ``worker.py``).
+The host side is ``pool.py`` (executors), ``session.py`` (sessions, the ``Sandbox``) and
+``checks.py`` (verdicts). ``plugin.py`` registers it as the sandbox named ``process``.
+Importing this package is light; nothing here starts a process until a sandbox is built.
+"""

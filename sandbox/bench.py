@@ -1,0 +1,278 @@
+"""Sandbox throughput and latency: isolated workers vs plain exec vs a fresh interpreter.
+
+All three run the same multi-turn environment (10 steps per episode). Isolated: one fork-server
+worker per episode under the full isolation in force. Plain exec: the program exec'd in this
+process, as the SPADE reference does (no isolation at all). Fresh interpreter: one
+``python -I`` process per episode, as human-eval does. Figures are wall-clock on whatever else the
+machine is doing; per-core figures divide by the CPU seconds all processes used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+#: The benchmark environment: a 10-step hot/cold search, typical of generated games.
+BENCH_PROGRAM = r'''
+import random
+
+
+class HotColdEnv:
+    """Find the hidden cell on a line; each step says warmer or colder."""
+
+    def __init__(self):
+        self._target = 0
+        self._last = None
+        self.steps = 0
+
+    def reset(self, seed=None):
+        self._rng = random.Random(seed)
+        self._target = self._rng.randint(0, 99)
+        self._last = None
+        self.steps = 0
+        return "A cell between 0 and 99 is hidden. Answer as \\boxed{n}.", {"max_steps": 10}
+
+    def step(self, action):
+        self.steps += 1
+        text = action.strip()
+        guess = None
+        if text.startswith("\\boxed{") and text.endswith("}"):
+            try:
+                guess = int(text[7:-1])
+            except ValueError:
+                guess = None
+        if guess is None:
+            obs, reward = "Answer as \\boxed{n}.", 0.0
+        elif guess == self._target:
+            obs, reward = "Found it!", 1.0
+        else:
+            distance = abs(guess - self._target)
+            warmer = self._last is not None and distance < self._last
+            self._last = distance
+            obs, reward = f"{'warmer' if warmer else 'colder'} ({self.steps}/10)", 0.0
+        done = reward == 1.0 or self.steps >= 10
+        return obs, reward, done, False, {"steps": self.steps}
+
+    def solution(self):
+        return f"\\boxed{{{self._target}}}"
+'''
+EPISODE_STEPS = 10
+ACTIONS = [f"\\boxed{{{i}}}" for i in range(200, 200 + EPISODE_STEPS)]  # never the answer
+
+_FRESH_DRIVER = r'''
+import sys
+source = sys.stdin.read()
+namespace = {"__name__": "__env__"}
+exec(compile(source, "<env>", "exec"), namespace)
+env = namespace["HotColdEnv"]()
+env.reset(seed=int(sys.argv[1]))
+for i in range(10):
+    env.step("\\boxed{%d}" % (200 + i))
+print("done")
+'''
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--seconds", type=float, default=3.0,
+                        help="how long to run each throughput measurement (default 3)")
+    parser.add_argument("--steps", type=int, default=3000,
+                        help="step round trips to time for the latency figures (default 3000)")
+    parser.add_argument("--fresh-episodes", type=int, default=20,
+                        help="episodes for the fresh-interpreter approach (default 20)")
+
+
+def _cpu_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cpu_self() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _isolated_throughput(seconds: float, streams: int) -> dict[str, Any]:
+    """Episodes/s with ``streams`` concurrent clients on ``streams`` fork servers, and the CPU
+    seconds every process involved (this one, the servers, the workers) spent per episode."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sandbox.plugin import ProcessSandboxOptions, build_sandbox
+
+    sandbox = build_sandbox(ProcessSandboxOptions(workers=streams))
+    counts = [0] * streams
+
+    def client(index: int) -> None:
+        end = time.monotonic() + seconds
+        seed = index * 1_000_000
+        while time.monotonic() < end:
+            session = sandbox.open(BENCH_PROGRAM)
+            session.reset(seed)
+            for action in ACTIONS:
+                session.step(action)
+            session.close()
+            counts[index] += 1
+            seed += 1
+
+    try:
+        time.sleep(0.2)  # let the last start-up work settle before counting CPU
+        cpu_before = _cpu_self() + sandbox.executor.cpu_seconds()
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=streams) as pool:
+            list(pool.map(client, range(streams)))
+        elapsed = time.monotonic() - started
+        time.sleep(0.2)  # the last workers exit and are reaped
+        cpu = _cpu_self() + sandbox.executor.cpu_seconds() - cpu_before
+    finally:
+        sandbox.close()
+    episodes = sum(counts)
+    return {"streams": streams, "episodes": episodes, "seconds": round(elapsed, 3),
+            "episodes_per_s": round(episodes / elapsed, 1),
+            "cpu_seconds": round(cpu, 3),
+            "cpu_ms_per_episode": round(cpu / episodes * 1000, 2) if episodes else None,
+            "episodes_per_cpu_s": round(episodes / cpu, 1) if cpu > 0 else None}
+
+
+def _isolated_latency(steps: int) -> dict[str, Any]:
+    from sandbox.plugin import ProcessSandboxOptions, build_sandbox
+
+    sandbox = build_sandbox(ProcessSandboxOptions(workers=1))
+    samples: list[float] = []
+    try:
+        session = sandbox.open(BENCH_PROGRAM)
+        session.reset(1)
+        for i in range(steps):
+            action = ACTIONS[i % EPISODE_STEPS]
+            t0 = time.perf_counter()
+            result = session.step(action)
+            samples.append(time.perf_counter() - t0)
+            if result.terminated or result.truncated:
+                session.reset(i)
+        session.close()
+    finally:
+        sandbox.close()
+    return {"median_us": round(statistics.median(samples) * 1e6, 1),
+            "p99_us": round(_percentile(samples, 0.99) * 1e6, 1), "samples": len(samples)}
+
+
+def _plain_exec(seconds: float, steps: int) -> dict[str, Any]:
+    """The reference's way: exec in this process, no isolation, no restrictions."""
+    code = compile(BENCH_PROGRAM, "<env>", "exec")
+    episodes = 0
+    end = time.monotonic() + seconds
+    started = time.monotonic()
+    cpu_before = _cpu_self()
+    while time.monotonic() < end:
+        namespace: dict[str, Any] = {"__name__": "__env__"}
+        exec(code, namespace)  # noqa: S102 - the unsafe baseline being measured
+        env = namespace["HotColdEnv"]()
+        env.reset(seed=episodes)
+        for action in ACTIONS:
+            env.step(action)
+        episodes += 1
+    elapsed = time.monotonic() - started
+    cpu = _cpu_self() - cpu_before
+    env = namespace["HotColdEnv"]()
+    env.reset(seed=1)
+    samples = []
+    for i in range(steps):
+        t0 = time.perf_counter()
+        _, _, done, _, _ = env.step(ACTIONS[i % EPISODE_STEPS])
+        samples.append(time.perf_counter() - t0)
+        if done:
+            env.reset(seed=i)
+    return {"episodes": episodes, "episodes_per_s": round(episodes / elapsed, 1),
+            "episodes_per_cpu_s": round(episodes / cpu, 1) if cpu > 0 else None,
+            "step_median_us": round(statistics.median(samples) * 1e6, 2),
+            "step_p99_us": round(_percentile(samples, 0.99) * 1e6, 2)}
+
+
+def _fresh_interpreter(episodes: int) -> dict[str, Any]:
+    """human-eval's way: a new interpreter per episode (no OS isolation added)."""
+    cpu_before = _cpu_children()
+    started = time.monotonic()
+    for i in range(episodes):
+        subprocess.run([sys.executable, "-I", "-c", _FRESH_DRIVER, str(i)],
+                       input=BENCH_PROGRAM, text=True, capture_output=True, check=True,
+                       timeout=60)
+    elapsed = time.monotonic() - started
+    cpu = _cpu_children() - cpu_before
+    return {"episodes": episodes, "episodes_per_s": round(episodes / elapsed, 1),
+            "episodes_per_cpu_s": round(episodes / cpu, 1) if cpu > 0 else None}
+
+
+def measure(seconds: float = 3.0, steps: int = 3000, fresh_episodes: int = 20) -> dict[str, Any]:
+    """Run all measurements and return the figures (what ``--json`` prints)."""
+    from sandbox.isolation import choose
+
+    launch = choose("auto")
+    single = _isolated_throughput(seconds, 1)
+    cores = os.cpu_count() or 1
+    multi = _isolated_throughput(seconds, cores) if cores > 1 else single
+    latency = _isolated_latency(steps)
+    plain = _plain_exec(seconds, steps)
+    fresh = _fresh_interpreter(fresh_episodes)
+    per_core = single["episodes_per_cpu_s"] or 0.0
+    return {
+        "machine": {"cpus": cores, "python": sys.version.split()[0],
+                    "platform": sys.platform, "machine": os.uname().machine},
+        "isolation": launch.method,
+        "episode_steps": EPISODE_STEPS,
+        "isolated": {"single_stream": single, "all_cores": multi, "step_latency": latency},
+        "plain_exec": plain,
+        "fresh_interpreter": fresh,
+        "ratios": {
+            "plain_exec_vs_isolated_episodes": round(
+                plain["episodes_per_s"] / single["episodes_per_s"], 1),
+            "isolated_vs_fresh_interpreter_episodes": round(
+                single["episodes_per_s"] / fresh["episodes_per_s"], 1),
+            "isolated_vs_plain_step_latency": round(
+                latency["median_us"] / max(plain["step_median_us"], 1e-3), 1),
+        },
+        "goals": {
+            "episodes_per_s_per_core": {"goal": 300, "measured": per_core,
+                                        "met": per_core >= 300},
+            "step_median_us": {"goal": 50, "measured": latency["median_us"],
+                               "met": latency["median_us"] <= 50},
+        },
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from spade_core.errors import UsageError
+
+    if args.seconds <= 0 or args.steps < 10 or args.fresh_episodes < 1:
+        raise UsageError("bench sandbox: --seconds must be > 0, --steps >= 10, "
+                         "--fresh-episodes >= 1")
+    figures = measure(args.seconds, args.steps, args.fresh_episodes)
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return 0
+    iso = figures["isolated"]
+    print(f"sandbox benchmark ({figures['isolation']} isolation, {figures['machine']['cpus']} "
+          f"CPUs, {EPISODE_STEPS}-step episodes)")
+    print(f"  isolated, 1 stream:   {iso['single_stream']['episodes_per_s']:>8} episodes/s  "
+          f"({iso['single_stream']['episodes_per_cpu_s']} per CPU-second)")
+    print(f"  isolated, all cores:  {iso['all_cores']['episodes_per_s']:>8} episodes/s")
+    print(f"  isolated step:        median {iso['step_latency']['median_us']} us, "
+          f"p99 {iso['step_latency']['p99_us']} us")
+    plain, fresh = figures["plain_exec"], figures["fresh_interpreter"]
+    print(f"  plain exec:           {plain['episodes_per_s']:>8} episodes/s, step median "
+          f"{plain['step_median_us']} us")
+    print(f"  fresh interpreter:    {fresh['episodes_per_s']:>8} episodes/s")
+    for name, goal in figures["goals"].items():
+        print(f"  goal {name}: {goal['goal']} -> measured {goal['measured']} "
+              f"({'met' if goal['met'] else 'NOT met'})")
+    return 0

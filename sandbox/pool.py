@@ -1,0 +1,275 @@
+"""Executors: where workers come from. The local one runs a pool of fork servers.
+
+Callers (sessions, checks, the loop) only see :class:`Executor` and :class:`WorkerChannel`, so a
+distributed backend (e.g. Ray actors, each running a fork server on its node) can be added by
+implementing those two without touching them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any, Protocol
+
+from sandbox.isolation import SERVER_ENV, UID_BLOCK, UID_SPAN, Launch, draw_uid_base, server_command
+from sandbox.limits import Limits
+from sandbox.protocol import FramedSocket, FrameError, encode
+
+
+class WorkerChannel(Protocol):
+    """The host's end of one worker: request/reply frames, kill, and how it ended."""
+
+    def request(self, message: dict[str, Any], deadline: float, limit: int) -> dict[str, Any]: ...
+
+    def wait_ready(self, deadline: float, limit: int) -> dict[str, Any]: ...
+
+    def kill(self) -> None: ...
+
+    def exit_status(self, timeout: float = 1.0) -> dict[str, Any] | None: ...
+
+    def close(self) -> None: ...
+
+
+class Executor(Protocol):
+    """Starts workers for programs."""
+
+    def spawn(self, program: str, prelude: str, limits: Limits,
+              modules: dict[str, str] | None = None) -> WorkerChannel: ...
+
+    def isolation(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+class ServerProcess:
+    """One fork server, started under ``launch``, and its control channel."""
+
+    def __init__(self, launch: Launch, index: int, uid_base: int,
+                 start_timeout: float = 60.0) -> None:
+        self.launch = launch
+        self.index = index
+        host_end, server_end = socket.socketpair()
+        command = server_command(launch, server_end.fileno(), index, uid_base)
+        env = dict(SERVER_ENV)
+        # A file, not a pipe: a server that writes a lot to stderr must never block on us.
+        self.stderr = tempfile.TemporaryFile(prefix="spade-sandbox-")
+        self.proc = subprocess.Popen(
+            command, pass_fds=[server_end.fileno()], env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=self.stderr, start_new_session=True, cwd="/",
+        )
+        server_end.close()
+        self.control = FramedSocket(host_end)
+        self.lock = threading.Lock()
+        self.live = 0
+        #: sha256 of the trusted sources (preludes, family modules) this server already holds.
+        self.known: set[str] = set()
+        try:
+            reply = self.call({"op": "ping"}, start_timeout)
+        except FrameError as exc:
+            error = self._stderr()
+            self.close()
+            raise RuntimeError(f"fork server {index} ({launch.method}) did not start: {exc}"
+                               + (f"; its stderr: {error}" if error else "")) from None
+        self.probe: dict[str, Any] = reply.get("probe", {})
+
+    def _stderr(self) -> str:
+        try:
+            self.stderr.seek(0)
+            return self.stderr.read(4000).decode("utf-8", "replace").strip()
+        except (OSError, ValueError):
+            return ""
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def send(self, message: dict[str, Any], fd: int | None = None) -> None:
+        data = encode(message)
+        with self.lock:
+            if fd is None:
+                self.control.sock.sendall(data)
+                return
+            sent = socket.send_fds(self.control.sock, [data], [fd])
+            if sent < len(data):
+                self.control.sock.sendall(data[sent:])
+
+    def send_spawn(self, message: dict[str, Any], fd: int, trusted: dict[str, str]) -> None:
+        """Send the trusted sources this server lacks, then the spawn request with its channel
+        end, all under one lock so no other spawn can overtake them."""
+        with self.lock:
+            for sha, text in trusted.items():
+                if sha not in self.known:
+                    self.control.sock.sendall(encode({"op": "trusted", "sha": sha,
+                                                      "text": text}))
+                    self.known.add(sha)
+            data = encode(message)
+            sent = socket.send_fds(self.control.sock, [data], [fd])
+            if sent < len(data):
+                self.control.sock.sendall(data[sent:])
+
+    def call(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        with self.lock:
+            self.control.sock.sendall(encode(message))
+            return self.control.recv(1 << 20, time.monotonic() + timeout)
+
+    def close(self) -> None:
+        self.control.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+        self.stderr.close()
+
+
+class ForkChannel:
+    """The host's end of a worker forked by a :class:`ServerProcess`."""
+
+    def __init__(self, server: ServerProcess, wid: int, sock: socket.socket) -> None:
+        self.server = server
+        self.wid = wid
+        self.framed = FramedSocket(sock)
+        self.closed = False
+
+    def wait_ready(self, deadline: float, limit: int) -> dict[str, Any]:
+        return self.framed.recv(limit, deadline)
+
+    def request(self, message: dict[str, Any], deadline: float, limit: int) -> dict[str, Any]:
+        try:
+            self.framed.send(message)
+        except OSError as exc:
+            raise FrameError(f"the worker is gone ({exc})") from None
+        return self.framed.recv(limit, deadline)
+
+    def kill(self) -> None:
+        try:
+            self.server.send({"op": "kill", "id": self.wid})
+        except OSError:
+            pass
+
+    def exit_status(self, timeout: float = 1.0) -> dict[str, Any] | None:
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                reply = self.server.call({"op": "wait", "id": self.wid}, timeout)
+            except (OSError, FrameError):
+                return None
+            if reply.get("status") is not None:
+                return reply["status"]
+            if time.monotonic() >= end:
+                return None
+            time.sleep(0.02)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.framed.close()
+            self.server.live -= 1
+
+
+class ForkExecutor:
+    """A pool of fork servers on this machine; sessions go to the least busy one."""
+
+    def __init__(self, launch: Launch, servers: int) -> None:
+        if servers > UID_SPAN // UID_BLOCK:
+            raise ValueError(f"at most {UID_SPAN // UID_BLOCK} fork servers per sandbox")
+        self.launch = launch
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._hashes: dict[str, str] = {}
+        #: First uid of this sandbox's workers (a random block: sandboxes never share uids).
+        self.uid_base = draw_uid_base()
+        self.servers: list[ServerProcess] = []
+        try:
+            for index in range(max(1, servers)):
+                self.servers.append(ServerProcess(launch, index, self.uid_base))
+        except BaseException:
+            self.close()
+            raise
+
+    def _pick(self) -> ServerProcess:
+        with self._lock:
+            index = min(range(len(self.servers)), key=lambda i: self.servers[i].live)
+            server = self.servers[index]
+            if not server.alive():
+                # A dead server is replaced; its sessions have already failed on their own.
+                try:
+                    server.close()
+                except OSError:
+                    pass
+                server = ServerProcess(self.launch, index, self.uid_base)
+                self.servers[index] = server
+            server.live += 1
+            return server
+
+    def spawn(self, program: str, prelude: str, limits: Limits,
+              modules: dict[str, str] | None = None) -> ForkChannel:
+        server = self._pick()
+        wid = next(self._ids)
+        trusted: dict[str, str] = {}
+        prelude_sha = self._sha(prelude, trusted) if prelude else ""
+        module_shas = {name: self._sha(text, trusted) for name, text in (modules or {}).items()}
+        host_end, worker_end = socket.socketpair()
+        try:
+            server.send_spawn({"op": "spawn", "id": wid, "program": program,
+                               "prelude": prelude_sha, "modules": module_shas,
+                               "limits": limits.to_dict()}, worker_end.fileno(), trusted)
+        except OSError:
+            host_end.close()
+            server.live -= 1
+            raise
+        finally:
+            worker_end.close()
+        return ForkChannel(server, wid, host_end)
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds used so far by the fork servers and their reaped workers (the host's own
+        ``RUSAGE_CHILDREN`` does not see them: they are not its direct children)."""
+        total = 0.0
+        for server in self.servers:
+            stats = server.call({"op": "stats"}, 10.0)
+            total += float(stats.get("cpu_self", 0.0)) + float(stats.get("cpu_workers", 0.0))
+        return total
+
+    def _sha(self, text: str, trusted: dict[str, str]) -> str:
+        sha = self._hashes.get(text)
+        if sha is None:
+            sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            if len(self._hashes) > 64:
+                self._hashes.clear()
+            self._hashes[text] = sha
+        trusted[sha] = text
+        return sha
+
+    def isolation(self) -> dict[str, Any]:
+        probe = self.servers[0].probe if self.servers else {}
+        return {
+            "method": self.launch.method,
+            "isolated": self.launch.method != "none",
+            "servers": len(self.servers),
+            "worker_uid_drop": self.launch.drop_uid,
+            "worker_uids": [self.uid_base, self.uid_base + len(self.servers) * UID_BLOCK - 1]
+            if self.launch.drop_uid else None,
+            "network": "none (own network namespace)" if probe.get("interfaces") in (["lo"], [])
+            and self.launch.method != "none" else "host network",
+            "server_probe": probe,
+            "filesystem": "read-only minimal view, private tmpfs /tmp"
+            if self.launch.method == "bwrap" else "host filesystem",
+            "notes": list(self.launch.notes),
+            "host_python": sys.version.split()[0],
+            "host_pid": os.getpid(),
+        }
+
+    def close(self) -> None:
+        for server in self.servers:
+            try:
+                server.close()
+            except OSError:
+                pass
+        self.servers = []

@@ -1,0 +1,125 @@
+"""Length-prefixed JSON frames: how the host, the fork server and workers talk.
+
+Each frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON. Readers
+refuse frames over a size limit before reading them, and never read "until EOF" (a grandchild
+holding a pipe open would make EOF never come). Nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import struct
+import time
+from typing import Any
+
+_HEADER = struct.Struct(">I")
+# Encoders built once: json.dumps with any non-default argument builds a new one per call.
+_UTF8 = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_ASCII = json.JSONEncoder(separators=(",", ":"))
+
+
+class FrameError(Exception):
+    """The peer closed the channel, sent a malformed frame, or sent one over the limit."""
+
+    def __init__(self, message: str, kind: str = "closed") -> None:
+        super().__init__(message)
+        #: ``closed``, ``too_large``, ``malformed`` or ``timeout``.
+        self.kind = kind
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    try:
+        body = _UTF8.encode(message).encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: fall back to \u escapes
+        body = _ASCII.encode(message).encode("ascii")
+    return _HEADER.pack(len(body)) + body
+
+
+def frame(body: bytes) -> bytes:
+    """Prefix an already encoded JSON body with its length."""
+    return _HEADER.pack(len(body)) + body
+
+
+class FramedSocket:
+    """A stream socket carrying frames, with a read buffer so a frame usually costs one
+    ``recv`` call."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._buffer = bytearray()
+        self._poll: Any = None
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.sock.sendall(encode(message))
+
+    def _fill(self, size: int, deadline: float | None) -> None:
+        while len(self._buffer) < size:
+            if deadline is not None:
+                wait = deadline - time.monotonic()
+                if wait <= 0:
+                    raise FrameError("no reply before the time limit", "timeout")
+                if self._poll is None:
+                    self._poll = select.poll()
+                    self._poll.register(self.sock, select.POLLIN | select.POLLERR
+                                        | select.POLLHUP)
+                if not self._poll.poll(max(1, int(wait * 1000 + 0.999))):
+                    if time.monotonic() >= deadline:
+                        raise FrameError("no reply before the time limit", "timeout")
+                    continue
+            try:
+                chunk = self.sock.recv(max(size - len(self._buffer), 65_536))
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                raise FrameError(f"channel reset: {exc}") from None
+            if not chunk:
+                raise FrameError("the peer closed the channel")
+            self._buffer += chunk
+
+    def recv(self, limit: int, deadline: float | None = None) -> dict[str, Any]:
+        """Read one frame of at most ``limit`` bytes, waiting until ``deadline`` (monotonic)."""
+        self._fill(4, deadline)
+        (size,) = _HEADER.unpack_from(self._buffer)
+        if size > limit:
+            raise FrameError(f"frame of {size} bytes exceeds the {limit}-byte limit",
+                             "too_large")
+        self._fill(4 + size, deadline)
+        body = bytes(self._buffer[4:4 + size])
+        del self._buffer[:4 + size]
+        return decode(body)
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+def decode(body: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise FrameError(f"malformed frame: {type(exc).__name__}", "malformed") from None
+    if not isinstance(message, dict):
+        raise FrameError("malformed frame: not a JSON object", "malformed")
+    return message
+
+
+def split_frames(buffer: bytearray, limit: int) -> list[dict[str, Any]]:
+    """Take every complete frame off the front of ``buffer`` (for non-blocking readers)."""
+    frames = []
+    while len(buffer) >= 4:
+        (size,) = _HEADER.unpack_from(buffer)
+        if size > limit:
+            raise FrameError(f"frame of {size} bytes exceeds the {limit}-byte limit",
+                             "too_large")
+        if len(buffer) < 4 + size:
+            break
+        frames.append(decode(bytes(buffer[4:4 + size])))
+        del buffer[:4 + size]
+    return frames
