@@ -3,11 +3,15 @@
 All live episodes advance in lock step: one generation call produces the next action of every
 episode that is still running, then each action is stepped in its own sandbox session. So K
 rollouts of N environments cost ``max_turns`` generation calls, not ``N * K * max_turns``.
+
+Opening sessions and stepping them are waits on worker processes, so they are issued from a small
+thread pool and overlap. The threads only wait on IPC: untrusted code never runs in this process.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,8 +90,26 @@ def run_rollouts(
     seed: int,
 ) -> tuple[list[list[Episode]], list[list[list[dict[str, str]]]]]:
     """Play every request; returns per request its episodes and their conversations (in order)."""
-    live: list[list[_Live]] = [[_start(sandbox, r, s) for s in r.seeds] for r in requests]
-    flat = [item for group in live for item in group]
+    with ThreadPoolExecutor(max_workers=IO_THREADS, thread_name_prefix="spade-rollout") as pool:
+        return _run(pool, sandbox, backend, requests, max_turns=max_turns,
+                    max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+
+
+#: Threads that wait on sandbox workers at once (IPC only).
+IO_THREADS = 8
+
+
+def _run(pool: ThreadPoolExecutor, sandbox: Sandbox, backend: GenerationBackend,
+         requests: Sequence[RolloutRequest], *, max_turns: int, max_new_tokens: int,
+         temperature: float, seed: int,
+         ) -> tuple[list[list[Episode]], list[list[list[dict[str, str]]]]]:
+    starts = [(r, s) for r in requests for s in r.seeds]
+    flat = list(pool.map(lambda rs: _start(sandbox, rs[0], rs[1]), starts))
+    live: list[list[_Live]] = []
+    position = 0
+    for r in requests:
+        live.append(flat[position:position + len(r.seeds)])
+        position += len(r.seeds)
     try:
         for turn in range(max_turns):
             active = [item for item in flat if not item.done]
@@ -101,15 +123,19 @@ def run_rollouts(
                 generations = backend.generate(
                     [item.messages for item in group], max_new_tokens=max_new_tokens,
                     temperature=temperature, seed=seed + turn, tools=group[0].tools)
-                for item, generation in zip(group, generations, strict=True):
-                    _advance(item, generation.text, last_turn=turn == max_turns - 1)
+                last = turn == max_turns - 1
+                list(pool.map(lambda pair: _advance(pair[0], pair[1].text, last_turn=last),
+                              zip(group, generations, strict=True)))
     finally:
-        for item in flat:
-            if item.session is not None:
-                item.session.close()
+        list(pool.map(_close, flat))
     episodes = [[item.episode for item in group] for group in live]
     conversations = [[item.messages for item in group] for group in live]
     return episodes, conversations
+
+
+def _close(item: _Live) -> None:
+    if item.session is not None:
+        item.session.close()
 
 
 def _advance(item: _Live, action: str, last_turn: bool) -> None:
