@@ -8,8 +8,9 @@ Output: ``programs.jsonl`` (every program: base, kind, source, description) and 
 Near-duplicate kinds: ``renamed`` identifiers, ``reworded`` prompts and description, ``reordered``
 methods, ``seed_range`` (the bounds of ``randint``/``randrange`` calls changed) and ``combined``
 (all four at once) and, for eight bases, ``reimplemented``: the same task written again from
-scratch by hand in ``reimplemented/`` (other structure, names and wording). Different pairs: every pair of distinct bases; pairs from the same theme (e.g.
-two number puzzles) are marked ``different_same_theme``. Every generated program is checked to run:
+scratch by hand in ``reimplemented/`` (other structure, names and wording). Different pairs: every
+pair of distinct bases; pairs from the same theme (e.g. two number puzzles) are marked
+``different_same_theme``. Every generated program is checked to run:
 ``reset`` then replaying ``solution()`` must reach reward 1.
 
 Run: ``python tests/envmemory_data/build_pairs.py`` (rewrites the two JSONL files).

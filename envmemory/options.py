@@ -1,0 +1,60 @@
+"""Options of the ``faiss`` environment memory (config section ``memory.options``)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envmemory.text import DEFAULT_REPRESENTATION
+
+
+class MemoryOptions(BaseModel):
+    """Where the memory lives, how environments are embedded and compared, and the status rules."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(default="memory", min_length=1,
+                      description="memory folder, relative to the run directory unless absolute")
+    embedder: str = Field(default="minilm", min_length=1,
+                          description="embedder name: minilm, hashing, or one from the "
+                                      "spade.embedders entry-point group")
+    embedder_options: dict[str, Any] = Field(default_factory=dict,
+                                             description="keyword options for the embedder")
+    representation: Literal["description", "strings", "task", "code", "normalized_code",
+                            "mix"] = Field(default=DEFAULT_REPRESENTATION,
+                                           description="text embedded for each environment")
+    similarity_threshold: float | None = Field(
+        default=None, gt=0.0, le=1.0,
+        description="cosine similarity to a mastered environment at or above which a candidate "
+                    "is refused (default: the embedder's measured threshold, 0.65 for minilm)")
+    structural_match: bool = Field(default=True,
+                                   description="also refuse a candidate whose canonical code "
+                                               "(names, method order, literals masked) equals a "
+                                               "mastered one")
+    success_reward: float = Field(default=1.0, gt=0.0, le=1.0,
+                                  description="episode reward that counts as success")
+    mastery_threshold: float = Field(default=0.9, gt=0.0, le=1.0,
+                                     description="unhinted success rate that makes an env mastered")
+    mastery_rollouts: int = Field(default=16, ge=1,
+                                  description="unhinted rollouts the mastery rate is taken over")
+    too_hard_threshold: float = Field(default=0.05, ge=0.0, lt=1.0,
+                                      description="hinted success rate at or below which an env "
+                                                  "is too hard")
+    too_hard_rollouts: int = Field(default=16, ge=1,
+                                   description="hinted rollouts the too-hard rate is taken over")
+    frontier_win_low: float = Field(default=0.15, ge=0.0, le=1.0,
+                                    description="lowest win rate of a positive example")
+    frontier_win_high: float = Field(default=0.85, ge=0.0, le=1.0,
+                                     description="highest win rate of a positive example")
+    switch_size: int = Field(default=10_000, ge=1,
+                             description="pool size at which exact search becomes IVF")
+    nprobe: int | None = Field(default=None, ge=1,
+                               description="IVF lists searched per query (default: enough lists to "
+                                           "scan about 2,000 vectors, at least 8)")
+    save_every: int = Field(default=1000, ge=1,
+                            description="pool additions between index saves (at least 10% of "
+                                        "the pool, so large pools are not rewritten constantly)")
+    synchronous: Literal["normal", "full"] = Field(
+        default="normal", description="SQLite synchronous mode: normal survives kill -9; full "
+                                      "also survives power loss, slower")

@@ -1,0 +1,35 @@
+"""Registers the built-in environment memory as ``faiss`` (entry point ``envmemory``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from envmemory.options import MemoryOptions
+from spade_core.components import BuildContext
+from spade_core.errors import ConfigError
+from spade_core.hookspecs import hookimpl
+
+
+def memory_folder(options: MemoryOptions, run_dir: Path | None) -> Path:
+    """The memory folder: ``options.path`` itself when absolute, else inside the run directory."""
+    path = Path(options.path).expanduser()
+    if path.is_absolute():
+        return path
+    if run_dir is None:
+        raise ConfigError(f"memory.options.path {options.path!r} is relative but there is no run "
+                          "directory to put it in; give an absolute path")
+    return Path(run_dir) / path
+
+
+def build_memory(options: MemoryOptions, context: BuildContext) -> Any:
+    """Factory of the ``faiss`` memory: opens (or creates) the memory folder of the run."""
+    from envmemory.memory import FaissEnvMemory
+
+    return FaissEnvMemory(memory_folder(options, context.run_dir), options)
+
+
+@hookimpl
+def register_env_memories(register):
+    register("faiss", build_memory, MemoryOptions,
+             "SQLite (WAL) records + FAISS dedupe of mastered environments, MiniLM embeddings")

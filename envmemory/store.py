@@ -1,0 +1,393 @@
+"""The durable record store: one SQLite database in WAL mode.
+
+Every record (source, status, statistics, embedding) is written in its own transaction, so a
+``kill -9`` loses at most the record being written and readers (``spade memory stats``) see a
+consistent snapshot while a run writes. Records that enter the dedupe pool (mastered environments)
+get a ``pool_id``, the id their vector has in the FAISS index; the index is only a cache of
+``(pool_id, embedding)`` rows and can always be rebuilt from here.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from spade_core.interfaces.memory import ENV_STATUSES, EnvIteration, EnvRecord
+
+DB_NAME = "memory.sqlite"
+LOCK_NAME = "writer.lock"
+SCHEMA_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS envs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    family TEXT NOT NULL,
+    status TEXT NOT NULL,
+    doc_id TEXT,
+    description TEXT NOT NULL DEFAULT '',
+    verdict_category TEXT NOT NULL DEFAULT '',
+    verdict_message TEXT NOT NULL DEFAULT '',
+    hint TEXT NOT NULL DEFAULT '',
+    source TEXT NOT NULL,
+    fingerprint TEXT,
+    duplicate_of TEXT,
+    duplicate_similarity REAL,
+    stats TEXT NOT NULL DEFAULT '{}',
+    times_proposed INTEGER NOT NULL DEFAULT 1,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    regret REAL,
+    win_rate REAL,
+    designer_reward REAL,
+    pool_id INTEGER UNIQUE,
+    embedding BLOB
+);
+-- prompt examples: frontier by regret, negatives by recency, optionally one family
+CREATE INDEX IF NOT EXISTS envs_status_family_regret ON envs (status, family, regret);
+CREATE INDEX IF NOT EXISTS envs_status_regret ON envs (status, regret);
+CREATE INDEX IF NOT EXISTS envs_status_updated ON envs (status, updated_at);
+CREATE INDEX IF NOT EXISTS envs_fingerprint ON envs (fingerprint);
+CREATE TABLE IF NOT EXISTS iterations (
+    env_id TEXT NOT NULL,
+    iteration INTEGER NOT NULL,
+    hinted TEXT NOT NULL,
+    unhinted TEXT NOT NULL,
+    figures TEXT NOT NULL,
+    designer_reward REAL NOT NULL,
+    at REAL NOT NULL,
+    PRIMARY KEY (env_id, iteration)
+);
+"""
+
+_COLUMNS = ("id, family, status, doc_id, description, verdict_category, verdict_message, hint, "
+            "source, duplicate_of, duplicate_similarity, stats, times_proposed, created_at, "
+            "updated_at, embedding")
+
+
+class StoreLockedError(RuntimeError):
+    """Another process already writes this memory."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """A record to insert in bulk: the record, its vector and its fingerprint."""
+
+    record: EnvRecord
+    embedding: np.ndarray | None
+    fingerprint: str | None = None
+
+
+def _blob(vector: np.ndarray | None) -> bytes | None:
+    return None if vector is None else np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+def _vector(blob: bytes | None) -> np.ndarray | None:
+    return None if blob is None else np.frombuffer(blob, dtype=np.float32)
+
+
+class RecordStore:
+    """SQLite record store of one memory folder; one writer at a time, any number of readers."""
+
+    def __init__(self, folder: Path, readonly: bool = False, synchronous: str = "NORMAL") -> None:
+        self.folder = Path(folder)
+        self.path = self.folder / DB_NAME
+        self.readonly = readonly
+        self._lock = threading.RLock()
+        self._lock_file = None
+        if readonly:
+            if not self.path.exists():
+                raise FileNotFoundError(f"no environment memory at {self.path}")
+            self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
+                                        isolation_level=None, check_same_thread=False)
+            self.conn.execute("PRAGMA query_only=ON")
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._lock_file = open(self.folder / LOCK_NAME, "a+")  # noqa: SIM115 - held while open
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock_file.close()
+            raise StoreLockedError(
+                f"{self.folder} is already open for writing by another process; "
+                "open it read-only or stop the other run") from None
+        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute(f"PRAGMA synchronous={synchronous}")
+        self.conn.executescript(_SCHEMA)
+        self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                          (SCHEMA_VERSION,))
+
+    # -- metadata -------------------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._lock:
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def _insert(self, record: EnvRecord, embedding: np.ndarray | None,
+                fingerprint: str | None, in_pool: bool) -> bool:
+        existing = self.conn.execute("SELECT seq FROM envs WHERE id = ?", (record.id,)).fetchone()
+        now = time.time()
+        if existing:
+            self.conn.execute("UPDATE envs SET times_proposed = times_proposed + 1, "
+                              "updated_at = ? WHERE id = ?", (now, record.id))
+            return False
+        pool_id = self._next_pool_id() if in_pool else None
+        self.conn.execute(
+            "INSERT INTO envs (id, family, status, doc_id, description, verdict_category, "
+            "verdict_message, hint, source, fingerprint, duplicate_of, duplicate_similarity, "
+            "stats, times_proposed, created_at, updated_at, regret, win_rate, designer_reward, "
+            "pool_id, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (record.id, record.family, record.status, record.doc_id, record.description,
+             record.verdict_category, record.verdict_message, record.hint, record.source,
+             fingerprint, record.duplicate_of, record.duplicate_similarity,
+             json.dumps(record.stats), record.times_proposed, record.created_at or now,
+             record.updated_at or now, record.stats.get("regret"), record.stats.get("win_rate"),
+             record.stats.get("designer_reward"), pool_id, _blob(embedding)))
+        return True
+
+    def _next_pool_id(self) -> int:
+        row = self.conn.execute("SELECT COALESCE(MAX(pool_id), 0) FROM envs").fetchone()
+        return int(row[0]) + 1
+
+    def insert(self, record: EnvRecord, embedding: np.ndarray | None, fingerprint: str | None,
+               in_pool: bool) -> bool:
+        """Insert one record in its own transaction; ``False`` (and ``times_proposed`` + 1) when
+        the id is already stored."""
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                inserted = self._insert(record, embedding, fingerprint, in_pool)
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            return inserted
+
+    def insert_many(self, rows: Sequence[Row], in_pool: Sequence[bool]) -> int:
+        """Insert many records in one transaction (bulk import, benchmarks); returns how many
+        were new."""
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                added = sum(self._insert(r.record, r.embedding, r.fingerprint, p)
+                            for r, p in zip(rows, in_pool, strict=True))
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            return added
+
+    def record_iteration(self, env_id: str, entry: EnvIteration, stats: dict[str, Any],
+                         status: str, enter_pool: bool) -> int | None:
+        """Store one iteration's play and the record's new statistics and status in one
+        transaction; returns the new ``pool_id`` when the record entered the pool."""
+        if status not in ENV_STATUSES:
+            raise ValueError(f"unknown status {status!r}; one of {', '.join(ENV_STATUSES)}")
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO iterations VALUES (?,?,?,?,?,?,?)",
+                    (env_id, entry.iteration, json.dumps(entry.hinted),
+                     json.dumps(entry.unhinted), json.dumps(entry.figures),
+                     entry.designer_reward, entry.at))
+                pool_id = None
+                if enter_pool:
+                    row = self.conn.execute("SELECT pool_id, embedding FROM envs WHERE id = ?",
+                                            (env_id,)).fetchone()
+                    if row and row[0] is None and row[1] is not None:
+                        pool_id = self._next_pool_id()
+                self.conn.execute(
+                    "UPDATE envs SET stats = ?, status = ?, updated_at = ?, regret = ?, "
+                    "win_rate = ?, designer_reward = ?, pool_id = COALESCE(pool_id, ?) "
+                    "WHERE id = ?",
+                    (json.dumps(stats), status, entry.at, stats.get("regret"),
+                     stats.get("win_rate"), stats.get("designer_reward"), pool_id, env_id))
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            return pool_id
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def _record(self, row: tuple, with_history: bool = True) -> EnvRecord:
+        (env_id, family, status, doc_id, description, vcat, vmsg, hint, source, dup_of, dup_sim,
+         stats, times, created, updated, emb) = row
+        vector = _vector(emb)
+        record = EnvRecord(
+            id=env_id, source=source, family=family, status=status, doc_id=doc_id,
+            description=description, verdict_category=vcat, verdict_message=vmsg, hint=hint,
+            stats=json.loads(stats), duplicate_of=dup_of, duplicate_similarity=dup_sim,
+            created_at=created, updated_at=updated,
+            embedding=None if vector is None else vector.tolist(), times_proposed=times)
+        if with_history:
+            record.history = self.history(env_id)
+        return record
+
+    def history(self, env_id: str) -> list[EnvIteration]:
+        rows = self.conn.execute(
+            "SELECT iteration, hinted, unhinted, figures, designer_reward, at FROM iterations "
+            "WHERE env_id = ? ORDER BY iteration", (env_id,)).fetchall()
+        return [EnvIteration(iteration=r[0], hinted=json.loads(r[1]), unhinted=json.loads(r[2]),
+                             figures=json.loads(r[3]), designer_reward=r[4], at=r[5])
+                for r in rows]
+
+    def get(self, env_id: str) -> EnvRecord | None:
+        with self._lock:
+            row = self.conn.execute(f"SELECT {_COLUMNS} FROM envs WHERE id = ?",
+                                    (env_id,)).fetchone()
+            return self._record(row) if row else None
+
+    def pool_id_of(self, env_id: str) -> int | None:
+        row = self.conn.execute("SELECT pool_id FROM envs WHERE id = ?", (env_id,)).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+    def status_of(self, env_id: str) -> str | None:
+        row = self.conn.execute("SELECT status FROM envs WHERE id = ?", (env_id,)).fetchone()
+        return row[0] if row else None
+
+    def by_pool_ids(self, pool_ids: Sequence[int]) -> dict[int, EnvRecord]:
+        """Records of the given pool ids (without history), by pool id."""
+        if not pool_ids:
+            return {}
+        marks = ",".join("?" * len(pool_ids))
+        with self._lock:
+            rows = self.conn.execute(f"SELECT pool_id, {_COLUMNS} FROM envs WHERE pool_id IN "
+                                     f"({marks})", [int(i) for i in pool_ids]).fetchall()
+        return {r[0]: self._record(r[1:], with_history=False) for r in rows}
+
+    def by_fingerprint(self, fingerprint: str, statuses: Sequence[str]) -> EnvRecord | None:
+        marks = ",".join("?" * len(statuses))
+        with self._lock:
+            row = self.conn.execute(
+                f"SELECT {_COLUMNS} FROM envs WHERE fingerprint = ? AND status IN ({marks}) "
+                "ORDER BY seq LIMIT 1", (fingerprint, *statuses)).fetchone()
+        return self._record(row, with_history=False) if row else None
+
+    def ranked(self, statuses: Sequence[str], k: int, family: str | None, order: str,
+               win_range: tuple[float, float] | None = None) -> list[EnvRecord]:
+        """Up to ``k`` records with a status in ``statuses`` (and ``family``, and a latest win
+        rate inside ``win_range``), by ``order`` (an SQL ORDER BY clause over the envs columns
+        chosen by the caller, never user text)."""
+        marks = ",".join("?" * len(statuses))
+        sql = f"SELECT {_COLUMNS} FROM envs WHERE status IN ({marks})"
+        params: list[Any] = list(statuses)
+        if family is not None:
+            sql += " AND family = ?"
+            params.append(family)
+        if win_range is not None:
+            sql += " AND win_rate BETWEEN ? AND ?"
+            params.extend(win_range)
+        sql += f" ORDER BY {order} LIMIT ?"
+        params.append(int(k))
+        with self._lock:
+            rows = self.conn.execute(sql, params).fetchall()
+        return [self._record(r, with_history=False) for r in rows]
+
+    def pool_rows(self, after: int = 0, upto: int | None = None, batch: int = 50_000
+                  ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """``(pool_ids, vectors)`` batches of pool records with ``after < pool_id <= upto``."""
+        last = after
+        while True:
+            sql = "SELECT pool_id, embedding FROM envs WHERE pool_id > ?"
+            params: list[Any] = [last]
+            if upto is not None:
+                sql += " AND pool_id <= ?"
+                params.append(upto)
+            sql += " ORDER BY pool_id LIMIT ?"
+            params.append(batch)
+            with self._lock:
+                rows = self.conn.execute(sql, params).fetchall()
+            if not rows:
+                return
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+            yield ids, vectors.reshape(len(rows), -1)
+            last = int(ids[-1])
+
+    def pool_size(self, upto: int | None = None) -> int:
+        if upto is None:
+            row = self.conn.execute("SELECT COUNT(*) FROM envs WHERE pool_id IS NOT NULL")
+        else:
+            row = self.conn.execute("SELECT COUNT(*) FROM envs WHERE pool_id <= ?", (upto,))
+        return int(row.fetchone()[0])
+
+    def embeddings(self, statuses: Sequence[str] | None = None, family: str | None = None,
+                   batch: int = 50_000) -> Iterator[tuple[list[str], np.ndarray]]:
+        """``(ids, vectors)`` batches of every embedded record matching the filters."""
+        last = 0
+        while True:
+            sql = "SELECT seq, id, embedding FROM envs WHERE seq > ? AND embedding IS NOT NULL"
+            params: list[Any] = [last]
+            if statuses:
+                sql += f" AND status IN ({','.join('?' * len(statuses))})"
+                params.extend(statuses)
+            if family is not None:
+                sql += " AND family = ?"
+                params.append(family)
+            sql += " ORDER BY seq LIMIT ?"
+            params.append(batch)
+            with self._lock:
+                rows = self.conn.execute(sql, params).fetchall()
+            if not rows:
+                return
+            vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
+            yield [r[1] for r in rows], vectors.reshape(len(rows), -1)
+            last = rows[-1][0]
+
+    def records(self, with_history: bool = True, batch: int = 1000) -> Iterator[EnvRecord]:
+        """Every record in insertion order."""
+        last = 0
+        while True:
+            with self._lock:
+                rows = self.conn.execute(f"SELECT seq, {_COLUMNS} FROM envs WHERE seq > ? "
+                                         "ORDER BY seq LIMIT ?", (last, batch)).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield self._record(row[1:], with_history=with_history)
+            last = rows[-1][0]
+
+    def counts(self) -> dict[str, Any]:
+        """Totals by status and by family, and the dedupe pool size."""
+        with self._lock:
+            by_status = dict(self.conn.execute(
+                "SELECT status, COUNT(*) FROM envs GROUP BY status").fetchall())
+            by_family = {f: dict(zip(("total", "mastered"), (n, m))) for f, n, m in
+                         self.conn.execute("SELECT family, COUNT(*), SUM(status = 'mastered') "
+                                           "FROM envs GROUP BY family").fetchall()}
+            total = self.conn.execute("SELECT COUNT(*), SUM(times_proposed) FROM envs").fetchone()
+            iterations = self.conn.execute("SELECT COUNT(*) FROM iterations").fetchone()[0]
+        return {"records": int(total[0]), "proposals": int(total[1] or 0),
+                "by_status": {s: int(by_status.get(s, 0)) for s in ENV_STATUSES},
+                "by_family": by_family, "pool": self.pool_size(),
+                "iterations_recorded": int(iterations)}
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self.conn.close()
+            finally:
+                if self._lock_file is not None:
+                    fcntl.flock(self._lock_file, fcntl.LOCK_UN)
+                    self._lock_file.close()
+                    self._lock_file = None
+
