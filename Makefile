@@ -19,6 +19,9 @@ $(STAMP): pyproject.toml Makefile
 	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 	  && (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) \
 	  || echo "note: bubblewrap not installed; the sandbox uses kernel namespaces directly"; }
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+	  && (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
+	  || echo "note: chromium not installed; the report's browser tests will skip"; }
 	touch $(STAMP)
 
 run: setup

@@ -1,0 +1,117 @@
+"""Prints a table of the latest iterations to stderr each time one ends (entry point ``console``).
+
+It implements the run-event hooks only, so it never changes what a run does. It draws on the
+rich console the runner puts in ``run.extra["console"]`` when there is one (so the table lands
+above live progress bars), else on its own stderr console. ``SPADE_LIVE_TABLE=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+from spade_core.hookspecs import hookimpl
+
+#: How many iterations the table shows: the latest and the ones before it, for comparison.
+ROWS = 5
+ENV_SWITCH = "SPADE_LIVE_TABLE"
+
+_history: dict[str, list[dict[str, Any]]] = {}
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _key(run: Any) -> str:
+    return str(getattr(run, "run_dir", id(run)))
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "–"
+    return str(value) if isinstance(value, int) else f"{value:.{digits}f}"
+
+
+def _pct(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "–"
+    return f"{100 * value:.0f}%"
+
+
+def iteration_table(rows: list[dict[str, Any]], total: int | None = None) -> Any:
+    """A rich Table of ``rows`` (metrics of finished iterations), the last one in bold."""
+    from rich import box
+    from rich.table import Table
+
+    last = rows[-1]
+    title = f"iteration {last.get('iteration', '?')}"
+    if total:
+        title += f" of {total}"
+    # Two spaces between columns and no rules: 75 characters wide, so it fits an 80-column
+    # terminal (and a log file, where rich assumes 80).
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False, padding=(0, 1), collapse_padding=True)
+    columns = (("iter", "iteration"), ("prop", "envs_proposed"), ("valid", "envs_valid"),
+               ("dup", "envs_duplicate"), ("play", "envs_played"), ("mast", "envs_mastered"),
+               ("hard", "envs_too_hard"), ("regret", "mean_regret"),
+               ("d.rew", "mean_designer_reward"))
+    for header, _ in columns:
+        table.add_column(header, justify="right")
+    table.add_column("succ u/h", justify="right")
+    table.add_column("secs", justify="right")
+    for row in rows[-ROWS:]:
+        seconds = row.get("seconds") if isinstance(row.get("seconds"), dict) else {}
+        spent = sum(v for v in seconds.values() if isinstance(v, (int, float)))
+        cells = [_num(row.get(key)) for _, key in columns]
+        cells.append(f"{_pct(row.get('agent_success_unhinted'))}/"
+                     f"{_pct(row.get('agent_success_hinted'))}")
+        cells.append(_num(float(spent), 1))
+        table.add_row(*cells, style="bold" if row is last else "dim")
+    verdicts = last.get("verdicts") if isinstance(last.get("verdicts"), dict) else {}
+    seconds = last.get("seconds") if isinstance(last.get("seconds"), dict) else {}
+    slowest = sorted(((v, k) for k, v in seconds.items() if isinstance(v, (int, float))),
+                     reverse=True)[:3]
+    caption = []
+    if verdicts:
+        caption.append("verdicts " + ", ".join(f"{k} {v}" for k, v in verdicts.items()))
+    if slowest:
+        caption.append("slowest " + ", ".join(f"{k} {v:.1f}s" for v, k in slowest))
+    if caption:
+        table.caption = "; ".join(caption)
+        table.caption_justify = "left"
+    return table
+
+
+def _console(run: Any) -> Any:
+    from rich.console import Console
+
+    extra = getattr(run, "extra", None)
+    given = extra.get("console") if isinstance(extra, dict) else None
+    return given if isinstance(given, Console) else Console(stderr=True)
+
+
+def _planned(run: Any) -> int | None:
+    config = getattr(run, "config", None)
+    section = config.get("run") if isinstance(config, dict) else None
+    total = section.get("iterations") if isinstance(section, dict) else None
+    return total if isinstance(total, int) else None
+
+
+@hookimpl
+def spade_run_start(run: Any) -> None:
+    _history[_key(run)] = []
+
+
+@hookimpl
+def spade_iteration_end(run: Any, iteration: int, metrics: dict[str, Any]) -> None:
+    rows = _history.setdefault(_key(run), [])
+    rows.append({"iteration": iteration, **metrics})
+    if enabled():
+        _console(run).print(iteration_table(rows, _planned(run)))
+
+
+@hookimpl
+def spade_run_end(run: Any, status: str, error: str | None) -> None:
+    _history.pop(_key(run), None)

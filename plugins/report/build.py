@@ -1,0 +1,130 @@
+"""Build the report: read the run, draw the plots, find neighbours, render one HTML file."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from plugins.report.rundata import EnvView, RunData, as_number, load_run, success_rate
+
+#: Figures summed over iterations for the overview when ``summary.json`` is not written yet.
+TOTAL_KEYS: tuple[tuple[str, str], ...] = (
+    ("envs_proposed", "proposed"), ("envs_valid", "valid"), ("envs_duplicate", "duplicate"),
+    ("envs_played", "played"), ("envs_mastered", "mastered"), ("envs_too_hard", "too hard"),
+)
+
+
+@dataclass
+class FamilyRow:
+    """One line of the per-family table."""
+
+    family: str
+    environments: int
+    statuses: dict[str, int]
+    mean_regret: float | None
+    mean_designer_reward: float | None
+    success_unhinted: float | None
+    success_hinted: float | None
+
+
+def _mean(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return fmean(present) if present else None
+
+
+def family_rows(envs: list[EnvView]) -> list[FamilyRow]:
+    rows = []
+    for family in sorted({e.family for e in envs}):
+        mine = [e for e in envs if e.family == family]
+        statuses: dict[str, int] = {}
+        for env in mine:
+            statuses[env.status] = statuses.get(env.status, 0) + 1
+        rows.append(FamilyRow(
+            family=family, environments=len(mine), statuses=statuses,
+            mean_regret=_mean([e.regret for e in mine]),
+            mean_designer_reward=_mean([e.designer_reward for e in mine]),
+            success_unhinted=success_rate([r for e in mine for r in e.unhinted_rewards]),
+            success_hinted=success_rate([r for e in mine for r in e.hinted_rewards])))
+    return rows
+
+
+def totals(data: RunData) -> dict[str, float]:
+    """Totals over the finished iterations (summed from metrics.jsonl, so they hold mid-run)."""
+    result: dict[str, float] = {"iterations": len(data.metrics)}
+    for key, label in TOTAL_KEYS:
+        values = [as_number(m.get(key)) for m in data.metrics]
+        total = sum(v for v in values if v is not None)
+        result[label] = int(total) if float(total).is_integer() else total
+    return result
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    number = as_number(value)
+    if number is None:
+        return "–" if value is None else str(value)
+    if float(number).is_integer() and abs(number) < 1e15 and not isinstance(value, float):
+        return str(int(number))
+    return f"{number:.{digits}f}"
+
+
+def _show(value: Any) -> str:
+    """A field of unknown shape (added by some plugin): text as is, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except ValueError:
+        return repr(value)
+
+
+def _pct(value: Any) -> str:
+    number = as_number(value)
+    return "–" if number is None else f"{100 * number:.0f}%"
+
+
+def render_html(data: RunData, neighbours: int = 5, max_envs: int = 0) -> str:
+    """The report page of ``data`` as one HTML string."""
+    import jinja2
+
+    from plugins.report.envcards import build_cards, code_css
+    from plugins.report.neighbours import find_neighbours
+    from plugins.report.plots import STATUS_COLOURS, render_plots
+
+    envs = data.envs[-max_envs:] if max_envs > 0 else data.envs
+    memory = find_neighbours(data.run_dir, data.config, [e.id for e in envs], neighbours)
+    plots = render_plots(data)
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("plugins.report", "templates"), autoescape=True,
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    environment.filters["fmt"] = _fmt
+    environment.filters["pct"] = _pct
+    environment.filters["show"] = _show
+    template = environment.get_template("report.html.jinja")
+    from spade_core import __version__
+
+    return template.render(
+        data=data, plots=[p for p in plots if p.section == "run"],
+        family_plots=[p for p in plots if p.section == "family"],
+        families=family_rows(data.envs), cards=build_cards(envs, memory.neighbours),
+        envs_left_out=len(data.envs) - len(envs), memory=memory, totals=totals(data),
+        code_css=code_css(), status_colours=STATUS_COLOURS, version=__version__,
+        generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"), last=data.metrics[-1]
+        if data.metrics else None)
+
+
+def build_report(run_dir: Path | str, out: Path | str | None = None, neighbours: int = 5,
+                 max_envs: int = 0) -> Path:
+    """Write the report of ``run_dir`` to ``out`` (default ``RUN_DIR/report.html``); returns
+    its path. ``neighbours`` nearest stored environments per card; ``max_envs`` keeps only the
+    latest environments in the browser (0: all)."""
+    from spade_core.selfplay.artifacts import write_atomic
+
+    data = load_run(Path(run_dir))
+    target = Path(out) if out is not None else data.run_dir / "report.html"
+    write_atomic(target, render_html(data, neighbours=neighbours, max_envs=max_envs))
+    target.chmod(0o644)  # a page to share, not a secret (write_atomic creates it 0600)
+    return target

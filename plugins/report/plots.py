@@ -1,0 +1,319 @@
+"""The report's plots, drawn with matplotlib into inline SVG (text kept as text, no external
+fonts or images), so the page needs nothing but itself.
+
+Run-wide curves come from ``metrics.jsonl``; per-family figures from ``envs/*.json`` (each file
+holds an environment's latest proposal, so a program proposed again counts at its last iteration).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from statistics import fmean
+from typing import Any, Callable
+
+from plugins.report.rundata import STATUS_ORDER, EnvView, RunData, as_number, success_rate
+
+#: Fixed colours per environment status, so every plot and badge agrees.
+STATUS_COLOURS: dict[str, str] = {
+    "frontier": "#3b7dd8", "mastered": "#2e9e5b", "too_hard": "#d9534f",
+    "duplicate": "#8c8c8c", "rejected": "#e08a1e",
+}
+PALETTE = ("#3b7dd8", "#e08a1e", "#2e9e5b", "#d9534f", "#8e63c7", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf")
+
+
+@dataclass
+class Plot:
+    """One figure of the report: an anchor id, a title, what it shows, and its SVG markup."""
+
+    id: str
+    title: str
+    caption: str
+    svg: str
+    section: str = "run"
+
+
+def _svg(fig: Any, salt: str) -> str:
+    """The figure as an ``<svg>`` element that scales with its container."""
+    import matplotlib
+
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    text = buffer.getvalue()
+    text = text[text.index("<svg"):]
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, count=1, flags=re.S)
+    # Keep the viewBox, drop the fixed size: CSS sets the width.
+    head, rest = text.split(">", 1)
+    head = re.sub(r'\s(width|height)="[^"]*"', "", head)
+    return f'{head} class="plot-svg" role="img" aria-label="{salt}">{rest}'
+
+
+def _figure(ncols: int = 1, width: float = 6.4, height: float = 3.2) -> tuple[Any, list[Any]]:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width * ncols if ncols > 1 else width, height), layout="constrained")
+    axes = fig.subplots(1, ncols, squeeze=False)[0].tolist()
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.spines[["top", "right"]].set_visible(False)
+    return fig, axes
+
+
+def _integer_x(ax: Any, iterations: list[int] | None = None) -> None:
+    """Whole iteration numbers on the x axis; a short run gets one tick per iteration and half an
+    iteration of room on each side (matplotlib would widen a single point to +-0.05)."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if iterations:
+        lo, hi = min(iterations), max(iterations)
+        ax.set_xlim(lo - 0.5, hi + 0.5)
+        if hi - lo <= 12:
+            ax.set_xticks(range(lo, hi + 1))
+
+
+def _series(metrics: list[dict[str, Any]], key: str) -> tuple[list[int], list[float]]:
+    xs, ys = [], []
+    for row in metrics:
+        x, y = as_number(row.get("iteration")), as_number(row.get(key))
+        if x is not None and y is not None:
+            xs.append(int(x))
+            ys.append(y)
+    return xs, ys
+
+
+def _lines(metrics: list[dict[str, Any]], keys: dict[str, str], ylabel: str,
+           ylim: tuple[float, float] | None = None) -> Any:
+    fig, (ax,) = _figure()
+    drawn, seen = 0, []
+    for (key, label), colour in zip(keys.items(), PALETTE):
+        xs, ys = _series(metrics, key)
+        if xs:
+            ax.plot(xs, ys, marker="o", label=label, color=colour)
+            drawn += 1
+            seen.extend(xs)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel(ylabel)
+    if ylim:
+        ax.set_ylim(*ylim)
+    _integer_x(ax, seen)
+    if drawn:
+        ax.legend(loc="best", fontsize="small", frameon=False)
+    return fig
+
+
+def _stacked(metrics: list[dict[str, Any]], field: str, ylabel: str,
+             colours: dict[str, str] | None = None) -> Any:
+    """Stacked bars per iteration of the ``{name: number}`` mapping ``row[field]``."""
+    fig, (ax,) = _figure()
+    table: dict[str, dict[int, float]] = defaultdict(dict)
+    iterations: list[int] = []
+    for row in metrics:
+        x, parts = as_number(row.get("iteration")), row.get(field)
+        if x is None or not isinstance(parts, dict):
+            continue
+        iterations.append(int(x))
+        for name, value in parts.items():
+            number = as_number(value)
+            if number is not None:
+                table[str(name)][int(x)] = number
+    bottom = {i: 0.0 for i in iterations}
+    for index, name in enumerate(table):
+        heights = [table[name].get(i, 0.0) for i in iterations]
+        colour = (colours or {}).get(name, PALETTE[index % len(PALETTE)])
+        ax.bar(iterations, heights, bottom=[bottom[i] for i in iterations], label=name,
+               color=colour, width=0.7)
+        for i, h in zip(iterations, heights):
+            bottom[i] += h
+    ax.set_xlabel("iteration")
+    ax.set_ylabel(ylabel)
+    _integer_x(ax, iterations)
+    if table:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
+    return fig
+
+
+def _verdict_colours(names: set[str]) -> dict[str, str]:
+    colours = {"ok": STATUS_COLOURS["mastered"]}
+    others = sorted(n for n in names if n != "ok")
+    for index, name in enumerate(others):
+        colours[name] = PALETTE[(index + 1) % len(PALETTE)]
+    return colours
+
+
+def _flat(values: Any, prefix: str = "") -> dict[str, float]:
+    """Numeric leaves of a nested mapping as ``a/b`` names."""
+    out: dict[str, float] = {}
+    if isinstance(values, dict):
+        for key, value in values.items():
+            if isinstance(value, dict):
+                out.update(_flat(value, f"{prefix}{key}/"))
+            elif as_number(value) is not None:
+                out[f"{prefix}{key}"] = float(value)
+    return out
+
+
+def _train_rank(key: str) -> tuple[int, str]:
+    """Losses first, then rewards, then gradient norms, then the rest (alphabetically)."""
+    for rank, word in enumerate(("loss", "reward", "grad")):
+        if word in key:
+            return rank, key
+    return 3, key
+
+
+#: At most this many trainer figures are drawn (a 3 x 3 grid); the rest stay in metrics.jsonl.
+MAX_TRAIN_PLOTS = 9
+
+
+def _train(metrics: list[dict[str, Any]]) -> Any | None:
+    """Small multiples of the numeric ``train`` figures the trainer logged."""
+    rows = [(as_number(row.get("iteration")), _flat(row.get("train"))) for row in metrics]
+    keys = sorted({k for _, train in rows for k in train}, key=_train_rank)[:MAX_TRAIN_PLOTS]
+    if not keys:
+        return None
+    from matplotlib.figure import Figure
+
+    ncols = min(3, len(keys))
+    nrows = -(-len(keys) // 3)
+    fig = Figure(figsize=(3.2 * ncols, 2.4 * nrows), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel().tolist()
+    for ax in axes[len(keys):]:
+        ax.set_visible(False)
+    for ax, key, colour in zip(axes, keys, PALETTE * 2):
+        points = [(int(x), train[key]) for x, train in rows if x is not None and key in train]
+        xs, ys = [p[0] for p in points], [p[1] for p in points]
+        ax.plot(xs, ys, marker="o", color=colour)
+        ax.set_title(key, fontsize="small")
+        ax.grid(True, alpha=0.3)
+        ax.spines[["top", "right"]].set_visible(False)
+        _integer_x(ax, xs)
+    return fig
+
+
+def _by_family_iteration(envs: list[EnvView], value: Callable[[EnvView], float | None]
+                         ) -> dict[str, tuple[list[int], list[float]]]:
+    groups: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for env in envs:
+        number = value(env)
+        if env.iteration is not None and number is not None:
+            groups[env.family][env.iteration].append(number)
+    return {family: (sorted(per), [fmean(per[i]) for i in sorted(per)])
+            for family, per in sorted(groups.items())}
+
+
+def _family_curves(envs: list[EnvView]) -> Any:
+    fig, axes = _figure(ncols=2, width=3.6, height=3.0)
+    for ax, (label, value) in zip(axes, (("mean regret", lambda e: e.regret),
+                                         ("mean designer reward", lambda e: e.designer_reward))):
+        seen: list[int] = []
+        for (family, (xs, ys)), colour in zip(_by_family_iteration(envs, value).items(),
+                                              PALETTE * 4):
+            ax.plot(xs, ys, marker="o", label=family, color=colour)
+            seen.extend(xs)
+        ax.set_xlabel("iteration")
+        ax.set_title(label, fontsize="medium")
+        _integer_x(ax, seen)
+    handles, labels = axes[0].get_legend_handles_labels()
+    if handles:
+        axes[1].legend(handles, labels, loc="best", fontsize="small", frameon=False)
+    return fig
+
+
+def _family_counts(envs: list[EnvView], families: list[str], key: Callable[[EnvView], str],
+                   order: tuple[str, ...], colours: dict[str, str]) -> Any:
+    """Horizontal stacked bars: environments per family, split by ``key`` (status, verdict)."""
+    fig, (ax,) = _figure(height=max(1.6, 0.5 * len(families) + 1.0))
+    counts: dict[str, dict[str, int]] = {f: {} for f in families}
+    for env in envs:
+        name = key(env)
+        counts[env.family][name] = counts[env.family].get(name, 0) + 1
+    names = [n for n in order if any(counts[f].get(n) for f in families)]
+    names += sorted({n for f in families for n in counts[f]} - set(names))
+    left = [0] * len(families)
+    for index, name in enumerate(names):
+        widths = [counts[f].get(name, 0) for f in families]
+        ax.barh(families, widths, left=left, label=name.replace("_", " "), height=0.6,
+                color=colours.get(name, PALETTE[index % len(PALETTE)]))
+        left = [a + b for a, b in zip(left, widths)]
+    ax.set_xlabel("environments")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.invert_yaxis()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
+    return fig
+
+
+def _family_success(envs: list[EnvView], families: list[str]) -> Any:
+    fig, (ax,) = _figure()
+    width = 0.38
+    positions = list(range(len(families)))
+    for offset, (label, attr, colour) in zip(
+            (-width / 2, width / 2), (("unhinted", "unhinted_rewards", PALETTE[0]),
+                                      ("hinted", "hinted_rewards", PALETTE[1]))):
+        rates = [success_rate([r for e in envs if e.family == family
+                               for r in getattr(e, attr)]) or 0.0 for family in families]
+        ax.bar([p + offset for p in positions], rates, width=width, label=label, color=colour)
+    ax.set_xticks(positions, families)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("episodes fully solved")
+    ax.legend(loc="best", fontsize="small", frameon=False)
+    return fig
+
+
+def render_plots(data: RunData) -> list[Plot]:
+    """Every plot the run's data allows (none before the first iteration ends)."""
+    plots: list[Plot] = []
+
+    def add(plot_id: str, title: str, caption: str, fig: Any, section: str = "run") -> None:
+        if fig is not None:
+            plots.append(Plot(plot_id, title, caption, _svg(fig, plot_id), section))
+
+    m = data.metrics
+    if m:
+        add("plot-regret", "Regret and designer reward",
+            "Mean regret (hinted minus unhinted reward) of the environments played, and the mean "
+            "designer reward of all proposals, per iteration.",
+            _lines(m, {"mean_regret": "mean regret",
+                       "mean_designer_reward": "mean designer reward"}, "value"))
+        add("plot-counts", "Environments per iteration",
+            "Proposed, valid, duplicate, played, mastered and too-hard environments.",
+            _lines(m, {"envs_proposed": "proposed", "envs_valid": "valid",
+                       "envs_duplicate": "duplicate", "envs_played": "played",
+                       "envs_mastered": "mastered", "envs_too_hard": "too hard"}, "environments"))
+        add("plot-success", "Agent success, hinted vs unhinted",
+            "Share of episodes fully solved (reward at least 1) with and without the hint.",
+            _lines(m, {"agent_success_unhinted": "unhinted", "agent_success_hinted": "hinted"},
+                   "success rate", ylim=(-0.03, 1.03)))
+        names = {str(n) for row in m if isinstance(row.get("verdicts"), dict)
+                 for n in row["verdicts"]}
+        add("plot-verdicts", "Validity by verdict category",
+            "Final verdict of each proposal per iteration: ok is valid, every other category "
+            "names why the sandbox refused the program.",
+            _stacked(m, "verdicts", "proposals", _verdict_colours(names)))
+        add("plot-phases", "Time per phase",
+            "Seconds spent in each phase of the iteration.", _stacked(m, "seconds", "seconds"))
+        add("plot-train", "Training", "Numeric figures the trainer reported per iteration.",
+            _train(m))
+    families = data.families
+    if data.envs:
+        add("plot-family-curves", "Per family: regret and designer reward",
+            "Mean over the environments of each family proposed in each iteration.",
+            _family_curves(data.envs), "family")
+        add("plot-family-status", "Per family: environments by status",
+            "Every environment in the run directory by family and status: rejected ones were "
+            "invalid, duplicates were refused before play.",
+            _family_counts(data.envs, families, lambda e: e.status, STATUS_ORDER,
+                           STATUS_COLOURS), "family")
+        verdicts = {str(e.verdict.get("category", "none")) for e in data.envs}
+        add("plot-family-verdicts", "Per family: validity by verdict category",
+            "Final verdict of every environment in the run directory, by family.",
+            _family_counts(data.envs, families,
+                           lambda e: str(e.verdict.get("category", "none")), ("ok",),
+                           _verdict_colours(verdicts)), "family")
+        add("plot-family-success", "Per family: agent success, hinted vs unhinted",
+            "Share of all recorded episodes fully solved, per family.",
+            _family_success(data.envs, families), "family")
+    return plots

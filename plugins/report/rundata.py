@@ -1,0 +1,224 @@
+"""Read a run directory (see ``docs/cli.md``, ``spade run``) into plain records for the report.
+
+Tolerant by design: a run in progress may lack ``summary.json``, have an ``envs/<id>.py`` whose
+``.json`` is not written yet, or a last ``metrics.jsonl`` line cut short; other plugins may add
+fields. Whatever cannot be read becomes a warning shown in the report, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spade_core.errors import UsageError
+
+#: Statuses in the order the report lists them (``spade_core.interfaces.memory.ENV_STATUSES``).
+STATUS_ORDER: tuple[str, ...] = ("frontier", "mastered", "too_hard", "duplicate", "rejected")
+
+
+def as_number(value: Any) -> float | None:
+    """``value`` as a finite float, or None (missing, text, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def success_rate(rewards: list[Any]) -> float | None:
+    """Share of episodes with full success (reward >= 1), as the loop's metrics count it."""
+    values = [v for v in (as_number(r) for r in rewards) if v is not None]
+    return sum(1 for v in values if v >= 1.0) / len(values) if values else None
+
+
+@dataclass
+class EnvView:
+    """One proposed environment as the report shows it (``envs/<id>.json`` plus its source)."""
+
+    id: str
+    source: str
+    details: dict[str, Any]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = self.details.get(key, default)
+        return default if value is None else value
+
+    @property
+    def iteration(self) -> int | None:
+        value = as_number(self.details.get("iteration"))
+        return None if value is None else int(value)
+
+    @property
+    def family(self) -> str:
+        return str(self.get("family", "unknown"))
+
+    @property
+    def status(self) -> str:
+        return str(self.get("status", "unknown"))
+
+    @property
+    def verdict(self) -> dict[str, Any]:
+        verdict = self.details.get("verdict")
+        return verdict if isinstance(verdict, dict) else {}
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        difficulty = self.details.get("difficulty")
+        figures = difficulty.get("figures") if isinstance(difficulty, dict) else None
+        return figures if isinstance(figures, dict) else {}
+
+    @property
+    def regret(self) -> float | None:
+        return as_number(self.figures.get("regret"))
+
+    @property
+    def designer_reward(self) -> float | None:
+        return as_number(self.details.get("designer_reward"))
+
+    @property
+    def hinted_rewards(self) -> list[Any]:
+        return list(self.get("hinted_rewards", []))
+
+    @property
+    def unhinted_rewards(self) -> list[Any]:
+        return list(self.get("unhinted_rewards", []))
+
+    @property
+    def success_hinted(self) -> float | None:
+        return success_rate(self.hinted_rewards)
+
+    @property
+    def success_unhinted(self) -> float | None:
+        return success_rate(self.unhinted_rewards)
+
+
+@dataclass
+class RunData:
+    """Everything the report shows about one run directory."""
+
+    run_dir: Path
+    config: dict[str, Any] = field(default_factory=dict)
+    config_text: str = ""
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+    envs: list[EnvView] = field(default_factory=list)
+    summary: dict[str, Any] | None = None
+    isolation: list[dict[str, Any]] = field(default_factory=list)
+    checkpoints: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        """``summary.json``'s status, or ``in progress`` while the run has not written it."""
+        if self.summary is None:
+            return "in progress"
+        return str(self.summary.get("status", "unknown"))
+
+    @property
+    def name(self) -> str:
+        run = self.config.get("run")
+        name = run.get("name") if isinstance(run, dict) else None
+        return str(name) if name else self.run_dir.name
+
+    @property
+    def families(self) -> list[str]:
+        return sorted({e.family for e in self.envs})
+
+    @property
+    def statuses(self) -> list[str]:
+        present = {e.status for e in self.envs}
+        return [s for s in STATUS_ORDER if s in present] + sorted(present - set(STATUS_ORDER))
+
+
+def _read_jsonl(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    if not path.is_file():
+        return rows
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            last = number == len(lines)
+            warnings.append(f"{path.name} line {number}: not JSON ({exc.msg})"
+                            + ("; the run is probably still writing it" if last else ""))
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+        else:
+            warnings.append(f"{path.name} line {number}: a JSON {type(row).__name__}, "
+                            "expected an object")
+    return rows
+
+
+def _read_json(path: Path, label: str, warnings: list[str]) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, json.JSONDecodeError) as exc:
+        warnings.append(f"{label}: cannot read ({exc})")
+        return None
+
+
+def _read_envs(envs_dir: Path, warnings: list[str]) -> list[EnvView]:
+    envs: list[EnvView] = []
+    if not envs_dir.is_dir():
+        return envs
+    pending = 0
+    for detail_path in sorted(envs_dir.glob("*.json")):
+        details = _read_json(detail_path, f"envs/{detail_path.name}", warnings)
+        if not isinstance(details, dict):
+            if details is not None:
+                warnings.append(f"envs/{detail_path.name}: a JSON {type(details).__name__}, "
+                                "expected an object; left out")
+            continue
+        env_id = str(details.get("id") or detail_path.stem)
+        source_path = detail_path.with_suffix(".py")
+        source = (source_path.read_text(encoding="utf-8", errors="replace")
+                  if source_path.is_file() else "")
+        envs.append(EnvView(id=env_id, source=source, details=details))
+    for source_path in envs_dir.glob("*.py"):
+        if not source_path.with_suffix(".json").exists():
+            pending += 1
+    if pending:
+        warnings.append(f"{pending} environment program(s) in envs/ have no details yet "
+                        "(the run is writing them); they are left out")
+    envs.sort(key=lambda e: (e.iteration if e.iteration is not None else -1, e.id))
+    return envs
+
+
+def load_run(run_dir: Path) -> RunData:
+    """Read ``run_dir``; raises UsageError when it is not a run directory at all."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise UsageError(f"report: {str(run_dir)!r} is not a directory; pass the run directory "
+                         "that `spade run` printed (it holds metrics.jsonl and envs/)")
+    markers = ("config.resolved.yaml", "metrics.jsonl", "envs", "summary.json")
+    if not any((run_dir / m).exists() for m in markers):
+        raise UsageError(f"report: {str(run_dir)!r} is not a run directory: it has none of "
+                         f"{', '.join(markers)}")
+    import yaml
+
+    data = RunData(run_dir=run_dir)
+    config_path = run_dir / "config.resolved.yaml"
+    if config_path.is_file():
+        data.config_text = config_path.read_text(encoding="utf-8", errors="replace")
+        try:
+            loaded = yaml.safe_load(data.config_text)
+            data.config = loaded if isinstance(loaded, dict) else {}
+        except yaml.YAMLError as exc:
+            data.warnings.append(f"config.resolved.yaml: not valid YAML ({exc})")
+    data.metrics = _read_jsonl(run_dir / "metrics.jsonl", data.warnings)
+    data.metrics.sort(key=lambda m: as_number(m.get("iteration")) or 0.0)
+    data.isolation = _read_jsonl(run_dir / "isolation.jsonl", data.warnings)
+    data.envs = _read_envs(run_dir / "envs", data.warnings)
+    checkpoints = run_dir / "checkpoints"
+    if checkpoints.is_dir():  # written by the trainer's resume support; listed, not parsed
+        data.checkpoints = sorted(p.name for p in checkpoints.iterdir()
+                                  if not p.name.startswith("."))
+    summary_path = run_dir / "summary.json"
+    if summary_path.is_file():
+        summary = _read_json(summary_path, "summary.json", data.warnings)
+        data.summary = summary if isinstance(summary, dict) else None
+    return data

@@ -1,0 +1,112 @@
+"""Test doubles for the report tests: a small but varied run directory written by the REAL
+self-play loop and the REAL environment memory (hashing embedder), with the fake backend,
+sandbox and corpus of ``fake_selfplay.py``. Never used outside tests.
+
+The scripted agent makes each environment's fate depend on its document: "easy" ones are solved
+without the hint (mastered), "impossible" ones never (too hard), "broken" ones get no program
+(rejected), the others only with the hint (frontier, regret 1); "easy forty two!" is a
+near-duplicate of a mastered one (hashing similarity 0.84, threshold 0.8). Two families
+alternate.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import envmemory.plugin as envmemory_plugin
+import plugins.designer.plugin as designer_plugin
+import plugins.estimators as estimators_plugin
+import plugins.trainers.plugin as trainers_plugin
+from spade_core.config.load import resolve_config
+from spade_core.hookspecs import hookimpl
+from spade_core.interfaces import Generation
+from spade_core.selfplay.runner import run
+from spade_core.testing import load_test_plugins
+
+from fake_selfplay import FAKE_RUN_CONFIG, FakeFamily, FakeScriptedBackend, FakeSelfPlayPlugin
+
+FAKE_RIDDLE_SKELETON = '''
+# {{QUESTION}}: the riddle
+# {{ANSWER}}: the exact answer
+class RiddleEnv:
+    def reset(self, seed=None):
+        self.tries = 0
+        return "Riddle: " + {{QUESTION}}, {}
+
+    def step(self, action):
+        self.tries += 1
+        ok = action.strip() == "\\\\boxed{" + {{ANSWER}} + "}"
+        return ("solved" if ok else "no"), (1.0 if ok else 0.0), True, False, {"tries": self.tries}
+
+    def solution(self):
+        return "\\\\boxed{" + {{ANSWER}} + "}"
+'''
+
+#: Documents of the fake corpus, four per iteration (see the module docstring).
+FAKE_REPORT_TEXTS = (
+    "six times seven", "easy forty two", "impossible riddle", "broken thing",
+    "seven times six", "easy forty two!", "an easy sum", "broken again",
+)
+
+
+class FakeRiddleFamily(FakeFamily):
+    name = "fake-riddle"
+
+    def skeleton(self):
+        return FAKE_RIDDLE_SKELETON
+
+
+class FakeFateBackend(FakeScriptedBackend):
+    """The agent's answer depends on the question's words (see the module docstring)."""
+
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+        out = super().generate(conversations, max_new_tokens=max_new_tokens,
+                               temperature=temperature, seed=seed, tools=tools)
+        fixed = []
+        for messages, generation in zip(conversations, out):
+            system = messages[0]["content"]
+            text = " ".join(m["content"] for m in messages)
+            if system.startswith(("You are an environment designer", "You are a coach")):
+                fixed.append(generation)
+            elif "impossible" in text:
+                fixed.append(Generation(text="\\boxed{7}"))
+            elif "easy" in text:
+                fixed.append(Generation(text="\\boxed{42}"))
+            else:
+                fixed.append(generation)
+        return fixed
+
+
+class FakeReportPlugin(FakeSelfPlayPlugin):
+    """Fake backend, sandbox and corpus plus a second family, for report tests."""
+
+    def __init__(self):
+        super().__init__(texts=FAKE_REPORT_TEXTS)
+
+    @hookimpl
+    def register_generation_backends(self, register):
+        register("fake-fate-backend", lambda o, c: FakeFateBackend())
+
+    @hookimpl
+    def register_env_families(self, register):
+        register("fake-qa", lambda o, c: FakeFamily())
+        register("fake-riddle", lambda o, c: FakeRiddleFamily())
+
+
+def make_report_run(tmp_path: Path, iterations: int = 2, *extra_plugins: object) -> Path:
+    """Run the real loop with the fakes above and the real FAISS memory; returns the run dir."""
+    loaded = load_test_plugins(FakeReportPlugin(), designer_plugin, estimators_plugin,
+                               trainers_plugin, envmemory_plugin, *extra_plugins)
+    errors = [p.error for p in loaded.plugins if p.error]
+    assert not errors, errors
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"].update(dir=str(tmp_path / "run"), iterations=iterations)
+    data["loop"] = {"envs_per_iteration": 4, "rollouts_per_env": 3, "max_turns": 2}
+    data["backend"] = "fake-fate-backend"
+    data["families"] = ["fake-qa", "fake-riddle"]
+    data["memory"] = {"plugin": "faiss", "options": {
+        "embedder": "hashing", "structural_match": False, "similarity_threshold": 0.8,
+        "mastery_rollouts": 3, "too_hard_rollouts": 3}}
+    resolved = resolve_config(data, loaded.registry, "report-test.yaml")
+    return run(resolved, loaded, report=lambda message: None)

@@ -1,0 +1,214 @@
+"""``spade report``: reading run directories (finished, in progress, odd) and the page it writes.
+
+Run directories come from the real self-play loop with fake components (``report_fakes.py``);
+the browser itself is exercised in ``test_report_browser.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from spade_core.cli import main
+from spade_core.hookspecs import hookimpl
+from plugins.report import build_report
+from plugins.report.rundata import load_run
+
+from conftest import ROOT, run_spade
+from report_fakes import make_report_run
+
+PLOT_IDS = ("plot-regret", "plot-counts", "plot-success", "plot-verdicts", "plot-phases",
+            "plot-family-curves", "plot-family-status", "plot-family-verdicts",
+            "plot-family-success")
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    return make_report_run(tmp_path_factory.mktemp("finished"))
+
+
+@pytest.fixture(scope="module")
+def finished_html(finished_run, tmp_path_factory):
+    out = build_report(finished_run, tmp_path_factory.mktemp("out") / "report.html")
+    return out.read_text()
+
+
+def _envs(run_dir):
+    return {p.stem: json.loads(p.read_text()) for p in run_dir.glob("envs/*.json")}
+
+
+def test_load_run_reads_every_file(finished_run):
+    data = load_run(finished_run)
+    assert data.status == "completed" and not data.warnings
+    assert [m["iteration"] for m in data.metrics] == [0, 1]
+    assert {e.id for e in data.envs} == set(_envs(finished_run))
+    assert data.families == ["fake-qa", "fake-riddle"]
+    assert set(data.statuses) == {"frontier", "mastered", "too_hard", "duplicate", "rejected"}
+    frontier = next(e for e in data.envs if e.status == "frontier")
+    assert frontier.regret == 1.0 and frontier.success_unhinted == 0.0
+    assert frontier.success_hinted == 1.0 and "class QAEnv" in frontier.source
+
+
+def test_page_is_self_contained(finished_html):
+    assert finished_html.startswith("<!DOCTYPE html>")
+    # No external resource of any kind: no links, no src, no url() outside the SVG namespaces.
+    assert "<link" not in finished_html and not re.search(r"\bsrc\s*=", finished_html)
+    urls = set(re.findall(r"https?://[^\s\"'<>)]+", finished_html))
+    assert urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}, urls
+    assert "@import" not in finished_html
+
+
+def test_page_holds_every_plot_and_environment(finished_run, finished_html):
+    for plot_id in PLOT_IDS:
+        assert f'id="{plot_id}"' in finished_html, plot_id
+    assert finished_html.count('class="plot-svg"') >= len(PLOT_IDS)
+    for env_id, details in _envs(finished_run).items():
+        assert f'id="env-{env_id}"' in finished_html
+        assert f'data-status="{details["status"]}"' in finished_html
+    assert "fake-riddle" in finished_html and "fake-qa" in finished_html
+    # Highlighted source (pygments), the hint, both sample trajectories.
+    assert '<span class="k">class</span>' in finished_html
+    assert "Think, then box the number." in finished_html
+    assert "traj-unhinted" in finished_html and "traj-hinted" in finished_html
+
+
+def test_neighbours_come_from_the_memory(finished_run, finished_html):
+    envs = _envs(finished_run)
+    duplicate = next(d for d in envs.values() if d["status"] == "duplicate")
+    card = finished_html.split(f'id="env-{duplicate["id"]}"')[1].split("</details>")[0]
+    neighbours = card.split("Nearest neighbours in memory")[1]
+    first = re.search(r"<li>([0-9.]+) · <a href=\"#env-([0-9a-f]+)\">", neighbours)
+    assert first, neighbours[:400]
+    assert first.group(2) == duplicate["duplicate_of"]
+    assert float(first.group(1)) == pytest.approx(duplicate["duplicate_similarity"], abs=1e-3)
+
+
+def _in_progress_copy(finished_run, tmp_path):
+    """The finished run as it looked mid-iteration: no summary, a cut metrics line, an env
+    program whose details are not written yet, and fields from some future plugin."""
+    run_dir = tmp_path / "partial"
+    shutil.copytree(finished_run, run_dir)
+    (run_dir / "summary.json").unlink()
+    with (run_dir / "metrics.jsonl").open("a") as fh:
+        fh.write('{"iteration": 2, "envs_prop')
+    (run_dir / "envs" / "feedbeeffeedbeef.py").write_text("class HalfWrittenEnv: pass\n")
+    (run_dir / "envs" / "0badc0de0badc0de.json").write_text('{"id": "0badc0de')
+    (run_dir / "envs" / "0badc0de0badc0de.py").write_text("")
+    detail = next(run_dir.glob("envs/*.json"))
+    data = json.loads(detail.read_text())
+    data["checkpoint"] = "checkpoints/step-7"
+    data["judge"] = {"score": 0.5, "model": "x"}
+    data["hint"] = "<img src=x onerror=alert(1)> & more"  # text from a model: must stay text
+    data.pop("designer_completion")
+    detail.write_text(json.dumps(data))
+    (run_dir / "checkpoints" / "iter-000099").mkdir(parents=True, exist_ok=True)
+    return run_dir, data["id"]
+
+
+def test_run_in_progress_and_unknown_fields(finished_run, tmp_path):
+    run_dir, changed = _in_progress_copy(finished_run, tmp_path)
+    data = load_run(run_dir)
+    assert data.status == "in progress"
+    assert any("metrics.jsonl line 3" in w and "still writing" in w for w in data.warnings)
+    assert any("have no details yet" in w for w in data.warnings)
+    assert any(w.startswith("envs/0badc0de0badc0de.json: cannot read") for w in data.warnings)
+    html = build_report(run_dir, tmp_path / "r.html").read_text()
+    assert "still in progress" in html and "checkpoints/step-7" in html
+    assert "iter-000099" in html.split('id="checkpoints"')[1]
+    assert "{&#34;model&#34;: &#34;x&#34;, &#34;score&#34;: 0.5}" in html
+    assert "&lt;img src=x onerror=alert(1)&gt; &amp; more" in html and "<img src=x" not in html
+    assert 'id="env-feedbeeffeedbeef"' not in html and f'id="env-{changed}"' in html
+
+
+def test_trainer_figures_are_plotted_losses_first(tmp_path):
+    from plugins.report.plots import MAX_TRAIN_PLOTS, render_plots
+
+    run_dir = tmp_path / "trained"
+    run_dir.mkdir()
+    train = {f"trl/extra_{i}": float(i) for i in range(12)}
+    train.update(loss=0.5, grad_norm=2.0, agent={"mean_reward": 0.25}, note="text is skipped")
+    with (run_dir / "metrics.jsonl").open("w") as fh:
+        for i in range(3):
+            fh.write(json.dumps({"iteration": i, "mean_regret": 0.1, "train": train}) + "\n")
+    plot = next(p for p in render_plots(load_run(run_dir)) if p.id == "plot-train")
+    titles = re.findall(r"<text[^>]*>([^<]*)</text>", plot.svg)
+    titles = [t for t in titles if "/" in t or t in ("loss", "grad_norm")]
+    assert titles[:3] == ["loss", "agent/mean_reward", "grad_norm"]
+    assert len(titles) == MAX_TRAIN_PLOTS and "note" not in plot.svg
+
+
+def test_run_that_just_started(tmp_path):
+    run_dir = tmp_path / "fresh"
+    (run_dir / "envs").mkdir(parents=True)
+    (run_dir / "config.resolved.yaml").write_text("run:\n  name: fresh\n")
+    html = build_report(run_dir, tmp_path / "r.html").read_text()
+    assert "No iteration has finished yet" in html and "No environment written yet" in html
+    assert "no environment memory" in html
+
+
+class ReportMidRun:
+    """Builds the report from inside the run, when iteration 0 ends (memory open for writing)."""
+
+    def __init__(self, out):
+        self.out, self.html = out, None
+
+    @hookimpl
+    def spade_iteration_end(self, run, iteration, metrics):
+        if iteration == 0:
+            self.html = build_report(run.run_dir, self.out).read_text()
+
+
+def test_report_while_the_run_writes(tmp_path):
+    probe = ReportMidRun(tmp_path / "mid.html")
+    make_report_run(tmp_path, 2, probe)
+    assert probe.html is not None
+    assert 'id="run-status">in progress<' in probe.html
+    rows = probe.html.split('id="iterations-table"')[1].split("</table>")[0].split("<tbody>")[1]
+    assert rows.count("<tr") == 1 and rows.startswith('\n<tr class="latest"><td>0</td>')
+    assert "Nearest neighbours in memory" in probe.html and "<li>" in probe.html
+
+
+def test_max_envs_keeps_the_latest(finished_run, tmp_path):
+    html = build_report(finished_run, tmp_path / "r.html", max_envs=2).read_text()
+    assert html.count('<details class="env"') == 2 and "older environment(s) left out" in html
+
+
+@pytest.mark.slow
+def test_cli_writes_the_report(finished_run, tmp_path):
+    out = tmp_path / "cli.html"
+    result = run_spade("report", str(finished_run), "--out", str(out), "--neighbours", "2")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(out) and out.stat().st_size > 10_000
+    assert out.read_text().count("<li>") >= 2
+
+
+def test_cli_default_output_is_in_the_run_dir(finished_run, tmp_path, capsys):
+    run_dir = tmp_path / "copy"
+    shutil.copytree(finished_run, run_dir)
+    assert main(["report", str(run_dir), "--neighbours", "0"]) == 0
+    assert capsys.readouterr().out.strip() == str(run_dir / "report.html")
+    assert (run_dir / "report.html").stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("args, message", [
+    (["/no/such/run"], "is not a directory"),
+    ([str(ROOT / "docs")], "is not a run directory"),
+    (["--neighbours", "-1", str(ROOT)], "must be 0 or more"),
+])
+def test_cli_usage_errors(args, message):
+    result = run_spade("report", *args)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+def test_modules_stay_light_at_import():
+    code = ("import sys, spade_core.cli.report_cmd, plugins.report, plugins.console.plugin; "
+            "heavy = [m for m in ('matplotlib', 'jinja2', 'pygments', 'numpy', 'envmemory', "
+            "'torch', 'rich.table') if m in sys.modules]; print(heavy)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=ROOT, timeout=60)
+    assert result.stdout.strip() == "[]", result.stdout + result.stderr

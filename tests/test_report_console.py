@@ -1,0 +1,72 @@
+"""The built-in ``console`` run-event plugin: a live table of the latest iterations on stderr."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+import plugins.console.plugin as console_plugin
+from spade_core.plugins import load_plugins
+from spade_core.run_context import RunContext
+
+from report_fakes import make_report_run
+
+
+def _metrics(iteration: int, regret: float) -> dict:
+    return {"iteration": iteration, "envs_proposed": 4, "envs_valid": 3, "envs_duplicate": 1,
+            "envs_played": 2, "envs_mastered": 1, "envs_too_hard": 0, "mean_regret": regret,
+            "mean_designer_reward": 0.25, "agent_success_unhinted": 0.5,
+            "agent_success_hinted": 0.75, "verdicts": {"ok": 3, "timeout": 1},
+            "seconds": {"design": 3.5, "rollout": 9.25, "hint": 1.0}, "train": {"loss": 0.1}}
+
+
+def test_table_shows_the_latest_iterations():
+    rows = [_metrics(i, 0.1 * i) for i in range(7)]
+    out = Console(file=io.StringIO(), width=120)
+    out.print(console_plugin.iteration_table(rows, total=10))
+    text = out.file.getvalue()
+    assert "iteration 6 of 10" in text
+    lines = [line.split() for line in text.splitlines()]
+    first_cells = [cells[0] for cells in lines if cells and cells[0].isdigit()]
+    assert first_cells == ["2", "3", "4", "5", "6"]  # the last five iterations
+    assert "0.600" in text and "50%/75%" in text and "13.8" in text
+    assert "verdicts ok 3, timeout 1" in text and "slowest rollout 9.2s" in text
+
+
+def test_table_tolerates_missing_and_odd_fields():
+    out = Console(file=io.StringIO(), width=120)
+    out.print(console_plugin.iteration_table([{"iteration": 0, "mean_regret": float("nan"),
+                                               "seconds": "n/a", "verdicts": None}]))
+    assert "iteration 0" in out.file.getvalue() and "–" in out.file.getvalue()
+
+
+def test_hooks_print_during_a_real_loop(tmp_path, capsys):
+    make_report_run(tmp_path, 2, console_plugin)
+    err = capsys.readouterr().err
+    assert err.count("iteration 0 of 2") == 1 and err.count("iteration 1 of 2") == 1
+    assert "regret" in err and "succ u/h" in err
+    assert console_plugin._history == {}  # forgotten at run end
+
+
+def test_uses_the_runners_console_and_can_be_turned_off(tmp_path, monkeypatch, capsys):
+    shared = Console(file=io.StringIO(), width=120)
+    run = RunContext(run_dir=tmp_path, config={"run": {"iterations": 3}},
+                     extra={"console": shared})
+    console_plugin.spade_run_start(run=run)
+    console_plugin.spade_iteration_end(run=run, iteration=0, metrics=_metrics(0, 0.5))
+    assert "iteration 0 of 3" in shared.file.getvalue()
+    monkeypatch.setenv(console_plugin.ENV_SWITCH, "0")
+    console_plugin.spade_iteration_end(run=run, iteration=1, metrics=_metrics(1, 0.5))
+    console_plugin.spade_run_end(run=run, status="completed", error=None)
+    assert "iteration 1" not in shared.file.getvalue() and capsys.readouterr().err == ""
+
+
+def test_installed_as_a_builtin_plugin():
+    loaded = load_plugins()
+    info = next((p for p in loaded.plugins if p.name == "console"), None)
+    if info is None:
+        pytest.fail("entry point `console` missing: reinstall (pip install --no-deps -e .)")
+    assert info.error is None
+    assert info.hooks == ["spade_iteration_end", "spade_run_end", "spade_run_start"]
