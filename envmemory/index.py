@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from spade_core.atomic_files import fsync_dir, write_atomic
+
 MANIFEST = "pool.json"
 
 
@@ -165,23 +167,6 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class IndexFiles:
     """Saves and loads a :class:`PoolIndex` in a folder, atomically and verified."""
 
@@ -212,8 +197,8 @@ class IndexFiles:
                     "bytes": path.stat().st_size, "embedder": self.embedder_name,
                     "dim": pool.config.dim, "trained_size": pool.trained_size,
                     **pool.describe()}
-        _write_atomic(self.folder / MANIFEST, json.dumps(manifest, indent=1).encode())
-        _fsync_dir(self.folder)
+        write_atomic(self.folder / MANIFEST, json.dumps(manifest, indent=1).encode())
+        fsync_dir(self.folder)
         for stale in self.folder.glob("pool-*.faiss*"):
             if stale.name != name:
                 stale.unlink(missing_ok=True)

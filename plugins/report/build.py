@@ -126,5 +126,4 @@ def build_report(run_dir: Path | str, out: Path | str | None = None, neighbours:
     data = load_run(Path(run_dir))
     target = Path(out) if out is not None else data.run_dir / "report.html"
     write_atomic(target, render_html(data, neighbours=neighbours, max_envs=max_envs))
-    target.chmod(0o644)  # a page to share, not a secret (write_atomic creates it 0600)
     return target
