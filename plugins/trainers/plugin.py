@@ -1,11 +1,14 @@
 """Registers the built-in trainers. ``none`` runs self-play without updating the model: designer
-and estimates only, the mode for evaluating a frozen model or a third-party designer."""
+and estimates only, the mode for evaluating a frozen model or a third-party designer. ``grpo``
+trains both roles of the one policy with TRL's GRPO loss (plugins/trainers/grpo.py; torch and trl
+are imported only when it is built)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
+from plugins.trainers.grpo_options import GRPOOptions
 from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import TrainingSample
 
@@ -28,7 +31,15 @@ class NoTraining:
         return None
 
 
+def _build_grpo(options, context):
+    from plugins.trainers.grpo import build_grpo
+
+    return build_grpo(options, context)
+
+
 @hookimpl
 def register_trainers(register):
     register("none", lambda options, context: NoTraining(), None,
              "no updates: designer and estimates only")
+    register("grpo", _build_grpo, GRPOOptions,
+             "GRPO (TRL loss) on both roles' samples: agent turns only, per-role advantages")

@@ -1,26 +1,75 @@
-"""``spade run CONFIG``: validate the config, then run self-play."""
+"""``spade run CONFIG``: validate the config, then run self-play; ``--resume RUN_DIR`` continues a
+run from its latest checkpoint (CONFIG may then be left out: the run's own resolved config is used).
+"""
 
 from __future__ import annotations
 
 import argparse
 
+#: Keys that may differ between a run's stored config and the config it is resumed with.
+RESUMABLE_CHANGES = ("run.dir", "run.iterations", "logging")
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="run self-play from a YAML config")
-    p.add_argument("config", help="path of the YAML config (see configs/quickstart.yaml)")
+    p = sub.add_parser("run", help="run self-play from a YAML config (or resume a run)")
+    p.add_argument("config", nargs="?", default=None,
+                   help="path of the YAML config (see configs/quickstart.yaml); optional with "
+                        "--resume")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a key, e.g. --set run.iterations=3 (repeatable)")
+    p.add_argument("--resume", metavar="RUN_DIR", default=None,
+                   help="continue the run in RUN_DIR from its latest checkpoint; the config must "
+                        "match the run's except run.iterations and logging")
     p.set_defaults(func=run)
 
 
+def _flatten(data: object, prefix: str = "") -> dict[str, object]:
+    if isinstance(data, dict):
+        out: dict[str, object] = {}
+        for key, value in data.items():
+            out.update(_flatten(value, f"{prefix}{key}."))
+        return out
+    return {prefix.rstrip("."): data}
+
+
+def config_differences(stored: dict, current: dict) -> list[str]:
+    """Keys whose values differ between two resolved configs, apart from those a resume may
+    change."""
+    a, b = _flatten(stored), _flatten(current)
+    changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return [k for k in changed
+            if not any(k == p or k.startswith(p + ".") for p in RESUMABLE_CHANGES)]
+
+
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from spade_core.config.load import load_config
+    from spade_core.errors import UsageError
     from spade_core.plugins import load_plugins
 
+    if args.config is None and args.resume is None:
+        raise UsageError("run: give a CONFIG file, or --resume RUN_DIR to continue a run")
     loaded = load_plugins()
+    resume = Path(args.resume) if args.resume else None
+    stored_path = resume / "config.resolved.yaml" if resume else None
+    if resume is not None and not stored_path.is_file():
+        raise UsageError(f"run --resume {args.resume}: no config.resolved.yaml there; give the "
+                         "directory a `spade run` wrote")
     # Everything below is validated before any heavy component is imported or built.
-    resolved = load_config(args.config, loaded.registry, args.overrides)
+    resolved = load_config(args.config or stored_path, loaded.registry, args.overrides)
+    if resume is not None:
+        from spade_core.config.yaml_safe import load_yaml_text
+        from spade_core.errors import ConfigError
+
+        stored = load_yaml_text(stored_path.read_bytes(), str(stored_path))
+        differing = config_differences(stored, resolved.to_dict())
+        if differing:
+            raise ConfigError(
+                f"run --resume {args.resume}: the config differs from the run's "
+                f"({', '.join(differing[:8])}{' ...' if len(differing) > 8 else ''}); only "
+                f"{', '.join(RESUMABLE_CHANGES)} may change on resume")
     from spade_core.selfplay.runner import run as run_selfplay
 
-    run_selfplay(resolved, loaded)
+    run_selfplay(resolved, loaded, resume=resume)
     return 0

@@ -7,9 +7,9 @@ own schema validates. Unknown keys are errors everywhere.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Strict(BaseModel):
@@ -59,6 +59,31 @@ class LoopSection(Strict):
     invalid_reward: float = -0.5
     duplicate_reward: float = 0.0
     timeout_reward: float = -0.5
+    #: ``selfplay``: the designer proposes; ``fixed-pool``: environments come from ``pool``.
+    mode: Literal["selfplay", "fixed-pool"] = "selfplay"
+    pool: str | None = None
+
+    @model_validator(mode="after")
+    def _pool_for_fixed_pool(self) -> "LoopSection":
+        if self.mode == "fixed-pool" and not self.pool:
+            raise ValueError("loop.mode fixed-pool needs loop.pool: a run directory filled by "
+                             "`spade envs import` or a folder of .py programs / a .jsonl file")
+        return self
+
+
+class CheckpointSection(Strict):
+    """When to checkpoint (for ``spade run --resume``) and how many checkpoints to keep."""
+
+    every: int = Field(default=1, ge=0)
+    keep: int = Field(default=2, ge=1)
+
+
+class LoggingSection(Strict):
+    """Metric sinks besides ``metrics.jsonl`` (always written); each needs its optional extra."""
+
+    backends: list[Literal["tensorboard", "trackio", "wandb"]] = Field(default_factory=list)
+    project: str = Field(default="spade-rl", min_length=1)
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 class SpadeConfig(Strict):
@@ -67,6 +92,8 @@ class SpadeConfig(Strict):
     run: RunSection = Field(default_factory=RunSection)
     model: ModelSection = Field(default_factory=ModelSection)
     loop: LoopSection = Field(default_factory=LoopSection)
+    checkpoint: CheckpointSection = Field(default_factory=CheckpointSection)
+    logging: LoggingSection = Field(default_factory=LoggingSection)
     corpus: Selection
     designer: Selection
     families: list[Selection] = Field(min_length=1)

@@ -137,6 +137,19 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
     return proposals
 
 
+def draw_from_pool(c: Components, loop: LoopSection, sampler: Any,
+                   timer: PhaseTimer) -> list[Proposal]:
+    """Fixed-pool mode: the next environments of the pool, already valid, instead of designing."""
+    from spade_core.selfplay.pool import POOL_VERDICT, pool_document
+
+    family_of = {f.name: f for f in c.families}
+    with timer.phase("sample"):
+        envs = sampler.draw(loop.envs_per_iteration, c.memory)
+    return [Proposal(index=i, family=family_of[env.family], document=pool_document(env),
+                     prompt=[], program=env.source, verdict=POOL_VERDICT, status="frontier")
+            for i, env in enumerate(envs)]
+
+
 def _validate(c: Components, proposals: list[Proposal]) -> None:
     by_family: dict[str, list[Proposal]] = {}
     for proposal in proposals:
@@ -287,12 +300,14 @@ def training_samples(loop: LoopSection, proposals: list[Proposal]) -> list[Train
                       else failure_reward(loop, p.attempt_categories[attempt]))
             samples.append(TrainingSample(
                 role="designer", messages=p.prompt + [{"role": "assistant", "content": completion}],
-                reward=reward, group=p.env_id, meta={"attempt": attempt}))
+                reward=reward, group=p.env_id,
+                meta={"attempt": attempt, "temperature": loop.designer_temperature}))
         episodes = p.unhinted + p.hinted
         for episode, conversation in zip(episodes, p.conversations):
             samples.append(TrainingSample(
                 role="agent", messages=conversation, reward=episode.reward, group=p.env_id,
-                meta={"seed": episode.seed, "hinted": episode.hinted}))
+                meta={"seed": episode.seed, "hinted": episode.hinted,
+                      "temperature": loop.agent_temperature}))
     return samples
 
 

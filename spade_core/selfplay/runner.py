@@ -19,17 +19,28 @@ from spade_core.errors import ConfigError, SpadeError
 from spade_core.plugins import LoadedPlugins
 from spade_core.run_context import RunContext
 from spade_core.selfplay.artifacts import RunArtifacts
+from spade_core.selfplay.checkpoint import (
+    latest_checkpoint,
+    load_rng,
+    read_state,
+    restore_memory_folder,
+    restore_memory_method,
+    save_checkpoint,
+    truncate_jsonl,
+)
 from spade_core.selfplay.iteration import (
     Components,
     PhaseTimer,
     Proposal,
     design,
     dedupe,
+    draw_from_pool,
     estimate,
     iteration_metrics,
     play,
     training_samples,
 )
+from spade_core.selfplay.pool import PoolSampler, load_pool
 
 Reporter = Callable[[str], None]
 
@@ -97,35 +108,82 @@ def _env_details(iteration: int, p: Proposal) -> dict[str, Any]:
     }
 
 
-def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _stderr) -> Path:
-    """Run the configured number of iterations; returns the run directory."""
+def _prepare_run_dir(resolved: ResolvedConfig, resume: Path | None) -> Path:
+    if resume is None:
+        run_dir = resolved.run_dir()
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise ConfigError(
+                f"{resolved.source}: run.dir {str(run_dir)!r} already holds a run; choose another "
+                "directory (e.g. --set run.dir=runs/{name}-{timestamp}), remove it, or continue "
+                f"it with `spade run {resolved.source} --resume {run_dir}`."
+            )
+        return run_dir
+    run_dir = Path(resume)
+    if not (run_dir / "config.resolved.yaml").is_file():
+        raise ConfigError(f"--resume {str(run_dir)!r}: not a run directory (no "
+                          "config.resolved.yaml); give the directory a `spade run` wrote")
+    return run_dir
+
+
+def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _stderr,
+        resume: Path | None = None) -> Path:
+    """Run the configured number of iterations; returns the run directory. With ``resume`` (a run
+    directory), continue that run from its latest checkpoint instead of starting a new one."""
     config = resolved.config
-    run_dir = resolved.run_dir()
-    if run_dir.exists() and any(run_dir.iterdir()):
-        raise ConfigError(
-            f"{resolved.source}: run.dir {str(run_dir)!r} already holds a run; choose another "
-            "directory (e.g. --set run.dir=runs/{name}-{timestamp}) or remove it."
-        )
+    run_dir = _prepare_run_dir(resolved, resume)
     artifacts = RunArtifacts(run_dir)
+    checkpoint = None
+    state: dict[str, Any] = {}
+    if resume is not None:
+        checkpoint = latest_checkpoint(run_dir)
+        if checkpoint is None:
+            raise ConfigError(f"--resume {str(run_dir)!r}: the run has no checkpoint (none is "
+                              "written before the run starts when checkpoint.every is 0)")
+        state = read_state(checkpoint)
+        restore_memory_folder(checkpoint, state.get("memory"))
     artifacts.create(resolved.to_dict())
     context = RunContext(run_dir=run_dir, config=resolved.to_dict(), seed=config.run.seed)
+    start = int(state.get("next_iteration", 0))
+    context.iteration = start
+    if checkpoint is not None:
+        context.extra["resumed_from"] = start
+        context.extra["checkpoint"] = str(checkpoint)
     hook = loaded.manager.hook
     opened: list[Any] = []
     status, error, started = "failed", None, time.time()
-    totals: dict[str, float] = {}
+    totals: dict[str, float] = dict(state.get("totals", {}))
+    completed = start
     try:
-        report(f"spade: run directory {run_dir}")
+        report(f"spade: run directory {run_dir}"
+               + (f" (resuming at iteration {start} from {checkpoint.name})" if checkpoint else ""))
         components = build_components(resolved, run_dir, config.run.seed, opened)
+        pool = None
+        if config.loop.mode == "fixed-pool":
+            pool = PoolSampler(load_pool(resolved, components.families, components.sandbox))
+        if checkpoint is not None:
+            _restore(components, checkpoint, state, pool, artifacts, start)
+        else:
+            if pool is not None:
+                added = pool.seed_memory(components.memory)
+                report(f"spade: fixed pool of {len(pool.envs)} environments ({added} new to the "
+                       "memory)")
+            if config.checkpoint.every:
+                _checkpoint(run_dir, 0, components, pool, totals, config.checkpoint.keep)
         isolation = components.sandbox.isolation()
         artifacts.append_jsonl("isolation.jsonl", {"time": time.time(), **isolation})
         hook.spade_run_start(run=context)
-        for iteration in range(config.run.iterations):
+        for iteration in range(start, config.run.iterations):
             context.iteration = iteration
-            metrics = run_iteration(components, resolved, iteration, artifacts, context, loaded)
+            metrics = run_iteration(components, resolved, iteration, artifacts, context, loaded,
+                                    pool)
             for key in ("envs_proposed", "envs_valid", "envs_duplicate", "envs_played",
                         "envs_mastered"):
                 totals[key] = totals.get(key, 0) + metrics[key]
+            completed = iteration + 1
             report(_iteration_line(metrics))
+            every = config.checkpoint.every
+            if every and (completed % every == 0 or completed == config.run.iterations):
+                _checkpoint(run_dir, completed, components, pool, totals, config.checkpoint.keep)
         status = "completed"
     except KeyboardInterrupt:
         status, error = "interrupted", "interrupted by the user"
@@ -138,25 +196,52 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
         raise
     finally:
         _close_all(opened, report)
-        summary = {"status": status, "error": error, "iterations_completed":
-                   context.iteration + (1 if status == "completed" else 0),
+        summary = {"status": status, "error": error, "iterations_completed": completed,
                    "seconds": round(time.time() - started, 1), **totals}
+        if checkpoint is not None:
+            summary["resumed_from"] = start
         artifacts.write_summary(summary)
         hook.spade_run_end(run=context, status=status, error=error)
         report(f"spade: run {status}: {summary}")
     return run_dir
 
 
+def _checkpoint(run_dir: Path, next_iteration: int, c: Components, pool: Any,
+                totals: dict[str, float], keep: int) -> None:
+    state = {"corpus": c.corpus.state_dict(), "totals": totals,
+             "pool": pool.state_dict() if pool is not None else None}
+    save_checkpoint(run_dir, next_iteration, state, c.trainer, c.memory, keep)
+
+
+def _restore(c: Components, checkpoint: Path, state: dict[str, Any], pool: Any,
+             artifacts: RunArtifacts, start: int) -> None:
+    """Put every component back where the checkpoint left it; drop later metrics rows."""
+    c.corpus.load_state_dict(state["corpus"])
+    if pool is not None:
+        if state.get("pool") is None:
+            raise ConfigError(f"{checkpoint}: taken in selfplay mode; resume it with loop.mode "
+                              "selfplay")
+        pool.load_state_dict(state["pool"])
+    if state.get("trainer"):
+        c.trainer.load(checkpoint / "trainer")
+    restore_memory_method(c.memory, checkpoint, state.get("memory"))
+    load_rng(checkpoint)
+    truncate_jsonl(artifacts.run_dir / "metrics.jsonl", start)
+
+
 def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
                   artifacts: RunArtifacts, context: RunContext,
-                  loaded: LoadedPlugins) -> dict[str, Any]:
+                  loaded: LoadedPlugins, pool: Any = None) -> dict[str, Any]:
     loop = resolved.config.loop
     seed = resolved.config.run.seed * 1_000_003 + iteration * 7919
     timer = PhaseTimer()
     hook = loaded.manager.hook
-    proposals = design(c, loop, iteration, seed, timer)
-    with timer.phase("dedupe"):
-        dedupe(c, proposals)
+    if pool is not None:
+        proposals = draw_from_pool(c, loop, pool, timer)
+    else:
+        proposals = design(c, loop, iteration, seed, timer)
+        with timer.phase("dedupe"):
+            dedupe(c, proposals)
     play(c, loop, proposals, seed, timer)
     with timer.phase("estimate"):
         mastered = estimate(c, loop, proposals, iteration)
@@ -176,6 +261,7 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
     metrics = iteration_metrics(iteration, proposals, len(mastered), timer)
     metrics["train"] = train_metrics
     metrics["corpus_state"] = c.corpus.state_dict()
+    metrics["mode"] = loop.mode
     artifacts.log_metrics(metrics)
     hook.spade_iteration_end(run=context, iteration=iteration, metrics=metrics)
     return metrics

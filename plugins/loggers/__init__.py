@@ -1,0 +1,1 @@
+"""Built-in metric loggers (TensorBoard, trackio, wandb) behind optional extras."""

@@ -1,0 +1,173 @@
+"""Turn the loop's rewarded samples into GRPO training rows: token ids, a mask of the tokens the
+policy wrote, and advantages normalised per role and per group.
+
+A multi-turn agent conversation becomes one row: the prompt is everything before the first
+assistant turn (rendered with the generation prompt, exactly as the backend rendered it), the
+completion is the rest, and only the assistant turns' own tokens (up to and including their stop
+token) count in the loss; the environment's turns (user messages) and template glue are masked.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from statistics import fmean, pstdev
+from typing import Any
+
+from spade_core.interfaces import TrainingSample
+
+ROLES: tuple[str, ...] = ("designer", "agent")
+
+
+@dataclass
+class EncodedSample:
+    """One training row: prompt and completion token ids, the policy-token mask, the advantage."""
+
+    role: str
+    group: str
+    reward: float
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    #: 1 for tokens the policy generated (trained on), 0 for environment turns and template glue.
+    env_mask: list[int]
+    advantage: float = 0.0
+
+
+class SampleEncodingError(ValueError):
+    """A conversation cannot be split into prompt and policy tokens with this chat template."""
+
+
+class ConversationEncoder:
+    """Renders conversations with a chat template and splits them into prompt and completion.
+
+    :param render: ``render(messages, add_generation_prompt) -> text`` with the backend's template.
+    :param tokenize: ``tokenize(text) -> ids`` without adding special tokens.
+    :param stop_ids: token ids that end an assistant turn (trained on; what follows is glue).
+    """
+
+    def __init__(self, render: Callable[[list[dict[str, Any]], bool], str],
+                 tokenize: Callable[[str], list[int]], stop_ids: Sequence[int]) -> None:
+        self.render = render
+        self.tokenize = tokenize
+        self.stop_ids = set(int(i) for i in stop_ids)
+
+    def encode(self, messages: list[dict[str, Any]]) -> tuple[list[int], list[int], list[int]]:
+        """``(prompt_ids, completion_ids, env_mask)`` of one conversation."""
+        first = next((i for i, m in enumerate(messages) if m.get("role") == "assistant"), None)
+        if first is None or first == 0:
+            raise SampleEncodingError("the conversation has no assistant turn after a prompt")
+        prompt_text = self.render(messages[:first], True)
+        full_text = self.render(messages, False)
+        if not full_text.startswith(prompt_text):
+            raise SampleEncodingError("the chat template does not render the prompt as a prefix of "
+                                      "the whole conversation")
+        prompt_ids = self.tokenize(prompt_text)
+        completion_ids: list[int] = []
+        env_mask: list[int] = []
+        done = len(prompt_text)  # characters of full_text already turned into tokens
+        for i in range(first, len(messages)):
+            if messages[i].get("role") != "assistant":
+                continue
+            before = self.render(messages[:i], True)
+            after = self.render(messages[:i + 1], False)
+            if not (full_text.startswith(before) and full_text.startswith(after)):
+                raise SampleEncodingError(f"turn {i}: the chat template is not prefix-stable")
+            if len(before) > done:  # environment turns and template glue since the last turn
+                glue = self.tokenize(full_text[done:len(before)])
+                completion_ids += glue
+                env_mask += [0] * len(glue)
+            turn = self.tokenize(full_text[max(done, len(before)):len(after)])
+            stop = next((k for k, t in enumerate(turn) if t in self.stop_ids), len(turn) - 1)
+            completion_ids += turn
+            env_mask += [1] * (stop + 1) + [0] * (len(turn) - stop - 1)
+            done = len(after)
+        return prompt_ids, completion_ids, env_mask
+
+
+def compute_advantages(rows: list[EncodedSample], baselines: dict[str, str],
+                       scale: str) -> None:
+    """Set each row's advantage: reward minus the mean reward of its baseline set (``group``: same
+    role and group; ``role``: same role), divided by that set's standard deviation when ``scale`` is
+    ``group`` (the same set) or ``role`` (all rows of the role), not at all when ``none``."""
+    by_role: dict[str, list[EncodedSample]] = defaultdict(list)
+    for row in rows:
+        by_role[row.role].append(row)
+    for role, members in by_role.items():
+        sets: dict[str, list[EncodedSample]] = defaultdict(list)
+        for row in members:
+            sets[row.group if baselines.get(role, "group") == "group" else ""].append(row)
+        role_std = pstdev([r.reward for r in members]) if len(members) > 1 else 0.0
+        for group_rows in sets.values():
+            rewards = [r.reward for r in group_rows]
+            mean = fmean(rewards)
+            if scale == "group":
+                std = pstdev(rewards) if len(rewards) > 1 else 0.0
+            elif scale == "role":
+                std = role_std
+            else:
+                std = None
+            for row in group_rows:
+                advantage = row.reward - mean
+                row.advantage = advantage / (std + 1e-4) if std is not None else advantage
+
+
+def encode_samples(samples: Sequence[TrainingSample], encoder: ConversationEncoder,
+                   max_tokens: int) -> tuple[list[EncodedSample], dict[str, int]]:
+    """Encode every sample; too-long and unencodable ones are counted per role and left out."""
+    rows: list[EncodedSample] = []
+    skipped: dict[str, int] = defaultdict(int)
+    for sample in samples:
+        try:
+            prompt, completion, mask = encoder.encode(sample.messages)
+        except SampleEncodingError:
+            skipped[f"{sample.role}_samples_unencodable"] += 1
+            continue
+        if len(prompt) >= max_tokens:
+            skipped[f"{sample.role}_samples_too_long"] += 1
+            continue
+        keep = max_tokens - len(prompt)
+        completion, mask = completion[:keep], mask[:keep]
+        if not any(mask):
+            skipped[f"{sample.role}_samples_empty"] += 1
+            continue
+        rows.append(EncodedSample(role=sample.role, group=sample.group, reward=float(sample.reward),
+                                  prompt_ids=prompt, completion_ids=completion, env_mask=mask))
+    return rows, dict(skipped)
+
+
+def micro_batches(rows: list[EncodedSample], size: int) -> list[list[EncodedSample]]:
+    """Rows of one role per batch, similar lengths together (less padding), at most ``size``."""
+    batches: list[list[EncodedSample]] = []
+    for role in ROLES:
+        members = sorted((r for r in rows if r.role == role),
+                         key=lambda r: len(r.prompt_ids) + len(r.completion_ids))
+        batches += [members[i:i + size] for i in range(0, len(members), size)]
+    return batches
+
+
+def collate(batch: list[EncodedSample], pad_id: int, device: Any) -> dict[str, Any]:
+    """TRL's GRPO batch layout: prompts left-padded, completions right-padded, masks, advantages."""
+    import torch
+
+    width_p = max(len(r.prompt_ids) for r in batch)
+    width_c = max(len(r.completion_ids) for r in batch)
+    n = len(batch)
+    prompt_ids = torch.full((n, width_p), pad_id, dtype=torch.long)
+    prompt_mask = torch.zeros((n, width_p), dtype=torch.long)
+    completion_ids = torch.full((n, width_c), pad_id, dtype=torch.long)
+    completion_mask = torch.zeros((n, width_c), dtype=torch.long)
+    tool_mask = torch.zeros((n, width_c), dtype=torch.long)
+    for i, row in enumerate(batch):
+        p, c = len(row.prompt_ids), len(row.completion_ids)
+        prompt_ids[i, width_p - p:] = torch.tensor(row.prompt_ids)
+        prompt_mask[i, width_p - p:] = 1
+        completion_ids[i, :c] = torch.tensor(row.completion_ids)
+        completion_mask[i, :c] = 1
+        tool_mask[i, :c] = torch.tensor(row.env_mask)
+    return {
+        "prompt_ids": prompt_ids.to(device), "prompt_mask": prompt_mask.to(device),
+        "completion_ids": completion_ids.to(device),
+        "completion_mask": completion_mask.to(device), "tool_mask": tool_mask.to(device),
+        "advantages": torch.tensor([r.advantage for r in batch], dtype=torch.float32).to(device),
+    }

@@ -1,0 +1,148 @@
+"""Fixed-pool mode: the agent trains on a given pool of environments and the designer is not asked.
+
+``loop.pool`` is either a run directory whose memory holds imported programs (``spade envs import
+PATH --run-dir DIR`` stores valid ones as ``frontier`` records) or a folder of ``.py`` programs /
+a ``.jsonl`` file, validated here with the run's sandbox as ``spade envs import`` would. The pool's
+environments are added to the run's own memory, which then records every play of them; each
+iteration draws the next ``envs_per_iteration`` environments in a fixed cyclic order, skipping those
+the memory has retired (``mastered`` or ``too_hard``). The draw position is checkpointed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spade_core.components import BuildContext
+from spade_core.errors import ConfigError
+from spade_core.interfaces.memory import EnvRecord
+from spade_core.records import Document, Verdict, program_id
+
+RETIRED = ("mastered", "too_hard")
+
+
+@dataclass(frozen=True)
+class PoolEnv:
+    """One environment of the pool."""
+
+    id: str
+    source: str
+    family: str
+    description: str = ""
+    doc_id: str | None = None
+
+
+def _memory_records(memory: Any) -> Iterable[EnvRecord]:
+    """Every record of a memory: its ``records()`` or, for the built-in memory, its store's."""
+    for owner in (memory, getattr(memory, "store", None)):
+        records = getattr(owner, "records", None)
+        if callable(records):
+            return records()
+    raise ConfigError(f"loop.pool: the memory {type(memory).__name__} cannot list its records "
+                      "(it needs a records() method); give a folder of programs or a .jsonl file")
+
+
+def _from_run_dir(path: Path, resolved: Any) -> list[PoolEnv]:
+    rc = resolved.components["memory"]
+    memory = rc.component.build(rc.options, BuildContext(run_dir=path, seed=0))
+    try:
+        return [PoolEnv(r.id, r.source, r.family, r.description, r.doc_id)
+                for r in _memory_records(memory) if r.status == "frontier"]
+    finally:
+        memory.close()
+
+
+def _from_programs(path: Path, families: list[Any], sandbox: Any) -> list[PoolEnv]:
+    from spade_core.cli.envs_cmd import choose_family, read_programs
+
+    by_family: dict[str, list[tuple[str, str, str]]] = {}
+    family_of = {f.name: f for f in families}
+    for label, source, description in read_programs(path):
+        if source is None:
+            continue
+        family, _ = choose_family(source, families)
+        if family is not None:
+            by_family.setdefault(family.name, []).append((label, source, description))
+    envs = []
+    for name, items in by_family.items():
+        verdicts = sandbox.check([source for _, source, _ in items], family=family_of[name])
+        for (label, source, description), verdict in zip(items, verdicts, strict=True):
+            if verdict.valid:
+                envs.append(PoolEnv(program_id(source), source, name, description or label,
+                                    f"pool:{label}"))
+    return envs
+
+
+def load_pool(resolved: Any, families: list[Any], sandbox: Any) -> list[PoolEnv]:
+    """The pool named by ``loop.pool``, in a stable order, restricted to the run's families."""
+    raw = resolved.config.loop.pool
+    path = Path(raw).expanduser()
+    where = f"{resolved.source}: loop.pool {raw!r}"
+    if not path.exists():
+        raise ConfigError(f"{where}: no such file or folder; give a run directory filled by "
+                          "`spade envs import` or a folder of .py programs / a .jsonl file")
+    is_run_dir = path.is_dir() and ((path / "config.resolved.yaml").exists()
+                                    or not any(path.rglob("*.py")))
+    envs = _from_run_dir(path, resolved) if is_run_dir else _from_programs(path, families, sandbox)
+    names = {f.name for f in families}
+    usable = [e for e in envs if e.family in names]
+    if not usable:
+        have = sorted({e.family for e in envs})
+        raise ConfigError(f"{where}: no valid environment of the run's families "
+                          f"({', '.join(sorted(names))}) in the pool"
+                          + (f"; it has families {', '.join(have)}" if have else ""))
+    return sorted({e.id: e for e in usable}.values(), key=lambda e: e.id)
+
+
+class PoolSampler:
+    """Draws environments from the pool in a fixed cyclic order; resumable like a corpus sampler."""
+
+    def __init__(self, envs: list[PoolEnv]) -> None:
+        self.envs = envs
+        self.position = 0
+
+    def seed_memory(self, memory: Any) -> int:
+        """Add the pool's environments the memory does not know yet, as ``frontier`` records."""
+        added = 0
+        for env in self.envs:
+            if memory.get(env.id) is None:
+                now = time.time()
+                memory.add(EnvRecord(id=env.id, source=env.source, family=env.family,
+                                     status="frontier", doc_id=env.doc_id,
+                                     description=env.description, verdict_category="ok",
+                                     created_at=now, updated_at=now))
+                added += 1
+        return added
+
+    def draw(self, n: int, memory: Any) -> list[PoolEnv]:
+        """Up to ``n`` different environments the memory has not retired."""
+        chosen: list[PoolEnv] = []
+        for _ in range(len(self.envs)):
+            if len(chosen) == n:
+                break
+            env = self.envs[self.position % len(self.envs)]
+            self.position += 1
+            record = memory.get(env.id)
+            if record is None or record.status not in RETIRED:
+                chosen.append(env)
+        return chosen
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"position": self.position, "size": len(self.envs)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state.get("size") != len(self.envs):
+            raise ConfigError(f"loop.pool: the pool now has {len(self.envs)} environments but the "
+                              f"checkpoint was taken with {state.get('size')}; resume with the "
+                              "same pool")
+        self.position = int(state["position"])
+
+
+def pool_document(env: PoolEnv) -> Document:
+    return Document(id=env.doc_id or f"pool:{env.id}", text=env.description, source="pool")
+
+
+POOL_VERDICT = Verdict(valid=True, category="ok", message="from the fixed pool")

@@ -1,0 +1,169 @@
+"""The ``grpo`` trainer: masking of environment turns, advantages per role and group, and real TRL
+steps on the bundled SmolLM2-135M (weights change, checkpoint round trip)."""
+
+from __future__ import annotations
+
+import pytest
+
+from plugins.trainers.samples import (
+    ConversationEncoder,
+    EncodedSample,
+    compute_advantages,
+    encode_samples,
+    micro_batches,
+)
+from spade_core.interfaces import TrainingSample
+
+CONVERSATION = [
+    {"role": "system", "content": "You play a game."},
+    {"role": "user", "content": "Question: what is 6 times 7?"},
+    {"role": "assistant", "content": "\\boxed{41}"},
+    {"role": "user", "content": "wrong, try again"},
+    {"role": "assistant", "content": "\\boxed{42}"},
+]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from transformers import AutoTokenizer
+
+    from plugins.backends.model_source import resolve_model
+
+    return AutoTokenizer.from_pretrained(resolve_model("bundled:smollm2-135m").path)
+
+
+@pytest.fixture(scope="module")
+def encoder(tokenizer):
+    end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    return ConversationEncoder(
+        lambda messages, gen: tokenizer.apply_chat_template(messages, tokenize=False,
+                                                            add_generation_prompt=gen),
+        lambda text: tokenizer(text, add_special_tokens=False)["input_ids"], [end])
+
+
+def test_only_the_agents_own_tokens_are_trained(encoder, tokenizer):
+    prompt, completion, mask = encoder.encode(CONVERSATION)
+    assert tokenizer.decode(prompt).endswith("<|im_start|>assistant\n")
+    trained = tokenizer.decode([t for t, m in zip(completion, mask) if m])
+    assert trained == "\\boxed{41}<|im_end|>\\boxed{42}<|im_end|>"
+    masked = tokenizer.decode([t for t, m in zip(completion, mask) if not m])
+    assert "wrong, try again" in masked and "boxed" not in masked
+    whole = tokenizer.apply_chat_template(CONVERSATION, tokenize=False)
+    assert tokenizer.decode(prompt + completion) == whole
+
+
+def test_long_prompts_are_skipped_and_counted(encoder):
+    samples = [TrainingSample("agent", CONVERSATION, 1.0, group="a")]
+    rows, skipped = encode_samples(samples, encoder, max_tokens=16)
+    assert rows == [] and skipped == {"agent_samples_too_long": 1}
+    rows, skipped = encode_samples(samples, encoder, max_tokens=2048)
+    assert len(rows) == 1 and not skipped
+    no_turn = [TrainingSample("designer", CONVERSATION[:2], 1.0)]
+    assert encode_samples(no_turn, encoder, 2048)[1] == {"designer_samples_unencodable": 1}
+
+
+def _rows(rewards):
+    return [EncodedSample(role, group, r, [1], [2], [1]) for role, group, r in rewards]
+
+
+def test_advantages_per_role_and_group_without_std():
+    rows = _rows([("agent", "e1", 1.0), ("agent", "e1", 0.0), ("agent", "e2", 0.0),
+                  ("agent", "e2", 0.0), ("designer", "e1", 1.0), ("designer", "e2", -0.5)])
+    compute_advantages(rows, {"agent": "group", "designer": "role"}, "none")
+    assert [r.advantage for r in rows] == [0.5, -0.5, 0.0, 0.0, 0.75, -0.75]
+
+
+def test_advantages_scaled_by_group_or_role_std():
+    rows = _rows([("agent", "e1", 1.0), ("agent", "e1", 0.0), ("agent", "e2", 1.0),
+                  ("agent", "e2", 1.0)])
+    compute_advantages(rows, {"agent": "group"}, "group")
+    assert rows[0].advantage == pytest.approx(0.5 / (0.5 + 1e-4))
+    assert rows[2].advantage == 0.0
+    compute_advantages(rows, {"agent": "role"}, "role")
+    std = (3 * 0.25 ** 2 + 0.75 ** 2) ** 0.5 / 2
+    assert rows[1].advantage == pytest.approx(-0.75 / (std + 1e-4))
+
+
+def test_micro_batches_keep_roles_apart():
+    rows = _rows([("agent", "a", 1.0)] * 5 + [("designer", "a", 1.0)] * 2)
+    batches = micro_batches(rows, 2)
+    assert all(len({r.role for r in b}) == 1 and len(b) <= 2 for b in batches)
+    assert sum(len(b) for b in batches) == 7
+
+
+def _samples():
+    samples = []
+    for group in ("e1", "e2"):
+        for k in range(2):
+            conversation = [dict(m) for m in CONVERSATION]
+            conversation[4]["content"] = f"\\boxed{{{40 + k}}}"
+            samples.append(TrainingSample("agent", conversation, float(k), group=group))
+    samples.append(TrainingSample("designer", [
+        {"role": "system", "content": "You are an environment designer."},
+        {"role": "user", "content": "Document: seven"},
+        {"role": "assistant", "content": "QUESTION: 6*7?\nANSWER: 42"}], 1.0, group="e1"))
+    samples.append(TrainingSample("designer", [
+        {"role": "system", "content": "You are an environment designer."},
+        {"role": "user", "content": "Document: eight"},
+        {"role": "assistant", "content": "no idea"}], -0.5, group="e2"))
+    return samples
+
+
+@pytest.fixture(scope="module")
+def backend():
+    from plugins.backends.model_source import resolve_model
+    from plugins.backends.transformers_backend import TransformersBackend
+
+    return TransformersBackend(resolve_model("bundled:smollm2-135m").path, device="cpu")
+
+
+@pytest.mark.slow
+def test_grpo_step_trains_the_backends_module_and_checkpoints_round_trip(backend, tmp_path):
+    import torch
+
+    from plugins.trainers.grpo import GRPOTraining
+    from plugins.trainers.grpo_options import GRPOOptions
+
+    options = GRPOOptions(learning_rate=1e-4, lora={"r": 4, "alpha": 8}, micro_batch_size=4,
+                          designer_delay_iterations=1)
+    trainer = GRPOTraining(options, backend, None, 0, tmp_path)
+    lora_b = {n: p.detach().clone() for n, p in backend.model.named_parameters() if "lora_B" in n}
+    assert lora_b and all(not p.any() for p in lora_b.values())  # peft starts B at zero
+    first = trainer.train(_samples())
+    assert first["designer_trained"] == 0.0 and first["designer_samples_trained"] == 0.0
+    assert first["agent_samples_trained"] == 4.0 and first["optimizer_steps"] == 1.0
+    for key in ("loss", "grad_norm", "agent_mean_reward", "designer_mean_reward", "trl/entropy"):
+        assert key in first
+    changed = {n for n, p in backend.model.named_parameters() if n in lora_b and p.any()}
+    assert changed  # the very module the backend generates with was updated
+    ids = torch.tensor([backend.formatter.encode([{"role": "user", "content": "hi"}])])
+    with torch.no_grad():
+        merged = backend.model(ids).logits  # between updates the adapter is folded in
+        trainer._unmerge_adapter()
+        unmerged = backend.model(ids).logits
+        trainer._merge_adapter()
+    assert torch.allclose(merged, unmerged, rtol=1e-4, atol=1e-3)
+    second = trainer.train(_samples())  # the designer delay is over
+    assert second["designer_trained"] == 1.0 and second["designer_samples_trained"] == 2.0
+    trainer.save(tmp_path / "ckpt")
+    saved = {n: p.detach().clone() for n, p in backend.model.named_parameters() if "lora_" in n}
+    trainer.train(_samples())
+    trainer.load(tmp_path / "ckpt")
+    after = {n: p for n, p in backend.model.named_parameters() if "lora_" in n}
+    assert all(torch.equal(saved[n], after[n]) for n in saved)
+    assert trainer.trained_iterations == 2 and trainer.optimizer_steps == 2
+    out = backend.generate([[{"role": "user", "content": "hi"}]], max_new_tokens=4,
+                           temperature=0.0)
+    assert out[0].completion_ids
+
+
+def test_grpo_refuses_a_backend_without_a_model():
+    from plugins.trainers.grpo import GRPOTraining
+    from plugins.trainers.grpo_options import GRPOOptions
+    from spade_core.errors import ConfigError
+
+    class Remote:
+        tokenizer = None
+
+    with pytest.raises(ConfigError, match="exposes no model"):
+        GRPOTraining(GRPOOptions(), Remote(), None, 0, None)
