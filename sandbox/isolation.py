@@ -89,6 +89,9 @@ def bwrap_prefix(bwrap: str, as_root: bool) -> tuple[str, ...]:
             args += ["--cap-add", cap]
     else:
         args += ["--unshare-all"]
+    # The private scratch tmpfs comes first: read-only binds that live under /tmp (a project or
+    # venv checked out there, as CI may do) are then mounted on top of it instead of hidden by it.
+    args += ["--tmpfs", "/tmp"]
     paths = _readonly_paths()
     # Directories bwrap creates on the way to a bind are mode 0700; make them traversable so
     # workers (unprivileged uids) can still import what the server did not import up front.
@@ -105,8 +108,7 @@ def bwrap_prefix(bwrap: str, as_root: bool) -> tuple[str, ...]:
             args += ["--symlink", os.readlink(target), f"/{link}"]
         elif target.is_dir():
             args += ["--ro-bind", str(target), f"/{link}"]
-    args += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp",
-             "--clearenv"]
+    args += ["--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp", "--clearenv"]
     for key, value in SERVER_ENV.items():
         args += ["--setenv", key, value]
     args.append("--")
