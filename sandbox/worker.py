@@ -109,12 +109,12 @@ def _program_line(tb: types.TracebackType | None) -> int | None:
     return line
 
 
-def _placeholder(obj: object) -> str:
+def _unencodable(obj: object) -> str:
     return f"<{type(obj).__name__}>"
 
 
-_INFO_UTF8 = json.JSONEncoder(default=_placeholder, skipkeys=True, ensure_ascii=False)
-_INFO_ASCII = json.JSONEncoder(default=_placeholder, skipkeys=True)
+_INFO_UTF8 = json.JSONEncoder(default=_unencodable, skipkeys=True, ensure_ascii=False)
+_INFO_ASCII = json.JSONEncoder(default=_unencodable, skipkeys=True)
 
 
 def _describe(exc: BaseException) -> str:
@@ -260,7 +260,7 @@ class Harness:
             raise ProgramError("interface", "the environment has no solution() method")
         value = self._call("solution()", self.env.solution)
         try:
-            encoded = json.dumps(value, default=_placeholder, ensure_ascii=False)
+            encoded = json.dumps(value, default=_unencodable, ensure_ascii=False)
         except MemoryError:
             raise ProgramError("memory", "solution(): ran out of memory") from None
         except BaseException as exc:  # noqa: BLE001 - program code (list subclasses) may raise

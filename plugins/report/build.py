@@ -121,7 +121,7 @@ def build_report(run_dir: Path | str, out: Path | str | None = None, neighbours:
     """Write the report of ``run_dir`` to ``out`` (default ``RUN_DIR/report.html``); returns
     its path. ``neighbours`` nearest stored environments per card; ``max_envs`` keeps only the
     latest environments in the browser (0: all)."""
-    from spade_core.selfplay.artifacts import write_atomic
+    from spade_core.atomic_files import write_atomic
 
     data = load_run(Path(run_dir))
     target = Path(out) if out is not None else data.run_dir / "report.html"

@@ -16,8 +16,6 @@ import yaml
 
 from spade_core.atomic_files import write_atomic
 
-__all__ = ["RunArtifacts", "write_atomic"]
-
 
 def _jsonable(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):

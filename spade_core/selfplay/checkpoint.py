@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from spade_core.atomic_files import fsync_dir, write_atomic
 from spade_core.errors import SpadeError
 
 CHECKPOINTS = "checkpoints"
@@ -38,22 +39,14 @@ class CheckpointError(SpadeError):
     """A checkpoint is missing, incomplete or does not fit the run being resumed."""
 
 
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _fsync_tree(folder: Path) -> None:
     for path in sorted(folder.rglob("*"), reverse=True):
         if path.is_file():
             with path.open("rb") as fh:
                 os.fsync(fh.fileno())
         elif path.is_dir():
-            _fsync_dir(path)
-    _fsync_dir(folder)
+            fsync_dir(path)
+    fsync_dir(folder)
 
 
 def checkpoints(run_dir: Path) -> list[Path]:
@@ -199,7 +192,7 @@ def save_checkpoint(run_dir: Path, next_iteration: int, state: dict[str, Any], t
     if final.exists():  # a checkpoint of the same iteration from a run that was resumed earlier
         shutil.rmtree(final)
     os.rename(tmp, final)
-    _fsync_dir(root)
+    fsync_dir(root)
     for old in checkpoints(run_dir)[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
     return final
@@ -234,7 +227,6 @@ def truncate_jsonl(path: Path, keep_below: int, key: str = "iteration") -> int:
             continue
         kept.append(line)
     if dropped:
-        from spade_core.selfplay.artifacts import write_atomic
 
         write_atomic(path, "".join(line + "\n" for line in kept))
     return dropped
