@@ -125,6 +125,22 @@ def preload(names: Iterable[str] | None = None) -> list[str]:
     return missing
 
 
+def import_libraries(names: Iterable[str]) -> list[str]:
+    """Import installed libraries a family's trusted prelude uses (``family.preload_imports``), so
+    workers fork with them loaded. They are not made importable by programs: only the prelude's
+    own code holds them. Returns one message per library that could not be imported."""
+    problems = []
+    for name in names:
+        if name in sys.modules:
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - any import failure is reported, not fatal
+            problems.append(f"{name} (not importable in the sandbox: {type(exc).__name__}: "
+                            f"{str(exc)[:200]})")
+    return problems
+
+
 def heavy_imports(source: str) -> list[str]:
     """Heavy allowed modules a program mentions, so the server can import them before forking."""
     return sorted(n for n in HEAVY_MODULES if n.split(".")[0] in source)

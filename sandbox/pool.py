@@ -41,7 +41,8 @@ class Executor(Protocol):
     """Starts workers for programs."""
 
     def spawn(self, program: str, prelude: str, limits: Limits,
-              modules: dict[str, str] | None = None) -> WorkerChannel: ...
+              modules: dict[str, str] | None = None,
+              imports: tuple[str, ...] = ()) -> WorkerChannel: ...
 
     def isolation(self) -> dict[str, Any]: ...
 
@@ -209,7 +210,10 @@ class ForkExecutor:
             return server
 
     def spawn(self, program: str, prelude: str, limits: Limits,
-              modules: dict[str, str] | None = None) -> ForkChannel:
+              modules: dict[str, str] | None = None,
+              imports: tuple[str, ...] = ()) -> ForkChannel:
+        """A worker for ``program``; ``imports`` are installed libraries the family's trusted
+        prelude uses, which the server imports once before forking (never the program)."""
         server = self._pick()
         wid = next(self._ids)
         trusted: dict[str, str] = {}
@@ -218,7 +222,7 @@ class ForkExecutor:
         host_end, worker_end = socket.socketpair()
         try:
             server.send_spawn({"op": "spawn", "id": wid, "program": program,
-                               "prelude": prelude_sha, "modules": module_shas,
+                               "prelude": prelude_sha, "modules": module_shas, "imports": list(imports),
                                "limits": limits.to_dict()}, worker_end.fileno(), trusted)
         except OSError:
             host_end.close()

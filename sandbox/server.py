@@ -127,6 +127,14 @@ class ForkServer:
             return
         missing = modules.preload(modules.heavy_imports(source))
         del missing  # a program importing a missing module fails with a clear ImportError
+        imports = request.get("imports") or []
+        if not isinstance(imports, list) or not all(isinstance(n, str) for n in imports):
+            self._refuse(fd, "crash", "the family's preload_imports must be module names")
+            return
+        absent = modules.import_libraries(imports)
+        if absent:
+            self._refuse(fd, "crash", "the family's prelude needs " + "; ".join(absent))
+            return
         uid = None
         if self.free_uids is not None:
             if not self.free_uids:

@@ -217,8 +217,11 @@ class ProcessSandbox:
         limits = limits or self.limits
         prelude = (family.prelude if family is not None else "") or ""
         family_modules = (getattr(family, "modules", None) or {}) if family is not None else {}
+        imports = tuple(getattr(family, "preload_imports", None) or ()) if family is not None \
+            else ()
         try:
-            channel = self.executor.spawn(program, prelude, limits, modules=dict(family_modules))
+            channel = self.executor.spawn(program, prelude, limits, modules=dict(family_modules),
+                                          imports=imports)
         except (OSError, RuntimeError) as exc:
             raise SandboxError(Verdict(valid=False, category="crash",
                                        message=f"could not start a worker: {exc}")) from None

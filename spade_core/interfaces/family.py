@@ -3,8 +3,9 @@ environment (single-answer reasoning, multi-turn tool use, ...).
 
 Optional members a family may add, which callers look up with ``getattr`` (so they are not part
 of the runtime-checkable protocol): ``injected_names`` (the prelude's exported names),
-``modules`` (``{module name: trusted source}`` programs may import), ``static_problems(source)``
-(AST checks before any sandbox work), ``probe_actions()`` (junk that must not solve an
+``modules`` (``{module name: trusted source}`` programs may import), ``preload_imports``
+(installed libraries the trusted prelude imports; the sandbox loads them before forking),
+``static_problems(source)`` (AST checks before any sandbox work), ``probe_actions()`` (junk that must not solve an
 environment), ``skills`` and ``designer_guide(skill=None)``, ``tools_from_info(info)`` (native
 tool schemas for chat templates), and a ``tools=`` keyword on ``solution_actions``. See
 ``docs/environments.md``.

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_plugins()
     overrides = [f"loop.envs_per_iteration={args.envs}", f"loop.rollouts_per_env={args.rollouts}",
                  f"loop.max_turns={args.turns}", "loop.max_attempts=1",
-                 "designer=full-program"]
+                 "designer=full-program", "trainer=none"]
     resolved = load_config(args.config, loaded.registry, overrides)
     opened: list[Any] = []
     with tempfile.TemporaryDirectory(prefix="spade-bench-loop-") as tmp:
