@@ -114,6 +114,20 @@ class FaissEnvMemory:
             self._vectors.popitem(last=False)
         return vector
 
+    def _warm(self, programs: Sequence[EnvProgram]) -> None:
+        """Embed every program not cached yet in one batched call (much cheaper than one by one)."""
+        todo: dict[str, EnvProgram] = {}
+        for program in programs:
+            if program.id not in self._vectors and program.id not in todo:
+                todo[program.id] = program
+        if not todo:
+            return
+        texts = [self.text_of(p.source, p.description) for p in todo.values()]
+        for env_id, vector in zip(todo, self.embedder.embed(texts), strict=True):
+            self._vectors[env_id] = vector
+        while len(self._vectors) > max(_CACHE_SIZE, len(todo)):
+            self._vectors.popitem(last=False)
+
     def embed_query(self, text: str) -> np.ndarray:
         """Embedding of free text (a search query), not of an environment program."""
         return self.embedder.embed([text])[0]
@@ -135,6 +149,13 @@ class FaissEnvMemory:
             if hits and hits[0][1] >= self.threshold:
                 return hits[0]
             return None
+
+    def find_duplicates(self, programs: Sequence[EnvProgram]
+                        ) -> list[tuple[EnvRecord, float] | None]:
+        """``find_duplicate`` for many programs, embedding them in one batch (the loop's dedupe)."""
+        with self._lock:
+            self._warm(programs)
+            return [self.find_duplicate(program) for program in programs]
 
     def add(self, record: EnvRecord) -> None:
         """Store a new record (embedding it if needed); a known id only counts one more proposal."""

@@ -114,6 +114,23 @@ def spade_iteration_end(run: "RunContext", iteration: int, metrics: dict[str, An
 
 
 @hookspec
+def spade_phase_progress(run: "RunContext", iteration: int, phase: str, completed: int,
+                         total: int | None) -> None:
+    """Progress inside an iteration: ``completed`` of ``total`` items of ``phase`` are done.
+
+    Phases are ``sample``, ``design``, ``validate``, ``dedupe``, ``hint``, ``rollout``,
+    ``estimate`` and ``train``; ``validate`` runs beside ``design``. Called from worker threads
+    too, often (once per finished episode): keep it cheap.
+
+    :param run: the run context.
+    :param iteration: the iteration number, from 0.
+    :param phase: the phase's name.
+    :param completed: items of the phase done so far in this iteration.
+    :param total: items expected so far (it grows when a phase is entered again), or ``None``.
+    """
+
+
+@hookspec
 def spade_env_accepted(run: "RunContext", record: "EnvRecord") -> None:
     """An environment passed validation and deduplication and will be played.
 

@@ -228,6 +228,10 @@ class RecordingPlugin:
         self.events.append(("iteration_end", iteration, metrics))
 
     @hookimpl
+    def spade_phase_progress(self, run, iteration, phase, completed, total):
+        self.events.append(("phase_progress", iteration, phase, completed, total))
+
+    @hookimpl
     def spade_env_accepted(self, run, record):
         self.events.append(("env_accepted", record.id))
 

@@ -69,4 +69,44 @@ def test_installed_as_a_builtin_plugin():
     if info is None:
         pytest.fail("entry point `console` missing: reinstall (pip install --no-deps -e .)")
     assert info.error is None
-    assert info.hooks == ["spade_iteration_end", "spade_run_end", "spade_run_start"]
+    assert info.hooks == ["spade_iteration_end", "spade_phase_progress", "spade_run_end",
+                          "spade_run_start"]
+
+
+def test_progress_bars_per_phase_on_a_terminal(tmp_path, monkeypatch):
+    monkeypatch.delenv("SPADE_PROGRESS", raising=False)
+    shared = Console(file=io.StringIO(), width=100, force_terminal=True)
+    run = RunContext(run_dir=tmp_path, config={"run": {"iterations": 2}},
+                     extra={"console": shared})
+    console_plugin.spade_run_start(run=run)
+    bars = console_plugin._bars[str(tmp_path)]
+    console_plugin.spade_phase_progress(run=run, iteration=0, phase="design", completed=0,
+                                        total=8)
+    console_plugin.spade_phase_progress(run=run, iteration=0, phase="rollout", completed=5,
+                                        total=48)
+    tasks = {t.description: t for t in bars.progress.tasks}
+    assert (tasks["design"].completed, tasks["design"].total) == (0, 8)
+    assert (tasks["rollout"].completed, tasks["rollout"].total) == (5, 48)
+    console_plugin.spade_phase_progress(run=run, iteration=0, phase="rollout", completed=48,
+                                        total=48)
+    assert tasks["rollout"].finished
+    shared.file.truncate(0)
+    console_plugin.spade_iteration_end(run=run, iteration=0, metrics=_metrics(0, 0.5))
+    assert bars.progress is None  # the bars make way for the table
+    assert "iteration 0 of 2" in shared.file.getvalue()
+    console_plugin.spade_phase_progress(run=run, iteration=1, phase="design", completed=1,
+                                        total=8)
+    assert [t.description for t in bars.progress.tasks] == ["design"]  # a new iteration's bars
+    console_plugin.spade_run_end(run=run, status="completed", error=None)
+    assert console_plugin._bars == {}
+
+
+def test_no_progress_bars_in_a_log_file(tmp_path, monkeypatch):
+    monkeypatch.delenv("SPADE_PROGRESS", raising=False)
+    run = RunContext(run_dir=tmp_path, config={}, extra={"console": Console(file=io.StringIO())})
+    console_plugin.spade_run_start(run=run)
+    assert str(tmp_path) not in console_plugin._bars
+    monkeypatch.setenv("SPADE_PROGRESS", "1")
+    console_plugin.spade_run_start(run=run)
+    assert str(tmp_path) in console_plugin._bars
+    console_plugin.spade_run_end(run=run, status="completed", error=None)

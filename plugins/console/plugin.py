@@ -1,8 +1,10 @@
-"""Prints a table of the latest iterations to stderr each time one ends (entry point ``console``).
+"""Live progress bars per phase while an iteration runs, and a table of the latest iterations
+each time one ends, on stderr (entry point ``console``).
 
 It implements the run-event hooks only, so it never changes what a run does. It draws on the
-rich console the runner puts in ``run.extra["console"]`` when there is one (so the table lands
-above live progress bars), else on its own stderr console. ``SPADE_LIVE_TABLE=0`` turns it off.
+rich console in ``run.extra["console"]`` when there is one, else on its own stderr console, which
+it then puts there for others. ``SPADE_LIVE_TABLE=0`` turns the table off, ``SPADE_PROGRESS=0``
+the bars (drawn only on a terminal unless ``SPADE_PROGRESS=1``; see ``progress.py``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import math
 import os
 from typing import Any
 
+from plugins.console.progress import PhaseBars, wanted
 from spade_core.hookspecs import hookimpl
 
 #: How many iterations the table shows: the latest and the ones before it, for comparison.
@@ -18,6 +21,7 @@ ROWS = 5
 ENV_SWITCH = "SPADE_LIVE_TABLE"
 
 _history: dict[str, list[dict[str, Any]]] = {}
+_bars: dict[str, PhaseBars] = {}
 
 
 def enabled() -> bool:
@@ -89,7 +93,12 @@ def _console(run: Any) -> Any:
 
     extra = getattr(run, "extra", None)
     given = extra.get("console") if isinstance(extra, dict) else None
-    return given if isinstance(given, Console) else Console(stderr=True)
+    if isinstance(given, Console):
+        return given
+    console = Console(stderr=True)
+    if isinstance(extra, dict):
+        extra["console"] = console
+    return console
 
 
 def _planned(run: Any) -> int | None:
@@ -102,10 +111,24 @@ def _planned(run: Any) -> int | None:
 @hookimpl
 def spade_run_start(run: Any) -> None:
     _history[_key(run)] = []
+    console = _console(run)
+    if wanted(console):
+        _bars[_key(run)] = PhaseBars(console)
+
+
+@hookimpl
+def spade_phase_progress(run: Any, iteration: int, phase: str, completed: int,
+                         total: int | None) -> None:
+    bars = _bars.get(_key(run))
+    if bars is not None:
+        bars.update(iteration, phase, completed, total, _planned(run))
 
 
 @hookimpl
 def spade_iteration_end(run: Any, iteration: int, metrics: dict[str, Any]) -> None:
+    bars = _bars.get(_key(run))
+    if bars is not None:
+        bars.stop()
     rows = _history.setdefault(_key(run), [])
     rows.append({"iteration": iteration, **metrics})
     if enabled():
@@ -115,3 +138,6 @@ def spade_iteration_end(run: Any, iteration: int, metrics: dict[str, Any]) -> No
 @hookimpl
 def spade_run_end(run: Any, status: str, error: str | None) -> None:
     _history.pop(_key(run), None)
+    bars = _bars.pop(_key(run), None)
+    if bars is not None:
+        bars.stop()

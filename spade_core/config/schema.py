@@ -59,6 +59,9 @@ class LoopSection(Strict):
     invalid_reward: float = -0.5
     duplicate_reward: float = 0.0
     timeout_reward: float = -0.5
+    #: Designer prompts per generation call; each finished chunk is validated in the sandbox while
+    #: the next one generates. 0: the backend's own batch size (all at once if it has none).
+    design_chunk: int = Field(default=0, ge=0)
     #: ``selfplay``: the designer proposes; ``fixed-pool``: environments come from ``pool``.
     mode: Literal["selfplay", "fixed-pool"] = "selfplay"
     pool: str | None = None

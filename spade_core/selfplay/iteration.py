@@ -8,8 +8,7 @@ iteration.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
@@ -30,7 +29,13 @@ from spade_core.interfaces import (
 )
 from spade_core.records import Difficulty, Document, EnvProgram, Episode, Verdict
 from spade_core.selfplay.hints import generate_hints, redact_leaks, secrets_of
+from spade_core.selfplay.phases import PhaseTimer
 from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
+from spade_core.selfplay.sessions import SessionBatch
+
+__all__ = ["Components", "PhaseTimer", "Proposal", "IterationResult", "design", "dedupe",
+           "draw_from_pool", "play", "estimate", "training_samples", "iteration_metrics",
+           "failure_reward"]
 
 
 @dataclass
@@ -84,21 +89,6 @@ class IterationResult:
     samples: list[TrainingSample]
 
 
-class PhaseTimer:
-    """Seconds spent per phase, for ``metrics.jsonl``."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-
-    @contextmanager
-    def phase(self, name: str) -> Iterator[None]:
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
-
-
 def _no_program(completion: str) -> Verdict:
     return Verdict(valid=False, category="syntax",
                    message="no environment program found in the designer's answer",
@@ -107,9 +97,14 @@ def _no_program(completion: str) -> Verdict:
 
 def design(c: Components, loop: LoopSection, iteration: int, seed: int,
            timer: PhaseTimer) -> list[Proposal]:
-    """Ask the designer for ``envs_per_iteration`` programs, validating and retrying the invalid."""
-    with timer.phase("sample"):
+    """Ask the designer for ``envs_per_iteration`` programs, validating and retrying the invalid.
+
+    Generation goes in chunks of ``loop.design_chunk`` prompts; each chunk's programs are
+    validated on a background thread while the next chunk generates, so the sandbox works while
+    the model does."""
+    with timer.phase("sample", total=loop.envs_per_iteration):
         documents = c.corpus.sample(loop.envs_per_iteration)
+        timer.advance("sample", len(documents))
     proposals = []
     for i, document in enumerate(documents):
         family = c.families[(iteration * loop.envs_per_iteration + i) % len(c.families)]
@@ -118,23 +113,47 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
         proposals.append(Proposal(index=i, family=family, document=document,
                                   prompt=c.designer.build(document, family, examples)))
     pending = list(proposals)
-    for attempt in range(loop.max_attempts):
-        if not pending:
-            break
-        with timer.phase("design"):
-            generations = c.backend.generate(
-                [p.prompt for p in pending], max_new_tokens=loop.designer_max_tokens,
-                temperature=loop.designer_temperature, seed=seed + 1000 * attempt)
-        for proposal, generation in zip(pending, generations, strict=True):
-            proposal.completions.append(generation.text)
-            proposal.program = c.designer.extract(generation.text, proposal.family)
-            proposal.verdict = None if proposal.program else _no_program(generation.text)
-        with timer.phase("validate"):
-            _validate(c, [p for p in pending if p.program])
-        for proposal in pending:
-            proposal.attempt_categories.append(proposal.verdict.category)
-        pending = [p for p in pending if not (p.verdict and p.verdict.valid)]
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spade-validate") as validator:
+        for attempt in range(loop.max_attempts):
+            if not pending:
+                break
+            chunk = design_chunk(c.backend, loop, len(pending))
+            timer.expect("validate", len(pending))
+            running = []
+            for start in range(0, len(pending), chunk):
+                part = pending[start:start + chunk]
+                with timer.phase("design", total=len(part)):
+                    generations = c.backend.generate(
+                        [p.prompt for p in part], max_new_tokens=loop.designer_max_tokens,
+                        temperature=loop.designer_temperature,
+                        seed=seed + 1000 * attempt + start)
+                    timer.advance("design", len(part))
+                for proposal, generation in zip(part, generations, strict=True):
+                    proposal.completions.append(generation.text)
+                    proposal.program = c.designer.extract(generation.text, proposal.family)
+                    proposal.verdict = None if proposal.program else _no_program(generation.text)
+                running.append(validator.submit(_validate_chunk, c, part, timer))
+            for future in running:
+                future.result()
+            for proposal in pending:
+                proposal.attempt_categories.append(proposal.verdict.category)
+            pending = [p for p in pending if not (p.verdict and p.verdict.valid)]
     return proposals
+
+
+def design_chunk(backend: GenerationBackend, loop: LoopSection, pending: int) -> int:
+    """Prompts per designer generation call: ``loop.design_chunk``, else the backend's batch size."""
+    chunk = loop.design_chunk or getattr(backend, "batch_size", None) or pending
+    return max(1, min(int(chunk), pending))
+
+
+def _validate_chunk(c: Components, part: list[Proposal], timer: PhaseTimer) -> None:
+    start = time.perf_counter()
+    try:
+        _validate(c, [p for p in part if p.program])
+    finally:
+        timer.add_seconds("validate", time.perf_counter() - start)
+        timer.advance("validate", len(part))
 
 
 def draw_from_pool(c: Components, loop: LoopSection, sampler: Any,
@@ -162,6 +181,7 @@ def _validate(c: Components, proposals: list[Proposal]) -> None:
 
 def dedupe(c: Components, proposals: list[Proposal]) -> None:
     """Refuse near-duplicates of mastered environments before any rollout is spent on them."""
+    candidates = []
     for p in proposals:
         if not (p.verdict and p.verdict.valid):
             continue
@@ -170,7 +190,12 @@ def dedupe(c: Components, proposals: list[Proposal]) -> None:
         if existing is not None and existing.status in ("mastered", "too_hard"):
             p.status, p.duplicate_of, p.similarity = "duplicate", existing.id, 1.0
             continue
-        match = c.memory.find_duplicate(program)
+        candidates.append((p, program))
+    find_many = getattr(c.memory, "find_duplicates", None)
+    programs = [program for _, program in candidates]
+    matches = find_many(programs) if callable(find_many) else \
+        [c.memory.find_duplicate(program) for program in programs]
+    for (p, _), match in zip(candidates, matches, strict=True):
         if match is not None:
             record, similarity = match
             p.status, p.duplicate_of, p.similarity = "duplicate", record.id, float(similarity)
@@ -180,24 +205,28 @@ def dedupe(c: Components, proposals: list[Proposal]) -> None:
 
 def _first_observations(c: Components, playable: list[Proposal],
                         seed: int) -> list[str | None]:
-    """Reset each environment once on the first seed: its first observation and ``info["hint"]``."""
-    provided: list[str | None] = []
-    for p in playable:
-        try:
-            session = c.sandbox.open(p.program, family=p.family)
-            try:
-                observation, info = session.reset(seed)
-                p.secrets = _solution_secrets(session, p.family)
-            finally:
-                session.close()
-        except SandboxError as exc:
-            p.status = "rejected"
-            p.verdict = exc.verdict
-            provided.append(None)
-            continue
-        p.first_observation = observation
+    """Reset each environment once on the first seed: its first observation and ``info["hint"]``;
+    the solution is read too, to keep it out of the hint. All environments at once."""
+    provided: list[str | None] = [None] * len(playable)
+    with SessionBatch(c.sandbox) as batch:
+        opened = batch.open([(p.program, p.family, 1) for p in playable])
+        live = [(i, result[0]) for i, result in enumerate(opened)
+                if not isinstance(result, SandboxError)]
+        resets = batch.reset([(session, seed) for _, session in live])
+        secrets = batch.map(lambda pair: _solution_secrets(pair[1], playable[pair[0]].family),
+                            [pair for pair, r in zip(live, resets)
+                             if not isinstance(r, SandboxError)])
+        batch.close([session for _, session in live])
+    failures = {i: result for i, result in enumerate(opened) if isinstance(result, SandboxError)}
+    failures.update({i: r for (i, _), r in zip(live, resets) if isinstance(r, SandboxError)})
+    ok = [(i, r) for (i, _), r in zip(live, resets) if not isinstance(r, SandboxError)]
+    for (i, (observation, info)), found in zip(ok, secrets, strict=True):
+        p = playable[i]
+        p.first_observation, p.secrets = observation, found
         hint = info.get("hint") if isinstance(info, dict) else None
-        provided.append(str(hint) if isinstance(hint, str) and hint.strip() else None)
+        provided[i] = str(hint) if isinstance(hint, str) and hint.strip() else None
+    for i, error in failures.items():
+        playable[i].status, playable[i].verdict = "rejected", error.verdict
     return provided
 
 
@@ -218,7 +247,7 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
     """Hint, then K unhinted and K hinted episodes per playable environment, on the same seeds."""
     playable = [p for p in proposals if p.status == "frontier"]
     seeds = [seed + k for k in range(loop.rollouts_per_env)]
-    with timer.phase("hint"):
+    with timer.phase("hint", total=len(playable)):
         provided = _first_observations(c, playable, seeds[0])
         playable_now = [(p, h) for p, h in zip(playable, provided) if p.status == "frontier"]
         hints = generate_hints(
@@ -227,15 +256,17 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
             max_new_tokens=loop.hint_max_tokens, temperature=loop.hint_temperature, seed=seed)
         for (p, _), hint in zip(playable_now, hints, strict=True):
             p.hint, p.hint_redacted = redact_leaks(hint, p.secrets)
+        timer.advance("hint", len(playable))
     playable = [p for p, _ in playable_now]
     requests = []
     for p in playable:
         requests.append(RolloutRequest(p.env_id, p.program, p.family, seeds))
         requests.append(RolloutRequest(p.env_id, p.program, p.family, seeds, hint=p.hint))
-    with timer.phase("rollout"):
+    with timer.phase("rollout", total=sum(len(r.seeds) for r in requests)):
         episodes, conversations = run_rollouts(
             c.sandbox, c.backend, requests, max_turns=loop.max_turns,
-            max_new_tokens=loop.agent_max_tokens, temperature=loop.agent_temperature, seed=seed)
+            max_new_tokens=loop.agent_max_tokens, temperature=loop.agent_temperature, seed=seed,
+            on_done=lambda n: timer.advance("rollout", n))
     for i, p in enumerate(playable):
         p.unhinted, p.hinted = episodes[2 * i], episodes[2 * i + 1]
         p.conversations = conversations[2 * i] + conversations[2 * i + 1]

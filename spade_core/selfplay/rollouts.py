@@ -1,23 +1,24 @@
 """Agent rollouts: play many environments, hinted and unhinted, batching generation across them.
 
 All live episodes advance in lock step: one generation call produces the next action of every
-episode that is still running, then each action is stepped in its own sandbox session. So K
+episode that is still running, then every action is stepped in its own sandbox session. So K
 rollouts of N environments cost ``max_turns`` generation calls, not ``N * K * max_turns``.
 
-Opening sessions and stepping them are waits on worker processes, so they are issued from a small
-thread pool and overlap. The threads only wait on IPC: untrusted code never runs in this process.
+Sessions are opened, reset and stepped through :class:`SessionBatch`: with the ``process``
+sandbox, all 2K plays of an environment live in one worker and each turn is one round trip per
+worker. Untrusted code never runs in this process.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from spade_core.errors import SandboxError
 from spade_core.interfaces import EnvFamily, GenerationBackend, Sandbox, SandboxSession
-from spade_core.records import Episode, Turn
+from spade_core.records import Episode, StepResult, Turn
+from spade_core.selfplay.sessions import SessionBatch
 
 HINT_FORMAT = "{obs}\n\nHINT: {hint}"
 
@@ -47,6 +48,7 @@ class _Live:
     messages: list[dict[str, str]] = field(default_factory=list)
     tools: list[dict[str, Any]] | None = None
     done: bool = False
+    reported: bool = False
 
 
 def _tools_for(family: EnvFamily, program: str,
@@ -61,24 +63,6 @@ def _tools_for(family: EnvFamily, program: str,
     return tools_for(program) if callable(tools_for) else None
 
 
-def _start(sandbox: Sandbox, request: RolloutRequest, seed: int) -> _Live:
-    episode = Episode(env_id=request.env_id, seed=seed, hinted=request.hint is not None,
-                      first_observation="")
-    try:
-        session = sandbox.open(request.program, family=request.family)
-        observation, _info = session.reset(seed)
-    except SandboxError as exc:
-        episode.error = str(exc)
-        return _Live(episode=episode, session=None, done=True)
-    if request.hint is not None:
-        observation = HINT_FORMAT.format(obs=observation, hint=request.hint)
-    episode.first_observation = observation
-    messages = [{"role": "system", "content": request.family.agent_instructions()},
-                {"role": "user", "content": observation}]
-    return _Live(episode=episode, session=session, messages=messages,
-                 tools=_tools_for(request.family, request.program, _info))
-
-
 def run_rollouts(
     sandbox: Sandbox,
     backend: GenerationBackend,
@@ -88,62 +72,100 @@ def run_rollouts(
     max_new_tokens: int,
     temperature: float,
     seed: int,
+    on_done: Callable[[int], None] | None = None,
 ) -> tuple[list[list[Episode]], list[list[list[dict[str, str]]]]]:
-    """Play every request; returns per request its episodes and their conversations (in order)."""
-    with ThreadPoolExecutor(max_workers=IO_THREADS, thread_name_prefix="spade-rollout") as pool:
-        return _run(pool, sandbox, backend, requests, max_turns=max_turns,
-                    max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+    """Play every request; returns per request its episodes and their conversations (in order).
 
-
-#: Threads that wait on sandbox workers at once (IPC only).
-IO_THREADS = 8
-
-
-def _run(pool: ThreadPoolExecutor, sandbox: Sandbox, backend: GenerationBackend,
-         requests: Sequence[RolloutRequest], *, max_turns: int, max_new_tokens: int,
-         temperature: float, seed: int,
-         ) -> tuple[list[list[Episode]], list[list[list[dict[str, str]]]]]:
-    starts = [(r, s) for r in requests for s in r.seeds]
-    flat = list(pool.map(lambda rs: _start(sandbox, rs[0], rs[1]), starts))
-    live: list[list[_Live]] = []
-    position = 0
-    for r in requests:
-        live.append(flat[position:position + len(r.seeds)])
-        position += len(r.seeds)
-    try:
-        for turn in range(max_turns):
-            active = [item for item in flat if not item.done]
-            if not active:
-                break
-            # One generation call per tool schema set (None for most families).
-            by_tools: dict[str, list[_Live]] = {}
-            for item in active:
-                by_tools.setdefault(repr(item.tools), []).append(item)
-            for group in by_tools.values():
-                generations = backend.generate(
-                    [item.messages for item in group], max_new_tokens=max_new_tokens,
-                    temperature=temperature, seed=seed + turn, tools=group[0].tools)
+    Requests with the same program (an environment's hinted and unhinted plays) share one
+    ``open`` call: one worker hosting all their instances when the sandbox can. ``on_done(n)`` is
+    told each time ``n`` more episodes have ended (progress bars)."""
+    live = [[_Live(episode=Episode(env_id=r.env_id, seed=s, hinted=r.hint is not None,
+                                   first_observation=""), session=None) for s in r.seeds]
+            for r in requests]
+    flat = [item for group in live for item in group]
+    with SessionBatch(sandbox) as batch:
+        try:
+            _open(batch, requests, live)
+            _reset(batch, requests, live)
+            _report(on_done, flat)
+            for turn in range(max_turns):
+                active = [item for item in flat if not item.done]
+                if not active:
+                    break
+                actions: dict[int, str] = {}
+                # One generation call per tool schema set (None for most families).
+                by_tools: dict[str, list[_Live]] = {}
+                for item in active:
+                    by_tools.setdefault(repr(item.tools), []).append(item)
+                for group in by_tools.values():
+                    generations = backend.generate(
+                        [item.messages for item in group], max_new_tokens=max_new_tokens,
+                        temperature=temperature, seed=seed + turn, tools=group[0].tools)
+                    for item, generation in zip(group, generations, strict=True):
+                        actions[id(item)] = generation.text
+                results = batch.step([(item.session, actions[id(item)]) for item in active])
                 last = turn == max_turns - 1
-                list(pool.map(lambda pair: _advance(pair[0], pair[1].text, last_turn=last),
-                              zip(group, generations, strict=True)))
-    finally:
-        list(pool.map(_close, flat))
+                for item, result in zip(active, results, strict=True):
+                    _advance(item, actions[id(item)], result, last_turn=last)
+                _report(on_done, active)
+        finally:
+            batch.close([item.session for item in flat if item.session is not None])
     episodes = [[item.episode for item in group] for group in live]
     conversations = [[item.messages for item in group] for group in live]
     return episodes, conversations
 
 
-def _close(item: _Live) -> None:
-    if item.session is not None:
-        item.session.close()
+def _report(on_done: Callable[[int], None] | None, items: Sequence[_Live]) -> None:
+    if on_done is not None:
+        ended = sum(1 for item in items if item.done and not item.reported)
+        for item in items:
+            item.reported = item.reported or item.done
+        if ended:
+            on_done(ended)
 
 
-def _advance(item: _Live, action: str, last_turn: bool) -> None:
+def _open(batch: SessionBatch, requests: Sequence[RolloutRequest],
+          live: list[list[_Live]]) -> None:
+    """One open per distinct program, holding the sessions of every request that plays it."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for index, request in enumerate(requests):
+        groups.setdefault((request.program, request.family.name), []).append(index)
+    keys = list(groups)
+    specs = [(requests[groups[k][0]].program, requests[groups[k][0]].family,
+              sum(len(requests[i].seeds) for i in groups[k])) for k in keys]
+    for key, opened in zip(keys, batch.open(specs), strict=True):
+        items = [item for i in groups[key] for item in live[i]]
+        if isinstance(opened, SandboxError):
+            for item in items:
+                item.episode.error, item.done = str(opened), True
+            continue
+        for item, session in zip(items, opened, strict=True):
+            item.session = session
+
+
+def _reset(batch: SessionBatch, requests: Sequence[RolloutRequest],
+           live: list[list[_Live]]) -> None:
+    pending = [(request, item) for request, group in zip(requests, live) for item in group
+               if item.session is not None]
+    results = batch.reset([(item.session, item.episode.seed) for _, item in pending])
+    for (request, item), result in zip(pending, results, strict=True):
+        if isinstance(result, SandboxError):
+            item.episode.error, item.done = str(result), True
+            continue
+        observation, info = result
+        if request.hint is not None:
+            observation = HINT_FORMAT.format(obs=observation, hint=request.hint)
+        item.episode.first_observation = observation
+        item.messages = [{"role": "system", "content": request.family.agent_instructions()},
+                         {"role": "user", "content": observation}]
+        item.tools = _tools_for(request.family, request.program, info)
+
+
+def _advance(item: _Live, action: str, result: StepResult | SandboxError,
+             last_turn: bool) -> None:
     item.messages.append({"role": "assistant", "content": action})
-    try:
-        result = item.session.step(action)  # type: ignore[union-attr]
-    except SandboxError as exc:
-        item.episode.error = str(exc)
+    if isinstance(result, SandboxError):
+        item.episode.error = str(result)
         item.done = True
         return
     item.episode.turns.append(Turn(action=action, observation=result.observation,

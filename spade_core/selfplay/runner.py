@@ -234,17 +234,22 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
                   loaded: LoadedPlugins, pool: Any = None) -> dict[str, Any]:
     loop = resolved.config.loop
     seed = resolved.config.run.seed * 1_000_003 + iteration * 7919
-    timer = PhaseTimer()
     hook = loaded.manager.hook
+    timer = PhaseTimer(lambda phase, completed, total: hook.spade_phase_progress(
+        run=context, iteration=iteration, phase=phase, completed=completed, total=total))
     if pool is not None:
         proposals = draw_from_pool(c, loop, pool, timer)
     else:
         proposals = design(c, loop, iteration, seed, timer)
-        with timer.phase("dedupe"):
+        with timer.phase("dedupe", total=sum(1 for p in proposals if p.verdict and
+                                             p.verdict.valid)):
             dedupe(c, proposals)
+            timer.advance("dedupe", sum(1 for p in proposals if p.status in ("frontier",
+                                                                             "duplicate")))
     play(c, loop, proposals, seed, timer)
-    with timer.phase("estimate"):
+    with timer.phase("estimate", total=len(proposals)):
         mastered = estimate(c, loop, proposals, iteration)
+        timer.advance("estimate", len(proposals))
     for p in proposals:
         if p.status not in ("rejected", "duplicate"):
             record = c.memory.get(p.env_id)
@@ -253,8 +258,9 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
     for record in mastered:
         hook.spade_env_mastered(run=context, record=record)
     samples = training_samples(loop, proposals)
-    with timer.phase("train"):
+    with timer.phase("train", total=len(samples)):
         train_metrics = c.trainer.train(samples) or {}
+        timer.advance("train", len(samples))
     for p in proposals:
         artifacts.write_env(p.env_id, p.program or (p.completions[-1] if p.completions else ""),
                             _env_details(iteration, p))
