@@ -59,8 +59,10 @@ class SharedSandbox:
 
 
 def installed_families() -> dict[str, Any]:
-    """Every installed family built with its default options, by name."""
+    """Every installed family built with its default options, by name (an optional family whose
+    library is not installed is left out)."""
     from spade_core.components import BuildContext
+    from spade_core.errors import SpadeError
     from spade_core.plugins import load_plugins
 
     registry = load_plugins().registry
@@ -68,7 +70,10 @@ def installed_families() -> dict[str, Any]:
     for name in registry.names("env_family"):
         component = registry.resolve("env_family", name, "families")
         options = component.options() if component.options else {}
-        families[name] = component.build(options, BuildContext())
+        try:
+            families[name] = component.build(options, BuildContext())
+        except SpadeError:  # an optional family whose library is not installed
+            continue
     return families
 
 

@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "spade_core.cli.doctor_cmd",
     "spade_core.cli.memory_cmd",
     "spade_core.cli.envs_cmd",
+    "spade_core.cli.seeds_cmd",
     "spade_core.cli.report_cmd",
 )
 

@@ -116,7 +116,7 @@ def _build(registry: Any, kind: str, name: str, options: dict, where: str,
 
 def run_import(args: argparse.Namespace) -> int:
     from spade_core.components import BuildContext
-    from spade_core.errors import UsageError
+    from spade_core.errors import SpadeError, UsageError
     from spade_core.interfaces.memory import EnvRecord
     from spade_core.plugins import load_plugins
     from spade_core.records import Verdict, program_id
@@ -136,8 +136,16 @@ def run_import(args: argparse.Namespace) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     registry = load_plugins().registry
     context = BuildContext(run_dir=run_dir)
-    names = args.family or registry.names("env_family")
-    families = [_build(registry, "env_family", n, {}, "--family", context) for n in names]
+    if args.family:
+        families = [_build(registry, "env_family", n, {}, "--family", context)
+                    for n in args.family]
+    else:  # every installed family that can start (an optional one may lack its library)
+        families = []
+        for name in registry.names("env_family"):
+            try:
+                families.append(_build(registry, "env_family", name, {}, "--family", context))
+            except SpadeError as exc:
+                print(f"# skipping env family {name!r}: {exc}", file=sys.stderr)
     verdicts: dict[int, tuple[Any, Verdict]] = {}
     by_family: dict[str, list[int]] = {}
     for index, (_, source, _) in enumerate(programs):
