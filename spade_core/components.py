@@ -74,13 +74,18 @@ class Component:
     version: str
 
     def build(self, options: Any, context: BuildContext) -> Any:
-        """Call the factory; any exception is re-raised naming the component."""
-        from spade_core.errors import PluginError
+        """Call the factory; any exception is re-raised naming the component. A ``ConfigError``
+        (the user's settings cannot work, e.g. an optional library is missing) stays one, so the
+        command exits with status 2 like any other config error; anything else is the plugin's
+        failure (``PluginError``)."""
+        from spade_core.errors import ConfigError, PluginError
 
         try:
             return self.factory(options, context)
         except Exception as exc:  # noqa: BLE001 - any plugin failure is reported, not crashed on
             label = KIND_BY_NAME[self.kind].label
+            if isinstance(exc, ConfigError):
+                raise ConfigError(f"{label} {self.name!r} (plugin {self.plugin!r}): {exc}") from exc
             raise PluginError(
                 f"{label} {self.name!r} (plugin {self.plugin!r} from {self.distribution} "
                 f"{self.version}) failed to start: {type(exc).__name__}: {exc}"

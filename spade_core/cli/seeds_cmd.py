@@ -39,7 +39,7 @@ def file_stem(description: str, fallback: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from spade_core.cli.envs_cmd import _build
     from spade_core.components import BuildContext
-    from spade_core.errors import ConfigError, PluginError, UsageError
+    from spade_core.errors import UsageError
     from spade_core.plugins import load_plugins
 
     try:
@@ -49,12 +49,7 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(options, dict):
         raise UsageError("seeds: --options must be a JSON object")
     registry = load_plugins().registry
-    try:
-        family = _build(registry, "env_family", args.family, options, "FAMILY", BuildContext())
-    except PluginError as exc:  # a family's own option error is a usage error here (exit 2)
-        if isinstance(exc.__cause__, ConfigError):
-            raise exc.__cause__ from None
-        raise
+    family = _build(registry, "env_family", args.family, options, "FAMILY", BuildContext())
     programs = list(family.seed_programs())
     if not programs:
         raise UsageError(f"seeds: family {args.family!r} has no seed programs with these options")
