@@ -1,7 +1,8 @@
 """Sandbox throughput and latency: isolated workers vs plain exec vs a fresh interpreter.
 
 All three run the same multi-turn environment (10 steps per episode). Isolated: one fork-server
-worker per episode under the full isolation in force. Plain exec: the program exec'd in this
+worker per episode under the full isolation in force; multi-instance: one worker hosting
+``--instances`` instances (``open_many``), stepped with batched ``step_many`` calls. Plain exec: the program exec'd in this
 process, as the SPADE reference does (no isolation at all). Fresh interpreter: one
 ``python -I`` process per episode, as human-eval does. Figures are wall-clock on whatever else the
 machine is doing; per-core figures divide by the CPU seconds all processes used.
@@ -87,6 +88,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="step round trips to time for the latency figures (default 3000)")
     parser.add_argument("--fresh-episodes", type=int, default=20,
                         help="episodes for the fresh-interpreter approach (default 20)")
+    parser.add_argument("--instances", type=int, default=16,
+                        help="environment instances per worker for the multi-instance figures "
+                        "(open_many + batched reset_many/step_many; default 16)")
 
 
 def _cpu_children() -> float:
@@ -143,6 +147,61 @@ def _isolated_throughput(seconds: float, streams: int) -> dict[str, Any]:
             "cpu_seconds": round(cpu, 3),
             "cpu_ms_per_episode": round(cpu / episodes * 1000, 2) if episodes else None,
             "episodes_per_cpu_s": round(episodes / cpu, 1) if cpu > 0 else None}
+
+
+def _multi_instance_throughput(seconds: float, workers: int, instances: int,
+                               batched: bool = True) -> dict[str, Any]:
+    """Episodes/s with ``workers`` workers at a time, each hosting ``instances`` instances
+    (``open_many``), stepped in lock step with ``step_many`` (one request frame per worker, the
+    workers served concurrently) or, with ``batched=False``, one ``step`` call per instance."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sandbox.plugin import ProcessSandboxOptions, build_sandbox
+
+    sandbox = build_sandbox(ProcessSandboxOptions(workers=workers))
+    episodes = 0
+    batch_seconds: list[float] = []
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        time.sleep(0.2)
+        cpu_before = _cpu_self() + sandbox.executor.cpu_seconds()
+        started = time.monotonic()
+        end = started + seconds
+        seed = 0
+        while time.monotonic() < end:
+            groups = list(pool.map(lambda _: sandbox.open_many(BENCH_PROGRAM, instances),
+                                   range(workers)))
+            sessions = [s for group in groups for s in group]
+            sandbox.reset_many([(s, seed + i) for i, s in enumerate(sessions)])
+            seed += len(sessions)
+            for action in ACTIONS:
+                if batched:
+                    t0 = time.perf_counter()
+                    results = sandbox.step_many([(s, action) for s in sessions])
+                    batch_seconds.append(time.perf_counter() - t0)
+                else:
+                    results = [s.step(action) for s in sessions]
+                if any(not hasattr(r, "observation") for r in results):
+                    raise RuntimeError(f"a benchmark step failed: {results}")
+            for s in sessions:
+                s.close()
+            episodes += len(sessions)
+        elapsed = time.monotonic() - started
+        time.sleep(0.2)
+        cpu = _cpu_self() + sandbox.executor.cpu_seconds() - cpu_before
+    finally:
+        pool.shutdown()
+        sandbox.close()
+    figures = {"workers": workers, "instances_per_worker": instances,
+               "batched_steps": batched, "episodes": episodes, "seconds": round(elapsed, 3),
+               "episodes_per_s": round(episodes / elapsed, 1),
+               "cpu_seconds": round(cpu, 3),
+               "cpu_ms_per_episode": round(cpu / episodes * 1000, 3) if episodes else None,
+               "episodes_per_cpu_s": round(episodes / cpu, 1) if cpu > 0 else None}
+    if batch_seconds:
+        figures["step_many_median_us"] = round(statistics.median(batch_seconds) * 1e6, 1)
+        figures["step_many_steps"] = workers * instances
+    return figures
 
 
 def _isolated_latency(steps: int) -> dict[str, Any]:
@@ -213,7 +272,8 @@ def _fresh_interpreter(episodes: int) -> dict[str, Any]:
             "episodes_per_cpu_s": round(episodes / cpu, 1) if cpu > 0 else None}
 
 
-def measure(seconds: float = 3.0, steps: int = 3000, fresh_episodes: int = 20) -> dict[str, Any]:
+def measure(seconds: float = 3.0, steps: int = 3000, fresh_episodes: int = 20,
+            instances: int = 16) -> dict[str, Any]:
     """Run all measurements and return the figures (what ``--json`` prints)."""
     from sandbox.isolation import choose
 
@@ -221,6 +281,15 @@ def measure(seconds: float = 3.0, steps: int = 3000, fresh_episodes: int = 20) -
     single = _isolated_throughput(seconds, 1)
     cores = os.cpu_count() or 1
     multi = _isolated_throughput(seconds, cores) if cores > 1 else single
+    many = {
+        "single_stream": _multi_instance_throughput(seconds, 1, instances),
+        "all_cores": _multi_instance_throughput(seconds, cores, instances),
+        "single_stream_unbatched_steps": _multi_instance_throughput(seconds, 1, instances,
+                                                                    batched=False),
+    }
+    many_per_core = many["single_stream"]["episodes_per_cpu_s"] or 0.0
+    many["goal_episodes_per_s_per_core"] = {"goal": 300, "measured": many_per_core,
+                                            "met": many_per_core >= 300}
     latency = _isolated_latency(steps)
     plain = _plain_exec(seconds, steps)
     fresh = _fresh_interpreter(fresh_episodes)
@@ -231,6 +300,7 @@ def measure(seconds: float = 3.0, steps: int = 3000, fresh_episodes: int = 20) -
         "isolation": launch.method,
         "episode_steps": EPISODE_STEPS,
         "isolated": {"single_stream": single, "all_cores": multi, "step_latency": latency},
+        "multi_instance": many,
         "plain_exec": plain,
         "fresh_interpreter": fresh,
         "ratios": {
@@ -240,6 +310,8 @@ def measure(seconds: float = 3.0, steps: int = 3000, fresh_episodes: int = 20) -
                 single["episodes_per_s"] / fresh["episodes_per_s"], 1),
             "isolated_vs_plain_step_latency": round(
                 latency["median_us"] / max(plain["step_median_us"], 1e-3), 1),
+            "multi_instance_vs_one_per_worker_episodes_per_cpu_s": round(
+                many_per_core / max(single["episodes_per_cpu_s"] or 0.0, 1e-3), 1),
         },
         "goals": {
             "episodes_per_s_per_core": {"goal": 300, "measured": per_core,
@@ -253,10 +325,12 @@ def measure(seconds: float = 3.0, steps: int = 3000, fresh_episodes: int = 20) -
 def run(args: argparse.Namespace) -> int:
     from spade_core.errors import UsageError
 
-    if args.seconds <= 0 or args.steps < 10 or args.fresh_episodes < 1:
+    instances = getattr(args, "instances", 16)
+    if args.seconds <= 0 or args.steps < 10 or args.fresh_episodes < 1 \
+            or not 1 <= instances <= 1024:
         raise UsageError("bench sandbox: --seconds must be > 0, --steps >= 10, "
-                         "--fresh-episodes >= 1")
-    figures = measure(args.seconds, args.steps, args.fresh_episodes)
+                         "--fresh-episodes >= 1, --instances from 1 to 1024")
+    figures = measure(args.seconds, args.steps, args.fresh_episodes, instances)
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
@@ -268,11 +342,20 @@ def run(args: argparse.Namespace) -> int:
     print(f"  isolated, all cores:  {iso['all_cores']['episodes_per_s']:>8} episodes/s")
     print(f"  isolated step:        median {iso['step_latency']['median_us']} us, "
           f"p99 {iso['step_latency']['p99_us']} us")
+    for name, row in figures["multi_instance"].items():
+        if "instances_per_worker" not in row:
+            continue
+        label = f"{row['instances_per_worker']}/worker, {name.replace('_', ' ')}"
+        print(f"  {label}: {row['episodes_per_s']} episodes/s "
+              f"({row['episodes_per_cpu_s']} per CPU-second)")
     plain, fresh = figures["plain_exec"], figures["fresh_interpreter"]
     print(f"  plain exec:           {plain['episodes_per_s']:>8} episodes/s, step median "
           f"{plain['step_median_us']} us")
     print(f"  fresh interpreter:    {fresh['episodes_per_s']:>8} episodes/s")
-    for name, goal in figures["goals"].items():
+    goals = dict(figures["goals"])
+    goals["episodes_per_s_per_core (multi-instance)"] = \
+        figures["multi_instance"]["goal_episodes_per_s_per_core"]
+    for name, goal in goals.items():
         print(f"  goal {name}: {goal['goal']} -> measured {goal['measured']} "
               f"({'met' if goal['met'] else 'NOT met'})")
     return 0

@@ -4,9 +4,17 @@ The reference checks (``reset(42)`` gives a non-empty str and a dict, probe acti
 well-typed 5-tuples with finite rewards in [-10, 10], ``reset(123)`` works) come first. Then:
 determinism (a second worker, same seed, same observations), solvability (replaying
 ``solution()`` reaches full reward), triviality (junk actions must not reach full reward) and
-termination (some episode must end). Three fresh workers per program: the reference checks; the
-determinism check and the solution replay; the step-determinism check and the junk episodes
-(separated by resets, as an agent's episodes would be).
+termination (some episode must end). Three independent instances per program, all in ONE worker
+(``open_many``: one fork instead of three): the reference checks; the determinism check and the
+solution replay; the step-determinism check and the junk episodes (separated by resets, as an
+agent's episodes would be).
+
+Why one worker keeps the determinism check's meaning: every instance runs the module afresh (own
+globals, own classes) with its own ``random`` generator, freshly seeded from the OS, so hidden
+state carried over from another instance is impossible and unseeded randomness differs between
+instances exactly as between workers. The hash seed is the same either way (``PYTHONHASHSEED=0``
+for every fork server), and object addresses differ between instances of one process at least as
+much as between forks of one server.
 """
 
 from __future__ import annotations
@@ -85,60 +93,64 @@ def check_program(sandbox: "ProcessSandbox", program: str, family: "EnvFamily | 
     first_obs = ""
     seed_a, seed_b = options.seeds
     full = options.full_reward - 1e-6
+    sessions: list[ProcessSession] = []
     try:
-        # 1. The reference checks.
-        with sandbox.open(program, family=family) as session:
-            details["env_class"] = session.env_class
-            first_obs, first_info = session.reset(seed_a)
-            if not first_obs.strip():
-                raise _Invalid("interface", f"reset({seed_a}) returned an empty observation")
-            ended = False
-            probes: list[tuple[str, str]] = []
-            for action in options.probe_actions:
-                result = session.step(action)
-                probes.append((action, result.observation))
-                ended = ended or result.terminated
-                if result.terminated or result.truncated:
-                    break
-            session.reset(seed_b)
-        # 2. Determinism and solvability, in a fresh worker.
-        with sandbox.open(program, family=family) as session:
-            again, _ = session.reset(seed_a)
-            if again != first_obs:
-                raise _Invalid("nondeterministic", f"reset({seed_a}) gave different first "
-                               "observations in two workers")
-            value = session.solution()
-            actions = solution_actions(value, family, first_info.get("tools"))
-            if isinstance(actions, str):
-                raise _Invalid("interface", actions)
-            solved = None
-            if actions is None:
-                details["solvability"] = "unverified: the family cannot replay this solution"
-            else:
-                reward, terminated, steps = _play(session, actions, options.max_solution_steps)
-                ended = ended or terminated
-                solved = terminated and reward >= full
-                details["solution"] = {"actions": len(actions), "steps": steps,
-                                       "reward": reward, "terminated": terminated}
-        # 3. Step determinism, junk actions and termination, in a third worker.
+        sessions = sandbox.open_many(program, 3, family=family)
+        # 1. The reference checks, in the first instance.
+        session = sessions[0]
+        details["env_class"] = session.env_class
+        first_obs, first_info = session.reset(seed_a)
+        if not first_obs.strip():
+            raise _Invalid("interface", f"reset({seed_a}) returned an empty observation")
+        ended = False
+        probes: list[tuple[str, str]] = []
+        for action in options.probe_actions:
+            result = session.step(action)
+            probes.append((action, result.observation))
+            ended = ended or result.terminated
+            if result.terminated or result.truncated:
+                break
+        session.reset(seed_b)
+        session.close()
+        # 2. Determinism and solvability, in a second instance.
+        session = sessions[1]
+        again, _ = session.reset(seed_a)
+        if again != first_obs:
+            raise _Invalid("nondeterministic", f"reset({seed_a}) gave different first "
+                           "observations in two instances")
+        value = session.solution()
+        actions = solution_actions(value, family, first_info.get("tools"))
+        if isinstance(actions, str):
+            raise _Invalid("interface", actions)
+        solved = None
+        if actions is None:
+            details["solvability"] = "unverified: the family cannot replay this solution"
+        else:
+            reward, terminated, steps = _play(session, actions, options.max_solution_steps)
+            ended = ended or terminated
+            solved = terminated and reward >= full
+            details["solution"] = {"actions": len(actions), "steps": steps,
+                                   "reward": reward, "terminated": terminated}
+        session.close()
+        # 3. Step determinism, junk actions and termination, in a third instance.
         trivial = None
-        with sandbox.open(program, family=family) as session:
+        session = sessions[2]
+        session.reset(seed_a)
+        for action, expected in probes:
+            if session.step(action).observation != expected:
+                raise _Invalid("nondeterministic", f"step({action!r}) after reset({seed_a}) "
+                               "gave different observations in two instances")
+        junk_actions = list(options.junk_actions)
+        family_probes = getattr(family, "probe_actions", None)
+        if callable(family_probes):
+            junk_actions = [a for a in family_probes() if isinstance(a, str)] or junk_actions
+        for junk in junk_actions:
             session.reset(seed_a)
-            for action, expected in probes:
-                if session.step(action).observation != expected:
-                    raise _Invalid("nondeterministic", f"step({action!r}) after reset({seed_a}) "
-                                   "gave different observations in two workers")
-            junk_actions = list(options.junk_actions)
-            family_probes = getattr(family, "probe_actions", None)
-            if callable(family_probes):
-                junk_actions = [a for a in family_probes() if isinstance(a, str)] or junk_actions
-            for junk in junk_actions:
-                session.reset(seed_a)
-                reward, terminated, _ = _play(session, [junk] * options.junk_steps,
-                                              options.junk_steps)
-                ended = ended or terminated
-                if terminated and reward >= full and trivial is None:
-                    trivial = junk
+            reward, terminated, _ = _play(session, [junk] * options.junk_steps,
+                                          options.junk_steps)
+            ended = ended or terminated
+            if terminated and reward >= full and trivial is None:
+                trivial = junk
         if not ended:
             raise _Invalid("endless", "no episode terminated (probe actions, the solution and "
                            f"{options.junk_steps} junk steps each)")
@@ -158,6 +170,9 @@ def check_program(sandbox: "ProcessSandbox", program: str, family: "EnvFamily | 
         return replace(verdict, observation=(verdict.observation or first_obs)[:2048],
                        seconds=time.monotonic() - started, details={**details,
                                                                     **verdict.details})
+    finally:
+        for opened in sessions:
+            opened.close()
     message = "valid" if "solvability" not in details else "valid (solvability unverified)"
     return Verdict(valid=True, category="ok", message=message, observation=first_obs[:2048],
                    seconds=time.monotonic() - started, details=details)

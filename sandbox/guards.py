@@ -365,11 +365,14 @@ def _build_builtins() -> dict[str, Any]:
     return table
 
 
-def program_globals(prelude_names: dict[str, Any] | None = None) -> dict[str, Any]:
+def program_globals(prelude_names: dict[str, Any] | None = None,
+                    own_modules: dict[str, types.ModuleType] | None = None) -> dict[str, Any]:
     """A fresh globals dict for one program: guards, safe builtins and the prelude's names.
 
     The dict is the ``__dict__`` of a module registered as ``__env__`` in ``sys.modules`` (in the
     worker only), because ``dataclasses`` and ``typing`` look a class's module up there.
+    ``own_modules`` are stand-ins private to this instance (its own ``random``): ``import`` and
+    the prelude's names give those instead of the shared stand-ins.
     """
     module = types.ModuleType(PROGRAM_MODULE)
     sys.modules[PROGRAM_MODULE] = module
@@ -390,6 +393,8 @@ def program_globals(prelude_names: dict[str, Any] | None = None) -> dict[str, An
         "_apply_": lambda func, *args, **kwargs: func(*args, **kwargs),
         "_print_": CappedPrint,
     })
+    if own_modules:
+        env["__builtins__"]["__import__"] = _instance_import(own_modules)
     prelude_names = prelude_names or {}
     exported = prelude_names.get("__all__")
     if isinstance(exported, (list, tuple)):
@@ -400,17 +405,51 @@ def program_globals(prelude_names: dict[str, Any] | None = None) -> dict[str, An
         if isinstance(value, types.ModuleType):
             if value.__name__ not in modules.ALLOWED_MODULES:
                 continue
-            value = modules.proxy(value.__name__)
+            value = (own_modules or {}).get(value.__name__) or modules.proxy(value.__name__)
         env[name] = value
     return env
 
 
-def run_prelude(code: types.CodeType | None) -> types.ModuleType | None:
-    """Run the trusted family prelude (unrestricted) as module ``__prelude__`` and return it."""
+def _instance_import(own: dict[str, types.ModuleType]) -> Any:
+    """``__import__`` for one instance: its own stand-ins first, then :func:`guarded_import`."""
+
+    def instance_import(name: str, globals: Any = None, locals: Any = None,  # noqa: A002
+                        fromlist: Any = None, level: int = 0) -> types.ModuleType:
+        target = own.get(name) if not level and type(name) is str else None
+        if target is None:
+            return guarded_import(name, globals, locals, fromlist, level)
+        for item in fromlist or ():
+            if type(item) is not str or item.startswith("_") or not hasattr(target, item):
+                raise violation(f"cannot import name {item!r} from {name!r} (not available "
+                                "in the sandbox)")
+        return target
+
+    return instance_import
+
+
+def run_prelude(code: types.CodeType | None,
+                own_modules: dict[str, types.ModuleType] | None = None
+                ) -> types.ModuleType | None:
+    """Run the trusted family prelude (unrestricted) as module ``__prelude__`` and return it.
+
+    With ``own_modules`` its ``import`` statements get those (the instance's own ``random``)."""
     if code is None:
         return None
     module = types.ModuleType(PRELUDE_MODULE)
     sys.modules[PRELUDE_MODULE] = module
-    module.__dict__["__builtins__"] = builtins
+    if own_modules:
+        table = dict(vars(builtins))
+        real_import = builtins.__import__
+
+        def prelude_import(name: str, globals: Any = None, locals: Any = None,  # noqa: A002
+                           fromlist: Any = (), level: int = 0) -> types.ModuleType:
+            if not level and name in own_modules:
+                return own_modules[name]
+            return real_import(name, globals, locals, fromlist, level)
+
+        table["__import__"] = prelude_import
+        module.__dict__["__builtins__"] = table
+    else:
+        module.__dict__["__builtins__"] = builtins
     exec(code, module.__dict__)  # noqa: S102 - the prelude is trusted source from an installed family
     return module

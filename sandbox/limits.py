@@ -8,12 +8,14 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Limits:
-    """What one worker (one episode of one program) may use.
+    """What one environment instance (one session of one program) may use.
 
-    Time limits are wall-clock seconds enforced by the host with SIGKILL to the worker's process
-    group; ``episode_seconds`` caps the sum of a session's call times (not the idle time between
-    calls, when the agent is generating); ``cpu_seconds`` is the kernel's ``RLIMIT_CPU`` over the
-    worker's whole life.
+    Time limits are wall-clock seconds per call and per instance, enforced by the host with
+    SIGKILL to the worker's process group (and, in batches, by a timer in the worker);
+    ``episode_seconds`` caps the sum of a session's call times (not the idle time between calls,
+    when the agent is generating); ``cpu_seconds`` is the kernel's ``RLIMIT_CPU`` over the
+    worker's whole life, times the number of instances it hosts; ``memory_mb`` is the worker's
+    ``RLIMIT_AS``, shared by its instances.
     """
 
     load_seconds: float = 10.0

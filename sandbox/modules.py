@@ -193,8 +193,32 @@ REPLACEMENTS: dict[tuple[str, str], Any] = {
 }
 
 
+#: Stand-ins made for one environment instance (its own ``random``), by id; kept alive here.
+_instance_stand_ins: dict[int, types.ModuleType] = {}
+
+
+def instance_random(generator: Any) -> types.ModuleType:
+    """A ``random`` stand-in whose module-level functions (``seed``, ``randint``, ``choice``...)
+    are bound to ``generator`` instead of the shared hidden one, so each environment instance in
+    a worker has a generator of its own (as it would in a worker of its own)."""
+    import random
+
+    shared = proxy("random")
+    hidden = random._inst  # noqa: SLF001 - the generator random's module functions are bound to
+    stand_in = types.ModuleType("random", shared.__doc__)
+    for attr, value in vars(shared).items():
+        if attr.startswith("_"):
+            continue
+        if getattr(value, "__self__", None) is hidden:
+            value = getattr(generator, attr)
+        setattr(stand_in, attr, value)
+    _instance_stand_ins[id(stand_in)] = stand_in
+    return stand_in
+
+
 def is_proxy(obj: object) -> bool:
-    return isinstance(obj, types.ModuleType) and _proxies.get(obj.__name__) is obj
+    return isinstance(obj, types.ModuleType) and (
+        _proxies.get(obj.__name__) is obj or _instance_stand_ins.get(id(obj)) is obj)
 
 
 def allowed_import(name: str, fromlist: Iterable[str] | None) -> types.ModuleType:

@@ -1,5 +1,6 @@
 """Registers the built-in sandbox ``process``: fork servers under bubblewrap, one worker per
-episode. Light at import: the sandbox itself is built inside the factory."""
+episode (or per group of instances of one program, ``open_many``). Light at import: the sandbox
+itself is built inside the factory."""
 
 from __future__ import annotations
 
@@ -39,8 +40,10 @@ class ProcessSandboxOptions(BaseModel):
     episode_seconds: float = Field(default=120.0, gt=0, description="wall limit on the time one "
                                    "session spends inside calls (the agent's thinking time "
                                    "between steps does not count)")
-    cpu_seconds: int = Field(default=60, ge=1, description="RLIMIT_CPU per worker")
-    memory_mb: int = Field(default=1024, ge=64, description="RLIMIT_AS per worker (MiB)")
+    cpu_seconds: int = Field(default=60, ge=1, description="RLIMIT_CPU per environment "
+                             "instance (a worker hosting n instances gets n times this)")
+    memory_mb: int = Field(default=1024, ge=64, description="RLIMIT_AS per worker (MiB), "
+                           "shared by the instances it hosts")
     max_processes: int = Field(default=1, ge=1, description="RLIMIT_NPROC per worker uid "
                                "(1: no fork, no threads)")
     max_file_bytes: int = Field(default=1 << 20, ge=0, description="RLIMIT_FSIZE")

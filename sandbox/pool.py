@@ -23,10 +23,20 @@ from sandbox.limits import Limits
 from sandbox.protocol import FramedSocket, FrameError, encode
 
 
+#: Seconds a request may take to hand over to a worker before the worker counts as gone.
+SEND_TIMEOUT = 10.0
+
+
 class WorkerChannel(Protocol):
-    """The host's end of one worker: request/reply frames, kill, and how it ended."""
+    """The host's end of one worker: request/reply frames, kill, and how it ended.
+
+    Batched calls (``reset_many``/``step_many``) also use ``send_bytes``, ``fileno`` and
+    ``pump`` when a channel has them, to wait on many workers at once; a channel without them
+    is served with ``request_body``."""
 
     def request(self, message: dict[str, Any], deadline: float, limit: int) -> dict[str, Any]: ...
+
+    def request_body(self, message: dict[str, Any], deadline: float, limit: int) -> bytes: ...
 
     def wait_ready(self, deadline: float, limit: int) -> dict[str, Any]: ...
 
@@ -42,7 +52,7 @@ class Executor(Protocol):
 
     def spawn(self, program: str, prelude: str, limits: Limits,
               modules: dict[str, str] | None = None,
-              imports: tuple[str, ...] = ()) -> WorkerChannel: ...
+              imports: tuple[str, ...] = (), count: int = 1) -> WorkerChannel: ...
 
     def isolation(self) -> dict[str, Any]: ...
 
@@ -135,6 +145,9 @@ class ForkChannel:
     def __init__(self, server: ServerProcess, wid: int, sock: socket.socket) -> None:
         self.server = server
         self.wid = wid
+        # Bounds a send to a worker that stopped reading (a hijacked one), which would otherwise
+        # block the host forever; reads have their own deadlines.
+        sock.settimeout(SEND_TIMEOUT)
         self.framed = FramedSocket(sock)
         self.closed = False
 
@@ -147,6 +160,24 @@ class ForkChannel:
         except OSError as exc:
             raise FrameError(f"the worker is gone ({exc})") from None
         return self.framed.recv(limit, deadline)
+
+    def request_body(self, message: dict[str, Any], deadline: float, limit: int) -> bytes:
+        """Like :meth:`request`, but the reply's body undecoded (batch replies)."""
+        self.send_bytes(encode(message))
+        return self.framed.recv_body(limit, deadline)
+
+    def send_bytes(self, data: bytes) -> None:
+        try:
+            self.framed.sock.sendall(data)
+        except OSError as exc:
+            raise FrameError(f"the worker is gone ({exc})") from None
+
+    def fileno(self) -> int:
+        return self.framed.fileno()
+
+    def pump(self, limit: int) -> bytes | None:
+        """Read what has arrived; a complete reply's body, or ``None`` while it is partial."""
+        return self.framed.pump(limit)
 
     def kill(self) -> None:
         try:
@@ -211,9 +242,10 @@ class ForkExecutor:
 
     def spawn(self, program: str, prelude: str, limits: Limits,
               modules: dict[str, str] | None = None,
-              imports: tuple[str, ...] = ()) -> ForkChannel:
-        """A worker for ``program``; ``imports`` are installed libraries the family's trusted
-        prelude uses, which the server imports once before forking (never the program)."""
+              imports: tuple[str, ...] = (), count: int = 1) -> ForkChannel:
+        """A worker hosting ``count`` instances of ``program``; ``imports`` are installed
+        libraries the family's trusted prelude uses, which the server imports once before
+        forking (never the program)."""
         server = self._pick()
         wid = next(self._ids)
         trusted: dict[str, str] = {}
@@ -223,7 +255,8 @@ class ForkExecutor:
         try:
             server.send_spawn({"op": "spawn", "id": wid, "program": program,
                                "prelude": prelude_sha, "modules": module_shas, "imports": list(imports),
-                               "limits": limits.to_dict()}, worker_end.fileno(), trusted)
+                               "limits": limits.to_dict(), "count": count},
+                              worker_end.fileno(), trusted)
         except OSError:
             host_end.close()
             server.live -= 1

@@ -1,6 +1,8 @@
 """Length-prefixed JSON frames: how the host, the fork server and workers talk.
 
-Each frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON. Readers
+Each frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON (the one
+exception: the reply to a ``batch`` request is a frame whose body is the batched replies' own
+frames laid end to end, so each keeps its own size check). Readers
 refuse frames over a size limit before reading them, and never read "until EOF" (a grandchild
 holding a pipe open would make EOF never come). Nothing is ever unpickled.
 """
@@ -83,6 +85,10 @@ class FramedSocket:
 
     def recv(self, limit: int, deadline: float | None = None) -> dict[str, Any]:
         """Read one frame of at most ``limit`` bytes, waiting until ``deadline`` (monotonic)."""
+        return decode(self.recv_body(limit, deadline))
+
+    def recv_body(self, limit: int, deadline: float | None = None) -> bytes:
+        """Read one frame's body (undecoded) of at most ``limit`` bytes."""
         self._fill(4, deadline)
         (size,) = _HEADER.unpack_from(self._buffer)
         if size > limit:
@@ -91,7 +97,32 @@ class FramedSocket:
         self._fill(4 + size, deadline)
         body = bytes(self._buffer[4:4 + size])
         del self._buffer[:4 + size]
-        return decode(body)
+        return body
+
+    def pump(self, limit: int) -> bytes | None:
+        """Read what the socket holds now (call it when ``poll`` says it is readable) and return
+        a complete frame's body if one has arrived; for readers that wait on many sockets."""
+        try:
+            chunk = self.sock.recv(65_536)
+        except BlockingIOError:
+            chunk = None
+        except OSError as exc:
+            raise FrameError(f"channel reset: {exc}") from None
+        if chunk is not None:
+            if not chunk:
+                raise FrameError("the peer closed the channel")
+            self._buffer += chunk
+        if len(self._buffer) < 4:
+            return None
+        (size,) = _HEADER.unpack_from(self._buffer)
+        if size > limit:
+            raise FrameError(f"frame of {size} bytes exceeds the {limit}-byte limit",
+                             "too_large")
+        if len(self._buffer) < 4 + size:
+            return None
+        body = bytes(self._buffer[4:4 + size])
+        del self._buffer[:4 + size]
+        return body
 
     def close(self) -> None:
         try:
@@ -108,6 +139,26 @@ def decode(body: bytes) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise FrameError("malformed frame: not a JSON object", "malformed")
     return message
+
+
+def split_bodies(body: bytes, limit: int) -> list[bytes]:
+    """The inner frames of a batch reply: its body is frames laid end to end, each checked
+    against ``limit`` (the size one unbatched reply may have)."""
+    bodies = []
+    view = memoryview(body)
+    at = 0
+    while at < len(body):
+        if len(body) - at < 4:
+            raise FrameError("malformed batch: a truncated frame header", "malformed")
+        (size,) = _HEADER.unpack_from(view, at)
+        if size > limit:
+            raise FrameError(f"a batched reply of {size} bytes exceeds the {limit}-byte limit",
+                             "too_large")
+        if at + 4 + size > len(body):
+            raise FrameError("malformed batch: a truncated frame", "malformed")
+        bodies.append(bytes(view[at + 4:at + 4 + size]))
+        at += 4 + size
+    return bodies
 
 
 def split_frames(buffer: bytearray, limit: int) -> list[dict[str, Any]]:

@@ -1,10 +1,10 @@
-"""The pre-warmed fork server: imports the allowed modules once, then forks one worker per episode.
+"""The pre-warmed fork server: imports the allowed modules once, then forks one worker per request.
 
 It runs inside the isolation the host chose (bubblewrap or ``unshare``: no network, its own pid
 namespace, a read-only minimal filesystem, an empty environment) and talks to the host over one
 control socket. A ``spawn`` request carries one end of a fresh socket pair (``SCM_RIGHTS``); the
-server compiles the program (cached by source hash), forks, and the worker serves the episode on
-that socket directly, so steps never pass through the server. The server also kills workers on
+server compiles the program (cached by source hash), forks, and the worker serves the episodes of
+its ``count`` instances of the program on that socket directly, so steps never pass through the server. The server also kills workers on
 request (SIGKILL to the process group), reaps them and reports how they ended.
 
 Run as ``python -I -c "...; sandbox.server.main()" --control-fd N ...`` by ``pool.py``.
@@ -34,6 +34,8 @@ from sandbox.protocol import FrameError, encode, split_frames
 _CONTROL_LIMIT = 1 << 24
 _CACHE_SIZE = 256
 _EXITED_KEEP = 4096
+#: Most environment instances one worker may host (``open_many``).
+MAX_INSTANCES = 1024
 
 
 def describe_status(status: int) -> dict[str, Any]:
@@ -106,6 +108,11 @@ class ForkServer:
     def spawn(self, request: dict[str, Any], fd: int) -> None:
         wid = int(request["id"])
         limits = Limits.from_dict(request.get("limits") or {})
+        count = request.get("count", 1)
+        if type(count) is not int or not 1 <= count <= MAX_INSTANCES:
+            self._refuse(fd, "crash", f"a worker hosts 1 to {MAX_INSTANCES} instances, not "
+                         f"{count!r}")
+            return
         source = request.get("program")
         if not isinstance(source, str):
             self._refuse(fd, "interface", "the program must be Python source text")
@@ -157,7 +164,7 @@ class ForkServer:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             modules.set_family_modules(family_modules)
-            worker.run(fd, code, prelude, limits, uid, scratch)
+            worker.run(fd, code, prelude, limits, uid, scratch, count)
         os.close(fd)
         self.children[pid] = (wid, uid, scratch)
         self.by_id[wid] = pid

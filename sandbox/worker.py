@@ -1,29 +1,34 @@
-"""The worker: one forked process that confines itself, loads one program and serves one episode.
+"""The worker: one forked process that confines itself, loads one program and serves its episodes.
 
 It runs in the child right after the fork server forks. ``confine`` cuts it off (new session and
 process group, stray descriptors closed, rlimits, no new privileges, its own unprivileged uid);
-``Harness`` then runs the trusted prelude and the restricted program and answers ``reset``,
-``step``, ``solution`` and ``close`` requests as frames on its channel.
+``Harness`` then runs the trusted prelude and the restricted program once per instance (``count``
+of them, each with its own module globals, classes, ``random`` generator and ``decimal`` context)
+and answers ``reset``, ``step``, ``solution``, ``close`` and ``batch`` requests as frames on its
+channel. A request names its instance with ``"i"`` (default 0).
 """
 
 from __future__ import annotations
 
 import ctypes
+import decimal
 import json
 import math
 import numbers
 import os
+import random
 import resource
 import signal
 import socket
 import sys
+import time
 import traceback
 import types
 from typing import Any, NoReturn
 
-from sandbox import guards
+from sandbox import guards, modules
 from sandbox.limits import Limits
-from sandbox.policy import PROGRAM_FILENAME, PROGRAM_MODULE
+from sandbox.policy import PRELUDE_MODULE, PROGRAM_FILENAME, PROGRAM_MODULE
 from sandbox.protocol import FramedSocket, FrameError, encode, frame
 
 _PR_SET_PDEATHSIG = 1
@@ -31,8 +36,12 @@ _PR_SET_NO_NEW_PRIVS = 38
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def confine(channel_fd: int, limits: Limits, uid: int | None, scratch: str | None) -> None:
-    """Cut this freshly forked process off from everything but its channel."""
+def confine(channel_fd: int, limits: Limits, uid: int | None, scratch: str | None,
+            count: int = 1) -> None:
+    """Cut this freshly forked process off from everything but its channel.
+
+    ``RLIMIT_CPU`` is ``cpu_seconds`` per instance the worker hosts (the CPU that many separate
+    workers would have had); ``RLIMIT_AS`` stays ``memory_mb`` for the whole process."""
     os.setsid()
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
@@ -60,7 +69,8 @@ def confine(channel_fd: int, limits: Limits, uid: int | None, scratch: str | Non
         (resource.RLIMIT_NPROC, limits.max_processes),
     ):
         resource.setrlimit(which, (value, value))
-    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
+    cpu = limits.cpu_seconds * max(1, count)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
     if uid is not None:
@@ -80,13 +90,13 @@ def confine(channel_fd: int, limits: Limits, uid: int | None, scratch: str | Non
 
 
 def run(channel_fd: int, code: types.CodeType, prelude: types.CodeType | None,
-        limits: Limits, uid: int | None, scratch: str | None) -> NoReturn:
+        limits: Limits, uid: int | None, scratch: str | None, count: int = 1) -> NoReturn:
     """Entry point in the forked child; never returns."""
     status = 0
     try:
-        confine(channel_fd, limits, uid, scratch)
+        confine(channel_fd, limits, uid, scratch, count)
         channel = FramedSocket(socket.socket(fileno=channel_fd))
-        Harness(channel, limits).serve(code, prelude)
+        Harness(channel, limits, count).serve(code, prelude)
     except BaseException:  # noqa: BLE001 - whatever happens, the worker ends here
         status = 70
     os._exit(status)
@@ -100,11 +110,48 @@ class ProgramError(Exception):
         self.category = category
         self.line = line
 
+    @property
+    def fatal(self) -> bool:
+        """Whether the failure ends every instance of the worker, not just the one that failed."""
+        return self.category in WORKER_FATAL
+
+
+#: Failures that end the whole worker: after them the process itself is suspect (a timeout
+#: interrupts code mid-way, memory is exhausted, a guard fired, the harness broke). The others
+#: (the program raised or returned something wrong) end only the instance they happened in.
+WORKER_FATAL = frozenset({"timeout", "memory", "forbidden", "crash"})
+
+
+class _Overrun(BaseException):
+    """Raised into a program whose batched call ran past its own time limit."""
+
+
+_TIMER = {"armed": False, "fired": False}
+
+
+def _on_alarm(_signum: int, _frame: Any) -> None:
+    if _TIMER["armed"]:
+        _TIMER["fired"] = True
+        raise _Overrun()
+
+
+class _Instance:
+    """One environment instance: its env object and its own ``decimal`` context."""
+
+    __slots__ = ("env", "context", "closes", "failure")
+
+    def __init__(self, context: Any) -> None:
+        self.env: Any = None
+        self.context = context
+        self.closes = False
+        #: The error reply that ended this instance, or ``{"closed"}``; ``None`` while live.
+        self.failure: dict[str, Any] | None = None
+
 
 def _program_line(tb: types.TracebackType | None) -> int | None:
     line = None
-    for frame, lineno in traceback.walk_tb(tb):
-        if frame.f_code.co_filename == PROGRAM_FILENAME:
+    for tb_frame, lineno in traceback.walk_tb(tb):
+        if tb_frame.f_code.co_filename == PROGRAM_FILENAME:
             line = lineno
     return line
 
@@ -126,17 +173,37 @@ def _describe(exc: BaseException) -> str:
 
 
 class Harness:
-    """Runs one program's environment and answers requests on the channel."""
+    """Runs ``count`` instances of one program's environment and answers requests for them."""
 
-    def __init__(self, channel: FramedSocket, limits: Limits) -> None:
+    def __init__(self, channel: FramedSocket, limits: Limits, count: int = 1) -> None:
         self.channel = channel
         self.limits = limits
-        self.env: Any = None
+        self.count = max(1, count)
+        self.instances: list[_Instance] = []
+        #: A fresh decimal context per instance, copied from the one the worker was forked with.
+        self._decimal = decimal.getcontext().copy()
 
     # -- calling into the program ---------------------------------------------------------
-    def _call(self, what: str, func: Any, *args: Any, **kwargs: Any) -> Any:
+    def _call(self, instance: _Instance | None, what: str, func: Any, *args: Any,
+              limit: float | None = None, **kwargs: Any) -> Any:
+        """Call program code; every failure becomes a :class:`ProgramError`. ``limit`` (batched
+        calls only) arms a wall-clock timer: a call running past it ends the worker."""
+        if instance is not None:
+            decimal.setcontext(instance.context)
         try:
-            result = func(*args, **kwargs)
+            if limit is not None:
+                _TIMER["fired"] = False
+                _TIMER["armed"] = True
+                signal.setitimer(signal.ITIMER_REAL, max(limit, 0.001), 0.05)
+            try:
+                result = func(*args, **kwargs)
+            finally:
+                if limit is not None:
+                    _TIMER["armed"] = False
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+        except _Overrun:
+            raise ProgramError("timeout", f"{what}: ran past its time limit ({limit:g} s)"
+                               ) from None
         except guards.SandboxViolation as exc:
             raise ProgramError("forbidden", f"{what}: {exc}", _program_line(exc.__traceback__))
         except MemoryError:
@@ -151,16 +218,24 @@ class Harness:
         if guards.VIOLATIONS:
             raise ProgramError("forbidden", f"{what}: {guards.VIOLATIONS[0]} (caught by the "
                                "program, still refused)")
+        if limit is not None and _TIMER["fired"]:
+            raise ProgramError("timeout", f"{what}: ran past its time limit ({limit:g} s; the "
+                               "program caught the interruption)")
         return result
 
-    def load(self, code: types.CodeType, prelude: types.CodeType | None) -> str:
-        """Run the trusted prelude, then the program, and build the program's env."""
+    def load_instance(self, code: types.CodeType, prelude: types.CodeType | None,
+                      limit: float | None = None) -> tuple[_Instance, str]:
+        """Run the trusted prelude, then the program, in a namespace of their own (with a
+        private ``random``), and build the program's env."""
+        own = {"random": modules.instance_random(random.Random())}
+        instance = _Instance(self._decimal.copy())
         try:
-            module = guards.run_prelude(prelude)
+            module = guards.run_prelude(prelude, own)
         except BaseException as exc:  # noqa: BLE001 - a broken prelude is reported, not fatal
             raise ProgramError("crash", f"the family prelude failed: {_describe(exc)}") from None
-        env_globals = guards.program_globals(dict(vars(module)) if module is not None else {})
-        self._call("running the module", exec, code, env_globals)
+        env_globals = guards.program_globals(dict(vars(module)) if module is not None else {},
+                                             own)
+        self._call(instance, "running the module", exec, code, env_globals, limit=limit)
         candidates = [
             value for name, value in list(env_globals.items())
             if isinstance(value, type) and name.endswith("Env")
@@ -173,8 +248,34 @@ class Harness:
             raise ProgramError("interface", "the program must define exactly one class whose "
                                f"name ends in 'Env' (found: {names})")
         cls = leaves[0]
-        self.env = self._call(f"{cls.__name__}()", cls)
-        return cls.__name__
+        instance.env = self._call(instance, f"{cls.__name__}()", cls, limit=limit)
+        try:  # whether closing must call into the program (library no-ops need no round trip)
+            close = getattr(cls, "close", None)
+            instance.closes = callable(close) and getattr(close, "__module__", None) in (
+                PROGRAM_MODULE, PRELUDE_MODULE)
+        except BaseException:  # noqa: BLE001 - odd program objects: ask the program anyway
+            instance.closes = True
+        return instance, cls.__name__
+
+    def load(self, code: types.CodeType, prelude: types.CodeType | None) -> dict[str, Any]:
+        """Load every instance; the ready reply (per instance when there are several)."""
+        limit = self.limits.load_seconds if self.count > 1 else None
+        entries: list[dict[str, Any]] = []
+        for _ in range(self.count):
+            try:
+                instance, name = self.load_instance(code, prelude, limit)
+            except ProgramError as exc:
+                if exc.fatal or self.count == 1:
+                    return self._error(exc)
+                instance = _Instance(None)
+                instance.failure = self._error(exc)
+                entries.append(instance.failure)
+            else:
+                entries.append({"ok": 1, "env_class": name, "closes": instance.closes})
+            self.instances.append(instance)
+        if self.count == 1:
+            return entries[0]
+        return {"ok": 1, "instances": entries}
 
     # -- checking what the program returned ------------------------------------------------
     def _observation(self, value: Any, where: str) -> str:
@@ -219,22 +320,27 @@ class Harness:
                            f"{type(value).__name__}")
 
     # -- requests ---------------------------------------------------------------------------
-    def _method(self, name: str) -> Any:
-        method = getattr(type(self.env), name, None)
+    @staticmethod
+    def _method(env: Any, name: str) -> Any:
+        method = getattr(type(env), name, None)
         if not callable(method):
             raise ProgramError("interface", f"the environment class has no {name}() method")
-        return getattr(self.env, name)
+        return getattr(env, name)
 
-    def reset(self, seed: Any) -> dict[str, Any]:
-        result = self._call("reset()", self._method("reset"), seed=seed)
+    def reset(self, instance: _Instance, seed: Any, limit: float | None = None
+              ) -> dict[str, Any]:
+        result = self._call(instance, "reset()", self._method(instance.env, "reset"), seed=seed,
+                            limit=limit)
         if not isinstance(result, tuple) or len(result) != 2:
             raise ProgramError("interface", "reset() must return a tuple (observation: str, "
                                f"info: dict), got {type(result).__name__}")
         return {"ok": 1, "observation": self._observation(result[0], "reset()"),
                 "info": self._info(result[1], "reset()")}
 
-    def step(self, action: Any) -> dict[str, Any]:
-        result = self._call("step()", self._method("step"), action)
+    def step(self, instance: _Instance, action: Any, limit: float | None = None
+             ) -> dict[str, Any]:
+        result = self._call(instance, "step()", self._method(instance.env, "step"), action,
+                            limit=limit)
         if not isinstance(result, tuple) or len(result) != 5:
             size = len(result) if isinstance(result, (tuple, list)) else None
             raise ProgramError("interface", "step() must return a 5-tuple (observation, reward, "
@@ -254,11 +360,12 @@ class Harness:
                 "truncated": self._flag(truncated, "truncated"),
                 "info": self._info(info, "step()")}
 
-    def solution(self) -> dict[str, Any]:
-        method = getattr(type(self.env), "solution", None)
+    def solution(self, instance: _Instance, limit: float | None = None) -> dict[str, Any]:
+        env = instance.env
+        method = getattr(type(env), "solution", None)
         if method is None:
             raise ProgramError("interface", "the environment has no solution() method")
-        value = self._call("solution()", self.env.solution)
+        value = self._call(instance, "solution()", env.solution, limit=limit)
         try:
             encoded = json.dumps(value, default=_unencodable, ensure_ascii=False)
         except MemoryError:
@@ -271,54 +378,111 @@ class Harness:
                                f"{self.limits.max_info_bytes} bytes")
         return {"ok": 1, "value": json.loads(encoded)}
 
-    def close_env(self) -> dict[str, Any]:
-        if self.env is not None and callable(getattr(type(self.env), "close", None)):
+    def close_env(self, instance: _Instance, limit: float | None = None) -> dict[str, Any]:
+        env = instance.env
+        if env is not None and callable(getattr(type(env), "close", None)):
             try:
-                self._call("close()", self.env.close)
-            except ProgramError:
-                pass
+                self._call(instance, "close()", env.close, limit=limit)
+            except ProgramError as exc:
+                if exc.fatal:
+                    raise
         return {"ok": 1}
 
-    def _reply(self, message: dict[str, Any]) -> None:
+    # -- replies ----------------------------------------------------------------------------
+    @staticmethod
+    def _error(exc: ProgramError) -> dict[str, Any]:
+        reply: dict[str, Any] = {"ok": 0, "category": exc.category, "message": str(exc),
+                                 "line": exc.line}
+        if exc.fatal:
+            reply["fatal"] = 1
+        return reply
+
+    @staticmethod
+    def _frame(message: dict[str, Any]) -> bytes:
+        """A reply frame; ``info`` (already JSON bytes) is spliced in, never re-encoded."""
         info = message.pop("info", None)
         if info is None:
-            self.channel.send(message)
-            return
+            return encode(message)
         head = encode(message)[4:]  # a JSON object: splice ',"info":...' before its brace
-        body = head[:-1] + b',"info":' + info + b"}"
-        self.channel.sock.sendall(frame(body))
+        return frame(head[:-1] + b',"info":' + info + b"}")
+
+    def _reply(self, message: dict[str, Any]) -> None:
+        self.channel.sock.sendall(self._frame(message))
+
+    def _live(self) -> int:
+        return sum(1 for instance in self.instances if instance.failure is None)
+
+    def handle(self, request: dict[str, Any], limit: float | None = None) -> dict[str, Any]:
+        """Answer one call; a program error ends only its instance (unless it is fatal)."""
+        op = request.get("op")
+        index = request.get("i", 0)
+        if type(index) is not int or not 0 <= index < len(self.instances):
+            return {"ok": 0, "category": "crash", "message": f"no instance {index!r}",
+                    "fatal": 1}
+        instance = self.instances[index]
+        if instance.failure is not None:
+            return {"ok": 0, "category": "crash", "message": f"instance {index} has ended"}
+        try:
+            if op == "step":
+                reply = self.step(instance, request.get("action"), limit)
+            elif op == "reset":
+                reply = self.reset(instance, request.get("seed"), limit)
+            elif op == "solution":
+                reply = self.solution(instance, limit)
+            elif op == "close":
+                reply = self.close_env(instance, limit)
+                instance.failure = {"closed": 1}
+            else:
+                return {"ok": 0, "category": "crash", "message": f"unknown request {op!r}",
+                        "fatal": 1}
+        except ProgramError as exc:
+            reply = self._error(exc)
+            instance.failure = reply
+        return reply
+
+    def batch(self, calls: Any) -> tuple[bytes, bool]:
+        """Answer every call of a ``batch`` request in order, each under its own time limit;
+        one frame holding the replies' frames. Stops at the first fatal failure."""
+        if not isinstance(calls, list):
+            return encode({"ok": 0, "category": "crash", "message": "malformed batch",
+                           "fatal": 1}), True
+        frames: list[bytes] = []
+        for call in calls:
+            if not isinstance(call, dict):
+                reply: dict[str, Any] = {"ok": 0, "category": "crash",
+                                         "message": "malformed batch call", "fatal": 1}
+            else:
+                limit = call.get("limit")
+                limit = float(limit) if isinstance(limit, (int, float)) \
+                    and not isinstance(limit, bool) and math.isfinite(limit) \
+                    else self.limits.step_seconds
+                begun = time.monotonic()
+                reply = self.handle(call, limit)
+                reply["t"] = time.monotonic() - begun
+            frames.append(self._frame(reply))
+            if reply.get("fatal"):
+                return frame(b"".join(frames)), True
+        return frame(b"".join(frames)), False
 
     def serve(self, code: types.CodeType, prelude: types.CodeType | None) -> None:
-        try:
-            name = self.load(code, prelude)
-        except ProgramError as exc:
-            self._reply({"ok": 0, "category": exc.category, "message": str(exc),
-                         "line": exc.line})
+        signal.signal(signal.SIGALRM, _on_alarm)
+        ready = self.load(code, prelude)
+        self._reply(ready)
+        if not ready.get("ok") or not self._live():
             return
-        self._reply({"ok": 1, "env_class": name})
-        handlers = {"reset": lambda m: self.reset(m.get("seed")),
-                    "step": lambda m: self.step(m.get("action")),
-                    "solution": lambda m: self.solution()}
         while True:
             try:
-                request = self.channel.recv(1 << 24)
+                request = self.channel.recv(1 << 27)
             except FrameError:
                 return
-            op = request.get("op")
-            if op == "close":
-                self._reply(self.close_env())
-                return
-            handler = handlers.get(op)
-            if handler is None:
-                self._reply({"ok": 0, "category": "crash", "message": f"unknown request {op!r}"})
-                return
-            try:
-                reply = handler(request)
-            except ProgramError as exc:
-                reply = {"ok": 0, "category": exc.category, "message": str(exc),
-                         "line": exc.line}
-            self._reply(reply)
-            if not reply.get("ok"):
+            if request.get("op") == "batch":
+                data, fatal = self.batch(request.get("calls"))
+                self.channel.sock.sendall(data)
+            else:
+                reply = self.handle(request)
+                fatal = bool(reply.get("fatal"))
+                self._reply(reply)
+            if fatal or not self._live():
                 return
 
 

@@ -170,7 +170,7 @@ def test_plugin_reports_a_bad_model_with_the_component_name():
     loaded = load_test_plugins(backends_plugin)
     component = loaded.registry.components[("generation_backend", "transformers")]
     options = backends_plugin.TransformersOptions(model="/nonexistent/model-dir")
-    with pytest.raises(PluginError, match="generation backend 'transformers'.*nonexistent"):
+    with pytest.raises(ConfigError, match="generation backend 'transformers'.*nonexistent"):
         component.build(options, BuildContext())
     with pytest.raises(Exception, match="extra"):
         backends_plugin.TransformersOptions(modle="typo")

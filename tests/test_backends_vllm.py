@@ -9,7 +9,7 @@ import pytest
 
 from plugins.backends import plugin as backends_plugin
 from spade_core.components import BuildContext
-from spade_core.errors import PluginError
+from spade_core.errors import ConfigError
 from spade_core.testing import load_test_plugins
 
 
@@ -27,7 +27,7 @@ def _vllm_gpu_missing() -> str | None:
 def test_without_vllm_the_error_says_how_to_install():
     loaded = load_test_plugins(backends_plugin)
     component = loaded.registry.components[("generation_backend", "vllm")]
-    with pytest.raises(PluginError, match=r"generation backend 'vllm'.*pip install 'spade-rl\[gpu\]'"):
+    with pytest.raises(ConfigError, match=r"generation backend 'vllm'.*pip install 'spade-rl\[gpu\]'"):
         component.build(backends_plugin.VLLMOptions(), BuildContext())
 
 

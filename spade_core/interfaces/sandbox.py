@@ -40,6 +40,15 @@ class Sandbox(Protocol):
 
     def open(self, program: str, *, family: "EnvFamily | None" = None) -> SandboxSession: ...
 
+    # Optional batched methods (callers look them up with ``getattr`` and fall back to one call
+    # per session; the built-in ``process`` sandbox has them):
+    # ``open_many(program, count, *, family=None) -> list[SandboxSession]``: ``count`` independent
+    # instances of one program (each behaves as if it had a worker of its own; the ``process``
+    # sandbox hosts them in one worker); raises ``SandboxError`` when none could be built.
+    # ``reset_many(items: Sequence[tuple[session, int | None]])`` and
+    # ``step_many(items: Sequence[tuple[session, str]])``: the calls of many sessions at once,
+    # results in input order, each a value or a ``SandboxError`` (returned, never raised).
+
     def check(
         self, programs: Sequence[str], *, family: "EnvFamily | None" = None
     ) -> list[Verdict]: ...

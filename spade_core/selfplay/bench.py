@@ -21,6 +21,8 @@ from typing import Any
 from spade_core.interfaces import Generation
 
 DEFAULT_CONFIG = "configs/quickstart.yaml"
+#: Phases the goal counts, as the issue defines it.
+PIPELINE = ("validate", "hint", "rollout", "estimate")
 
 
 class ScriptedPolicy:
@@ -92,13 +94,19 @@ def run(args: argparse.Namespace) -> int:
             _close_all(opened, lambda message: None)
     played = sum(1 for p in proposals if p.difficulty is not None)
     episodes = played * 2 * args.rollouts
+    # The goal's pipeline (issue 6): validate, hint, rollouts, estimate. Dedupe is the memory's
+    # embedding model (measured by `spade bench memory`), reported beside it.
+    pipeline = sum(timer.seconds.get(k, 0.0) for k in PIPELINE)
     result = {
         "benchmark": "loop", "envs": args.envs, "envs_played": played,
         "rollouts_per_env": args.rollouts, "turns": args.turns, "episodes": episodes,
-        "seconds": round(elapsed, 3), "envs_per_second": round(args.envs / elapsed, 2),
-        "episodes_per_second": round(episodes / elapsed, 1),
+        "pipeline": "+".join(PIPELINE), "pipeline_seconds": round(pipeline, 3),
+        "envs_per_second": round(args.envs / pipeline, 2),
+        "episodes_per_second": round(episodes / pipeline, 1),
+        "seconds_with_dedupe": round(elapsed, 3),
+        "envs_per_second_with_dedupe": round(args.envs / elapsed, 2),
         "phase_seconds": {k: round(v, 3) for k, v in timer.seconds.items()},
-        "goal_envs_per_second": 50, "goal_met": args.envs / elapsed >= 50,
+        "goal_envs_per_second": 50, "goal_met": args.envs / pipeline >= 50,
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
     }
     if args.json:

@@ -25,6 +25,7 @@ from spade_core.interfaces import (
     PromptExamples,
     PromptStrategy,
     Sandbox,
+    SandboxSession,
     TrainingSample,
 )
 from spade_core.records import Difficulty, Document, EnvProgram, Episode, Verdict
@@ -203,28 +204,25 @@ def dedupe(c: Components, proposals: list[Proposal]) -> None:
             p.status = "frontier"
 
 
-def _first_observations(c: Components, playable: list[Proposal],
+def _first_observations(batch: SessionBatch, playable: list[Proposal],
+                        sessions: list[SandboxSession | SandboxError],
                         seed: int) -> list[str | None]:
-    """Reset each environment once on the first seed: its first observation and ``info["hint"]``;
-    the solution is read too, to keep it out of the hint. All environments at once."""
+    """Reset each environment once on the first seed (one session each): its first observation and
+    ``info["hint"]``; the solution is read too, to keep it out of the hint. Environments whose
+    session fails are rejected with the failure's verdict."""
     provided: list[str | None] = [None] * len(playable)
-    with SessionBatch(c.sandbox) as batch:
-        opened = batch.open([(p.program, p.family, 1) for p in playable])
-        live = [(i, result[0]) for i, result in enumerate(opened)
-                if not isinstance(result, SandboxError)]
-        resets = batch.reset([(session, seed) for _, session in live])
-        secrets = batch.map(lambda pair: _solution_secrets(pair[1], playable[pair[0]].family),
-                            [pair for pair, r in zip(live, resets)
-                             if not isinstance(r, SandboxError)])
-        batch.close([session for _, session in live])
-    failures = {i: result for i, result in enumerate(opened) if isinstance(result, SandboxError)}
-    failures.update({i: r for (i, _), r in zip(live, resets) if isinstance(r, SandboxError)})
-    ok = [(i, r) for (i, _), r in zip(live, resets) if not isinstance(r, SandboxError)]
-    for (i, (observation, info)), found in zip(ok, secrets, strict=True):
+    live = [(i, s) for i, s in enumerate(sessions) if not isinstance(s, SandboxError)]
+    resets = batch.reset([(session, seed) for _, session in live])
+    ok = [(i, session, r) for (i, session), r in zip(live, resets)
+          if not isinstance(r, SandboxError)]
+    secrets = batch.map(lambda item: _solution_secrets(item[1], playable[item[0]].family), ok)
+    for (i, _, (observation, info)), found in zip(ok, secrets, strict=True):
         p = playable[i]
         p.first_observation, p.secrets = observation, found
         hint = info.get("hint") if isinstance(info, dict) else None
         provided[i] = str(hint) if isinstance(hint, str) and hint.strip() else None
+    failures = {i: s for i, s in enumerate(sessions) if isinstance(s, SandboxError)}
+    failures.update({i: r for (i, _), r in zip(live, resets) if isinstance(r, SandboxError)})
     for i, error in failures.items():
         playable[i].status, playable[i].verdict = "rejected", error.verdict
     return provided
@@ -244,32 +242,50 @@ def _solution_secrets(session: Any, family: EnvFamily) -> list[str]:
 
 def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
          timer: PhaseTimer) -> None:
-    """Hint, then K unhinted and K hinted episodes per playable environment, on the same seeds."""
+    """Hint, then K unhinted and K hinted episodes per playable environment, on the same seeds.
+
+    Each environment is opened once with 1 + 2K sessions (one worker, with the ``process``
+    sandbox): the first is reset for the hint phase, the others play the rollouts."""
     playable = [p for p in proposals if p.status == "frontier"]
-    seeds = [seed + k for k in range(loop.rollouts_per_env)]
-    with timer.phase("hint", total=len(playable)):
-        provided = _first_observations(c, playable, seeds[0])
-        playable_now = [(p, h) for p, h in zip(playable, provided) if p.status == "frontier"]
-        hints = generate_hints(
-            c.backend, [p.program for p, _ in playable_now],
-            [p.first_observation for p, _ in playable_now], [h for _, h in playable_now],
-            max_new_tokens=loop.hint_max_tokens, temperature=loop.hint_temperature, seed=seed)
-        for (p, _), hint in zip(playable_now, hints, strict=True):
-            p.hint, p.hint_redacted = redact_leaks(hint, p.secrets)
-        timer.advance("hint", len(playable))
-    playable = [p for p, _ in playable_now]
-    requests = []
-    for p in playable:
-        requests.append(RolloutRequest(p.env_id, p.program, p.family, seeds))
-        requests.append(RolloutRequest(p.env_id, p.program, p.family, seeds, hint=p.hint))
-    with timer.phase("rollout", total=sum(len(r.seeds) for r in requests)):
-        episodes, conversations = run_rollouts(
-            c.sandbox, c.backend, requests, max_turns=loop.max_turns,
-            max_new_tokens=loop.agent_max_tokens, temperature=loop.agent_temperature, seed=seed,
-            on_done=lambda n: timer.advance("rollout", n))
-    for i, p in enumerate(playable):
-        p.unhinted, p.hinted = episodes[2 * i], episodes[2 * i + 1]
-        p.conversations = conversations[2 * i] + conversations[2 * i + 1]
+    k = loop.rollouts_per_env
+    seeds = [seed + i for i in range(k)]
+    with SessionBatch(c.sandbox) as batch:
+        opened: list[list[SandboxSession] | SandboxError] = []
+        try:
+            with timer.phase("hint", total=len(playable)):
+                opened = batch.open([(p.program, p.family, 1 + 2 * k) for p in playable])
+                firsts = [o if isinstance(o, SandboxError) else o[0] for o in opened]
+                provided = _first_observations(batch, playable, firsts, seeds[0])
+                batch.close([s for s in firsts if not isinstance(s, SandboxError)])
+                now = [i for i, p in enumerate(playable) if p.status == "frontier"]
+                hints = generate_hints(
+                    c.backend, [playable[i].program for i in now],
+                    [playable[i].first_observation for i in now], [provided[i] for i in now],
+                    max_new_tokens=loop.hint_max_tokens, temperature=loop.hint_temperature,
+                    seed=seed)
+                for i, hint in zip(now, hints, strict=True):
+                    p = playable[i]
+                    p.hint, p.hint_redacted = redact_leaks(hint, p.secrets)
+                timer.advance("hint", len(playable))
+            requests, sessions = [], []
+            for i in now:
+                p, mine = playable[i], opened[i]
+                requests.append(RolloutRequest(p.env_id, p.program, p.family, seeds))
+                requests.append(RolloutRequest(p.env_id, p.program, p.family, seeds,
+                                               hint=p.hint))
+                sessions += [mine[1:1 + k], mine[1 + k:]]  # type: ignore[index]
+            with timer.phase("rollout", total=k * len(requests)):
+                episodes, conversations = run_rollouts(
+                    c.sandbox, c.backend, requests, max_turns=loop.max_turns,
+                    max_new_tokens=loop.agent_max_tokens, temperature=loop.agent_temperature,
+                    seed=seed, on_done=lambda n: timer.advance("rollout", n), sessions=sessions,
+                    batch=batch)
+        finally:
+            batch.close([s for o in opened if not isinstance(o, SandboxError) for s in o[1:]])
+    for j, i in enumerate(now):
+        p = playable[i]
+        p.unhinted, p.hinted = episodes[2 * j], episodes[2 * j + 1]
+        p.conversations = conversations[2 * j] + conversations[2 * j + 1]
 
 
 def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],

@@ -12,6 +12,7 @@ worker. Untrusted code never runs in this process.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,43 +74,52 @@ def run_rollouts(
     temperature: float,
     seed: int,
     on_done: Callable[[int], None] | None = None,
+    sessions: Sequence[Sequence[SandboxSession]] | None = None,
+    batch: SessionBatch | None = None,
 ) -> tuple[list[list[Episode]], list[list[list[dict[str, str]]]]]:
     """Play every request; returns per request its episodes and their conversations (in order).
 
     Requests with the same program (an environment's hinted and unhinted plays) share one
-    ``open`` call: one worker hosting all their instances when the sandbox can. ``on_done(n)`` is
-    told each time ``n`` more episodes have ended (progress bars)."""
+    ``open`` call: one worker hosting all their instances when the sandbox can. ``sessions``, when
+    given, are already open (one per seed of each request; not yet reset) and are used instead;
+    the caller then closes them. ``on_done(n)`` is told each time ``n`` more episodes have ended
+    (progress bars)."""
     live = [[_Live(episode=Episode(env_id=r.env_id, seed=s, hinted=r.hint is not None,
                                    first_observation=""), session=None) for s in r.seeds]
             for r in requests]
     flat = [item for group in live for item in group]
-    with SessionBatch(sandbox) as batch:
-        try:
+    with ExitStack() as stack:
+        if batch is None:
+            batch = stack.enter_context(SessionBatch(sandbox))
+        if sessions is None:
+            stack.callback(lambda: batch.close([i.session for i in flat if i.session is not None]))
             _open(batch, requests, live)
-            _reset(batch, requests, live)
-            _report(on_done, flat)
-            for turn in range(max_turns):
-                active = [item for item in flat if not item.done]
-                if not active:
-                    break
-                actions: dict[int, str] = {}
-                # One generation call per tool schema set (None for most families).
-                by_tools: dict[str, list[_Live]] = {}
-                for item in active:
-                    by_tools.setdefault(repr(item.tools), []).append(item)
-                for group in by_tools.values():
-                    generations = backend.generate(
-                        [item.messages for item in group], max_new_tokens=max_new_tokens,
-                        temperature=temperature, seed=seed + turn, tools=group[0].tools)
-                    for item, generation in zip(group, generations, strict=True):
-                        actions[id(item)] = generation.text
-                results = batch.step([(item.session, actions[id(item)]) for item in active])
-                last = turn == max_turns - 1
-                for item, result in zip(active, results, strict=True):
-                    _advance(item, actions[id(item)], result, last_turn=last)
-                _report(on_done, active)
-        finally:
-            batch.close([item.session for item in flat if item.session is not None])
+        else:
+            for group, given in zip(live, sessions, strict=True):
+                for item, session in zip(group, given, strict=True):
+                    item.session = session
+        _reset(batch, requests, live)
+        _report(on_done, flat)
+        for turn in range(max_turns):
+            active = [item for item in flat if not item.done]
+            if not active:
+                break
+            actions: dict[int, str] = {}
+            # One generation call per tool schema set (None for most families).
+            by_tools: dict[str, list[_Live]] = {}
+            for item in active:
+                by_tools.setdefault(repr(item.tools), []).append(item)
+            for group in by_tools.values():
+                generations = backend.generate(
+                    [item.messages for item in group], max_new_tokens=max_new_tokens,
+                    temperature=temperature, seed=seed + turn, tools=group[0].tools)
+                for item, generation in zip(group, generations, strict=True):
+                    actions[id(item)] = generation.text
+            results = batch.step([(item.session, actions[id(item)]) for item in active])
+            last = turn == max_turns - 1
+            for item, result in zip(active, results, strict=True):
+                _advance(item, actions[id(item)], result, last_turn=last)
+            _report(on_done, active)
     episodes = [[item.episode for item in group] for group in live]
     conversations = [[item.messages for item in group] for group in live]
     return episodes, conversations

@@ -1,0 +1,351 @@
+"""Batched calls: many sessions' ``reset``/``step`` in one request frame per worker.
+
+``reset_many``/``step_many`` group their items by worker. A worker gets its calls in ONE
+``batch`` request and answers them all in ONE reply frame (the replies' own frames laid end to
+end, so each keeps its own size check); the requests to different workers are all sent first and
+their replies collected with one ``poll`` loop, so the workers run concurrently. Results come
+back in input order; failures are ``SandboxError`` values in the list, never raised.
+
+Time limits stay per call and per instance: each batched call carries its own limit, which the
+worker enforces with a wall-clock timer (a call past it ends the worker, as a timeout does
+unbatched); the host's deadline for a worker's batch is the sum of its calls' limits, a backstop
+for code the timer cannot interrupt. Each instance's episode budget is charged the batch's wall
+time in proportion to the time the worker measured for its calls.
+"""
+
+from __future__ import annotations
+
+import math
+import select
+import time
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Any
+
+from spade_core.errors import SandboxError
+from spade_core.records import StepResult
+
+from sandbox.limits import Limits
+from sandbox.protocol import FrameError, decode, encode, split_bodies
+from sandbox.session import (
+    BadReply,
+    ProcessSession,
+    WorkerLink,
+    frame_verdict,
+    parse_reset,
+    parse_step,
+    reply_verdict,
+)
+
+#: Room for a batched reply's envelope (its timing field) beyond one unbatched reply.
+_ENVELOPE = 64
+
+
+@dataclass
+class _Call:
+    """One item of a batch: which session, the request, its limit and how to read the reply."""
+
+    pos: int
+    session: ProcessSession
+    what: str
+    message: dict[str, Any]
+    seconds: float
+    parse: Callable[[dict[str, Any], Limits], Any]
+    allowed: float = 0.0
+    by_episode: bool = False
+
+
+@dataclass
+class _Exchange:
+    """The request frame to one worker and what came back."""
+
+    link: WorkerLink
+    calls: list[_Call]
+    message: dict[str, Any]
+    span: float
+    limit: int
+    begun: float = 0.0
+    elapsed: float = 0.0
+    body: bytes | None = None
+    reply: dict[str, Any] | None = None
+    error: FrameError | None = None
+
+    @property
+    def single(self) -> bool:
+        return len(self.calls) == 1
+
+
+def _build(link: WorkerLink, calls: list[_Call]) -> _Exchange:
+    for call in calls:
+        call.allowed, call.by_episode = call.session.budget(call.seconds)
+    if len(calls) == 1:
+        call = calls[0]
+        message = link.address(call.session, dict(call.message))
+        return _Exchange(link, calls, message, call.allowed, link.limits.max_frame_bytes)
+    batch = [dict(call.message, i=call.session.index, limit=call.allowed) for call in calls]
+    return _Exchange(link, calls, {"op": "batch", "calls": batch},
+                     sum(call.allowed for call in calls),
+                     len(calls) * (link.limits.max_frame_bytes + _ENVELOPE + 4))
+
+
+def _multiplexed(exchanges: list[_Exchange]) -> bool:
+    return all(callable(getattr(ex.link.channel, name, None))
+               for ex in exchanges for name in ("send_bytes", "fileno", "pump"))
+
+
+def _exchange_all(exchanges: list[_Exchange]) -> None:
+    """Send every worker its frame, then collect the replies as they come (one poll loop)."""
+    if not _multiplexed(exchanges):
+        for ex in exchanges:  # channels that cannot be polled (e.g. remote ones): in turn
+            ex.begun = time.monotonic()
+            try:
+                if ex.single:
+                    ex.reply = ex.link.channel.request(ex.message, ex.begun + ex.span, ex.limit)
+                else:
+                    ex.body = ex.link.channel.request_body(ex.message, ex.begun + ex.span,
+                                                           ex.limit)
+            except FrameError as exc:
+                ex.error = exc
+            ex.elapsed = time.monotonic() - ex.begun
+        return
+    poller = select.poll()
+    waiting: dict[int, _Exchange] = {}
+    for ex in exchanges:
+        ex.begun = time.monotonic()
+        try:
+            ex.link.channel.send_bytes(encode(ex.message))
+        except FrameError as exc:
+            ex.error = exc
+            continue
+        fd = ex.link.channel.fileno()
+        poller.register(fd, select.POLLIN | select.POLLERR | select.POLLHUP)
+        waiting[fd] = ex
+    while waiting:
+        now = time.monotonic()
+        for fd, ex in list(waiting.items()):
+            if now >= ex.begun + ex.span:
+                ex.error = FrameError("no reply before the time limit", "timeout")
+                ex.elapsed = now - ex.begun
+                poller.unregister(fd)
+                del waiting[fd]
+        if not waiting:
+            break
+        wait = min(ex.begun + ex.span for ex in waiting.values()) - now
+        for fd, _event in poller.poll(max(1, int(wait * 1000 + 0.999))):
+            ex = waiting.get(fd)
+            if ex is None:
+                continue
+            try:
+                ex.body = ex.link.channel.pump(ex.limit)
+            except FrameError as exc:
+                ex.error = exc
+            if ex.body is not None or ex.error is not None:
+                ex.elapsed = time.monotonic() - ex.begun
+                poller.unregister(fd)
+                del waiting[fd]
+
+
+def _outcome(call: _Call, reply: dict[str, Any]) -> Any:
+    """The value or ``SandboxError`` for one call's reply (the same checks as unbatched)."""
+    session = call.session
+    if session.failure is not None:  # ended earlier in this batch
+        return SandboxError(session.failure)
+    if not reply.get("ok"):
+        return session.reply_failure(reply, call.what,
+                                     session.budget_text(call.seconds, call.by_episode))
+    try:
+        return call.parse(reply, session.limits)
+    except BadReply as exc:
+        return session.fail(exc.category, str(exc))
+
+
+def _fail_exchange(ex: _Exchange, results: list[Any], category: str, message: str,
+                   cause: ProcessSession | None = None, line: int | None = None) -> None:
+    ex.link.fail_all(cause, category, message, line)
+    for call in ex.calls:  # every call's session was live, so each now holds its verdict
+        results[call.pos] = SandboxError(call.session.failure)
+
+
+def _describe(ex: _Exchange) -> tuple[str, str]:
+    if ex.single:
+        call = ex.calls[0]
+        return call.what, call.session.budget_text(call.seconds, call.by_episode)
+    return (f"a batch of {len(ex.calls)} calls",
+            f"sum of its calls' time limits ({ex.span:g} s)")
+
+
+def _settle(ex: _Exchange, results: list[Any]) -> None:
+    calls = ex.calls
+    if ex.error is not None:
+        for call in calls:
+            call.session.busy += ex.elapsed / len(calls)
+        what, budget = _describe(ex)
+        category, message = frame_verdict(ex.link.channel, ex.error, what, budget)
+        _fail_exchange(ex, results, category, message, calls[0].session if ex.single else None)
+        return
+    if ex.single:
+        calls[0].session.busy += ex.elapsed
+        try:
+            reply = ex.reply if ex.reply is not None else decode(ex.body or b"")
+        except FrameError as exc:
+            what, budget = _describe(ex)
+            _fail_exchange(ex, results, *frame_verdict(ex.link.channel, exc, what, budget),
+                           cause=calls[0].session)
+            return
+        results[calls[0].pos] = _outcome(calls[0], reply)
+        return
+    try:
+        replies = [decode(body) for body in split_bodies(
+            ex.body or b"", ex.link.limits.max_frame_bytes + _ENVELOPE)]
+    except FrameError as exc:
+        what, budget = _describe(ex)
+        _fail_exchange(ex, results, *frame_verdict(ex.link.channel, exc, what, budget))
+        return
+    times = []
+    for reply in replies[:len(calls)]:
+        t = reply.get("t")
+        times.append(float(t) if isinstance(t, (int, float)) and not isinstance(t, bool)
+                     and math.isfinite(t) and t > 0 else 0.0)
+    times += [0.0] * (len(calls) - len(times))
+    total = sum(times)
+    for call, t in zip(calls, times):
+        call.session.busy += ex.elapsed * (t / total if total > 0 else 1 / len(calls))
+    if len(replies) > len(calls):
+        _fail_exchange(ex, results, "crash", f"the worker sent {len(replies)} replies to a "
+                       f"batch of {len(calls)} calls")
+        return
+    # In order: an instance that failed earlier in this batch keeps its verdict; a fatal reply
+    # ends every instance, and the calls after it (which the worker did not run) get that.
+    for call, reply in zip(calls, replies):
+        if call.session.failure is not None:
+            results[call.pos] = SandboxError(call.session.failure)
+        else:
+            results[call.pos] = _outcome(call, reply)
+    if len(replies) < len(calls):
+        if not ex.link.ended:
+            ex.link.fail_all(None, "crash", f"the worker answered {len(replies)} of "
+                             f"{len(calls)} batched calls")
+        for call in calls[len(replies):]:
+            results[call.pos] = SandboxError(call.session.failure)
+
+
+def _run(calls: list[_Call], results: list[Any]) -> None:
+    groups: dict[int, tuple[WorkerLink, list[_Call]]] = {}
+    for call in calls:
+        link = call.session.link
+        groups.setdefault(id(link), (link, []))[1].append(call)
+    ordered = sorted(groups.values(), key=lambda group: group[0].order)
+    with ExitStack() as stack:
+        for link, _ in ordered:  # a fixed lock order: concurrent batches never deadlock
+            stack.enter_context(link.lock)
+        exchanges = []
+        for link, group in ordered:
+            live = []
+            for call in group:
+                error = call.session.refused()
+                if error is None and call.session.budget(call.seconds)[0] <= 0:
+                    # The episode budget is spent: a timeout, as the unbatched call would get.
+                    error = call.session.fail(
+                        "timeout", f"{call.what}: no answer within the "
+                        f"{call.session.budget_text(call.seconds, True)}", worker=True)
+                if error is not None:
+                    results[call.pos] = error
+                else:
+                    live.append(call)
+            for call in live:  # a spent budget above ended the whole worker
+                if call.session.failure is not None:
+                    results[call.pos] = SandboxError(call.session.failure)
+            live = [call for call in live if call.session.failure is None]
+            if live:
+                exchanges.append(_build(link, live))
+        _exchange_all(exchanges)
+        for ex in exchanges:
+            _settle(ex, results)
+
+
+def _others(items: list[tuple[Any, Any]], results: list[Any],
+            call: Callable[[Any, Any], Any]) -> None:
+    """Sessions of other sandboxes: one call each."""
+    for pos, (session, arg) in enumerate(items):
+        if results[pos] is None and not isinstance(session, ProcessSession):
+            try:
+                results[pos] = call(session, arg)
+            except SandboxError as exc:
+                results[pos] = exc
+
+
+def reset_many(items: Sequence[tuple[ProcessSession, int | None]]
+               ) -> list[tuple[str, dict[str, Any]] | SandboxError]:
+    """``reset(seed)`` of each session; see the module docstring."""
+    items = list(items)
+    results: list[Any] = [None] * len(items)
+    calls = []
+    for pos, (session, seed) in enumerate(items):
+        if seed is not None and not isinstance(seed, int):
+            raise TypeError(f"reset_many: item {pos}: seed must be an int or None")
+        if isinstance(session, ProcessSession):
+            calls.append(_Call(pos, session, f"reset(seed={seed})", {"op": "reset", "seed": seed},
+                               session.limits.reset_seconds, parse_reset))
+    _run(calls, results)
+    for call in calls:
+        value = results[call.pos]
+        if not isinstance(value, SandboxError) and not call.session.first_observation:
+            call.session.first_observation = value[0]
+    _others(items, results, lambda session, seed: session.reset(seed))
+    return results
+
+
+def step_many(items: Sequence[tuple[ProcessSession, str]]) -> list[StepResult | SandboxError]:
+    """``step(action)`` of each session; see the module docstring."""
+    items = list(items)
+    results: list[Any] = [None] * len(items)
+    calls = []
+    for pos, (session, action) in enumerate(items):
+        if not isinstance(action, str):
+            raise TypeError(f"step_many: item {pos}: action must be a str")
+        if isinstance(session, ProcessSession):
+            calls.append(_Call(pos, session, "step()", {"op": "step", "action": action},
+                               session.limits.step_seconds, parse_step))
+    _run(calls, results)
+    _others(items, results, lambda session, action: session.step(action))
+    return results
+
+
+def load_instances(link: WorkerLink) -> None:
+    """Wait for a multi-instance worker's ready reply and record each instance's outcome."""
+    sessions, limits, count = link.sessions, link.limits, link.count
+    with link.lock:
+        allowed = min(limits.load_seconds, limits.episode_seconds) * count
+        begun = time.monotonic()
+        try:
+            reply = link.channel.wait_ready(begun + allowed,
+                                            limits.max_frame_bytes + count * 4096)
+        except FrameError as exc:
+            budget = f"load time limit ({limits.load_seconds:g} s per instance)"
+            link.fail_all(None, *frame_verdict(link.channel, exc, "loading the program", budget))
+            return
+        finally:
+            for session in sessions:
+                session.busy += (time.monotonic() - begun) / count
+        if not reply.get("ok"):
+            category, message, line, _fatal = reply_verdict(reply)
+            link.fail_all(None, category, message, line)
+            return
+        entries = reply.get("instances")
+        if not isinstance(entries, list) or len(entries) != count \
+                or not all(isinstance(e, dict) for e in entries):
+            link.fail_all(None, "crash", "loading the program: malformed ready reply")
+            return
+        for session, entry in zip(sessions, entries):
+            if entry.get("ok"):
+                name = entry.get("env_class")
+                session.env_class = name if isinstance(name, str) else None
+                session.closes = entry.get("closes") is not False
+                continue
+            category, message, line, fatal = reply_verdict(entry)
+            if fatal:
+                link.fail_all(None, category, message, line)
+                return
+            session.set_failure(category, message, line)
+        link.retire()
