@@ -59,6 +59,10 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
+#: Deadline for a fork server to import a family's libraries (once per server).
+IMPORT_SECONDS = 120.0
+
+
 class ServerProcess:
     """One fork server, started under ``launch``, and its control channel."""
 
@@ -81,6 +85,8 @@ class ServerProcess:
         self.live = 0
         #: sha256 of the trusted sources (preludes, family modules) this server already holds.
         self.known: set[str] = set()
+        #: Libraries (``family.preload_imports``) this server has imported.
+        self.imported: set[str] = set()
         try:
             reply = self.call({"op": "ping"}, start_timeout)
         except FrameError as exc:
@@ -123,6 +129,22 @@ class ServerProcess:
             sent = socket.send_fds(self.control.sock, [data], [fd])
             if sent < len(data):
                 self.control.sock.sendall(data[sent:])
+
+    def ensure_imports(self, names: tuple[str, ...]) -> None:
+        """Have the server import ``names`` now, under their own generous deadline, so a slow
+        library import (seconds) never counts against a worker's load time limit."""
+        missing = [name for name in names if name not in self.imported]
+        if not missing:
+            return
+        try:
+            reply = self.call({"op": "import", "names": missing}, IMPORT_SECONDS)
+        except FrameError as exc:
+            raise RuntimeError(f"fork server {self.index} did not import {', '.join(missing)} "
+                               f"within {IMPORT_SECONDS:g} s: {exc}") from None
+        problems = reply.get("problems") or []
+        if problems:
+            raise RuntimeError("the family's prelude needs " + "; ".join(map(str, problems)))
+        self.imported.update(missing)
 
     def call(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         with self.lock:
@@ -247,6 +269,12 @@ class ForkExecutor:
         libraries the family's trusted prelude uses, which the server imports once before
         forking (never the program)."""
         server = self._pick()
+        if imports:
+            try:
+                server.ensure_imports(tuple(imports))
+            except (OSError, RuntimeError):
+                server.live -= 1
+                raise
         wid = next(self._ids)
         trusted: dict[str, str] = {}
         prelude_sha = self._sha(prelude, trusted) if prelude else ""

@@ -249,6 +249,13 @@ class ForkServer:
                 "cpu_self": own.ru_utime + own.ru_stime,
                 "cpu_workers": kids.ru_utime + kids.ru_stime,
                 "live": len(self.children)}))
+        elif op == "import":
+            names = request.get("names")
+            if isinstance(names, list) and all(isinstance(n, str) for n in names):
+                problems = modules.import_libraries(names)
+            else:
+                problems = ["the import request must list module names"]
+            self.control.sendall(encode({"problems": problems}))
         elif op == "ping":
             self.control.sendall(encode({"pong": 1, "probe": self.probe()}))
 

@@ -587,3 +587,30 @@ def test_fewer_replies_than_calls_keep_the_answered_ones():
     assert results[1].verdict.category == "crash" and "answered 1 of 2" in \
         results[1].verdict.message
     assert channel.killed
+
+
+class FakeLibraryFamily:
+    """A fake family whose trusted prelude imports an installed library (``preload_imports``)."""
+
+    name = "fake-library"
+
+    def __init__(self, library):
+        self.preload_imports = (library,)
+        self.prelude = f"import {library}\nLIBRARY_NAME = {library}.__name__\n"
+
+    def solution_actions(self, solution):
+        return [solution]
+
+
+def test_preload_imports_load_in_the_server_and_a_missing_one_is_named(sandbox):
+    program = ("class LibEnv:\n    def reset(self, seed=None):\n        return LIBRARY_NAME, {}\n"
+               "    def step(self, action):\n        return 'x', 1.0, True, False, {}\n")
+    with sandbox.open(program, family=FakeLibraryFamily("colorsys")) as session:
+        assert session.reset(0)[0] == "colorsys"
+    with pytest.raises(SandboxError) as caught:
+        sandbox.open(program, family=FakeLibraryFamily("spade_no_such_library"))
+    assert caught.value.verdict.category == "crash"
+    assert "spade_no_such_library" in caught.value.verdict.message
+    # The server is still serving: a family with an importable library opens again.
+    with sandbox.open(program, family=FakeLibraryFamily("colorsys")) as session:
+        assert session.reset(1)[0] == "colorsys"
