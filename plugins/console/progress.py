@@ -13,8 +13,7 @@ from typing import Any
 
 ENV_SWITCH = "SPADE_PROGRESS"
 
-#: Display order of the phases (others, from third-party loops, come after).
-PHASE_ORDER = ("sample", "design", "validate", "dedupe", "hint", "rollout", "estimate", "train")
+#: What each built-in phase counts (bars appear in the order the phases start).
 UNITS = {"sample": "docs", "design": "prompts", "validate": "programs", "dedupe": "envs",
          "hint": "envs", "rollout": "episodes", "estimate": "envs", "train": "samples"}
 

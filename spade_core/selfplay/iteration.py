@@ -119,7 +119,6 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
             if not pending:
                 break
             chunk = design_chunk(c.backend, loop, len(pending))
-            timer.expect("validate", len(pending))
             running = []
             for start in range(0, len(pending), chunk):
                 part = pending[start:start + chunk]
@@ -133,6 +132,7 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
                     proposal.completions.append(generation.text)
                     proposal.program = c.designer.extract(generation.text, proposal.family)
                     proposal.verdict = None if proposal.program else _no_program(generation.text)
+                timer.expect("validate", len(part))
                 running.append(validator.submit(_validate_chunk, c, part, timer))
             for future in running:
                 future.result()
