@@ -12,7 +12,7 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +156,10 @@ class FaissEnvMemory:
         with self._lock:
             self._warm(programs)
             return [self.find_duplicate(program) for program in programs]
+
+    def records(self) -> Iterator[EnvRecord]:
+        """Every record, in insertion order (a fixed pool reads a run's memory this way)."""
+        return self.store.records()
 
     def add(self, record: EnvRecord) -> None:
         """Store a new record (embedding it if needed); a known id only counts one more proposal."""

@@ -77,6 +77,26 @@ def test_dedupe_refuses_near_duplicates_of_mastered_only(tmp_path: Path) -> None
     memory.close()
 
 
+def test_batched_dedupe_agrees_and_records_lists_everything(tmp_path: Path) -> None:
+    programs = _programs()
+    memory = FaissEnvMemory(tmp_path, _options())
+    base = _record(programs["number_guess/base"])
+    memory.add(base)
+    _master(memory, base.id)
+    others = [_record(programs[name]) for name in ("digit_sum/base", "caesar_decode/base")]
+    for record in others:
+        memory.add(record)
+    candidates = [EnvProgram(programs[name]["source"], "games",
+                             description=programs[name]["description"])
+                  for name in ("number_guess/combined", "digit_sum/base", "nim_game/base")]
+    batched = memory.find_duplicates(candidates)
+    single = [memory.find_duplicate(program) for program in candidates]
+    assert [(m[0].id, round(m[1], 5)) if m else None for m in batched] == \
+        [(m[0].id, round(m[1], 5)) if m else None for m in single]
+    assert batched[0] is not None and batched[0][0].id == base.id and batched[2] is None
+    assert [r.id for r in memory.records()] == [base.id] + [r.id for r in others]
+
+
 def test_status_rules_and_history(tmp_path: Path) -> None:
     memory = FaissEnvMemory(tmp_path, _options())
     rows = _programs()

@@ -52,7 +52,12 @@ class EnvRecord:
 
 @runtime_checkable
 class EnvMemory(Protocol):
-    """Durable store of environment records with similarity search."""
+    """Durable store of environment records with similarity search.
+
+    Optional members callers look up with ``getattr``: ``find_duplicates(programs)`` (the same
+    answers as ``find_duplicate`` for many programs at once, e.g. one embedding batch; the loop's
+    dedupe uses it) and ``records()`` (every record, e.g. to read a run's memory as a fixed pool).
+    """
 
     def find_duplicate(self, program: EnvProgram) -> tuple[EnvRecord, float] | None:
         """The nearest mastered environment if it is too similar to ``program``, else ``None``."""

@@ -36,11 +36,10 @@ class PoolEnv:
 
 
 def _memory_records(memory: Any) -> Iterable[EnvRecord]:
-    """Every record of a memory: its ``records()`` or, for the built-in memory, its store's."""
-    for owner in (memory, getattr(memory, "store", None)):
-        records = getattr(owner, "records", None)
-        if callable(records):
-            return records()
+    """Every record of a memory, through its optional ``records()``."""
+    records = getattr(memory, "records", None)
+    if callable(records):
+        return records()
     raise ConfigError(f"loop.pool: the memory {type(memory).__name__} cannot list its records "
                       "(it needs a records() method); give a folder of programs or a .jsonl file")
 
