@@ -302,26 +302,30 @@ class RecordStore:
             rows = self.conn.execute(sql, params).fetchall()
         return [self._record(r, with_history=False) for r in rows]
 
+    def _pages(self, columns: str, key: str, after: Any, filters: str = "",
+               params: Sequence[Any] = (), batch: int = 1000) -> Iterator[list[tuple]]:
+        """Rows of ``SELECT key, columns FROM envs WHERE key > after AND filters`` in pages of
+        ``batch``, ordered by ``key``; each page resumes after the last key (keyset paging), so a
+        scan never holds the lock for long and never skips or repeats a row."""
+        last = after
+        while True:
+            with self._lock:
+                rows = self.conn.execute(
+                    f"SELECT {key}, {columns} FROM envs WHERE {key} > ?{filters} "
+                    f"ORDER BY {key} LIMIT ?", (last, *params, batch)).fetchall()
+            if not rows:
+                return
+            yield rows
+            last = rows[-1][0]
+
     def pool_rows(self, after: int = 0, upto: int | None = None, batch: int = 50_000
                   ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """``(pool_ids, vectors)`` batches of pool records with ``after < pool_id <= upto``."""
-        last = after
-        while True:
-            sql = "SELECT pool_id, embedding FROM envs WHERE pool_id > ?"
-            params: list[Any] = [last]
-            if upto is not None:
-                sql += " AND pool_id <= ?"
-                params.append(upto)
-            sql += " ORDER BY pool_id LIMIT ?"
-            params.append(batch)
-            with self._lock:
-                rows = self.conn.execute(sql, params).fetchall()
-            if not rows:
-                return
+        filters, params = ("", ()) if upto is None else (" AND pool_id <= ?", (upto,))
+        for rows in self._pages("embedding", "pool_id", after, filters, params, batch):
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
             yield ids, vectors.reshape(len(rows), -1)
-            last = int(ids[-1])
 
     def pool_size(self, upto: int | None = None) -> int:
         if upto is None:
@@ -333,38 +337,22 @@ class RecordStore:
     def embeddings(self, statuses: Sequence[str] | None = None, family: str | None = None,
                    batch: int = 50_000) -> Iterator[tuple[list[str], np.ndarray]]:
         """``(ids, vectors)`` batches of every embedded record matching the filters."""
-        last = 0
-        while True:
-            sql = "SELECT seq, id, embedding FROM envs WHERE seq > ? AND embedding IS NOT NULL"
-            params: list[Any] = [last]
-            if statuses:
-                sql += f" AND status IN ({','.join('?' * len(statuses))})"
-                params.extend(statuses)
-            if family is not None:
-                sql += " AND family = ?"
-                params.append(family)
-            sql += " ORDER BY seq LIMIT ?"
-            params.append(batch)
-            with self._lock:
-                rows = self.conn.execute(sql, params).fetchall()
-            if not rows:
-                return
+        filters, params = " AND embedding IS NOT NULL", []
+        if statuses:
+            filters += f" AND status IN ({','.join('?' * len(statuses))})"
+            params.extend(statuses)
+        if family is not None:
+            filters += " AND family = ?"
+            params.append(family)
+        for rows in self._pages("id, embedding", "seq", 0, filters, params, batch):
             vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
             yield [r[1] for r in rows], vectors.reshape(len(rows), -1)
-            last = rows[-1][0]
 
     def records(self, with_history: bool = True, batch: int = 1000) -> Iterator[EnvRecord]:
         """Every record in insertion order."""
-        last = 0
-        while True:
-            with self._lock:
-                rows = self.conn.execute(f"SELECT seq, {_COLUMNS} FROM envs WHERE seq > ? "
-                                         "ORDER BY seq LIMIT ?", (last, batch)).fetchall()
-            if not rows:
-                return
+        for rows in self._pages(_COLUMNS, "seq", 0, batch=batch):
             for row in rows:
                 yield self._record(row[1:], with_history=with_history)
-            last = rows[-1][0]
 
     def counts(self) -> dict[str, Any]:
         """Totals by status and by family, and the dedupe pool size."""

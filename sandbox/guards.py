@@ -122,25 +122,15 @@ def _format_method(text: str | None, name: str) -> Any:
 def guarded_getattr(obj: object, name: str, default: Any = _MISSING) -> Any:
     """``getattr`` for programs: refuses dunders, frames, private names of library objects and
     module internals; wraps ``str.format`` so format strings cannot walk attributes."""
-    if type(name) is str and (
-            (name[:1] != "_" and name not in _SLOW_NAMES
-             and not isinstance(obj, types.ModuleType))
-            # private (not dunder) names of the program's own instances
-            or (name[:2] != "__" and _program_types.get(type(obj)) is True)):
-        # The common case (a public, ordinary attribute of a non-module): nothing to refuse
-        # unless the value itself is a module.
-        try:
-            value = getattr(obj, name)
-        except AttributeError:
-            if default is _MISSING:
-                raise
-            return default
-        if isinstance(value, types.ModuleType):
-            return _module_value(value)
-        return value
-    _check_read(obj, name)
-    if name in ("format", "format_map") and (isinstance(obj, str) or obj is str):
-        return _format_method(obj if isinstance(obj, str) else None, name)
+    # The common case (a public, ordinary attribute of a non-module, or a private non-dunder
+    # name of the program's own instance): nothing to refuse unless the value is a module.
+    ordinary = type(name) is str and (
+        (name[:1] != "_" and name not in _SLOW_NAMES and not isinstance(obj, types.ModuleType))
+        or (name[:2] != "__" and _program_types.get(type(obj)) is True))
+    if not ordinary:
+        _check_read(obj, name)
+        if name in ("format", "format_map") and (isinstance(obj, str) or obj is str):
+            return _format_method(obj if isinstance(obj, str) else None, name)
     try:
         value = getattr(obj, name)
     except AttributeError:

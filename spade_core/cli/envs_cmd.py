@@ -100,6 +100,19 @@ def choose_family(source: str, families: list[Any]) -> tuple[Any | None, list[st
     return None, problems
 
 
+def json_object_option(text: str, where: str) -> dict[str, Any]:
+    """A command-line option that holds a JSON object, or a usage error naming ``where``."""
+    from spade_core.errors import UsageError
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{where} is not JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"{where} must be a JSON object")
+    return value
+
+
 def _build(registry: Any, kind: str, name: str, options: dict, where: str,
            context: Any) -> Any:
     from spade_core.errors import ConfigError
@@ -121,12 +134,7 @@ def run_import(args: argparse.Namespace) -> int:
     from spade_core.plugins import load_plugins
     from spade_core.records import Verdict, program_id
 
-    try:
-        memory_options = json.loads(args.memory_options)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"envs import: --memory-options is not JSON: {exc.msg}") from None
-    if not isinstance(memory_options, dict):
-        raise UsageError("envs import: --memory-options must be a JSON object")
+    memory_options = json_object_option(args.memory_options, "envs import: --memory-options")
     if args.workers is not None and args.workers < 1:
         raise UsageError("envs import: --workers must be at least 1")
     programs = list(read_programs(Path(args.path), args.field))

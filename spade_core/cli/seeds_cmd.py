@@ -37,17 +37,12 @@ def file_stem(description: str, fallback: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spade_core.cli.envs_cmd import _build
+    from spade_core.cli.envs_cmd import _build, json_object_option
     from spade_core.components import BuildContext
     from spade_core.errors import UsageError
     from spade_core.plugins import load_plugins
 
-    try:
-        options = json.loads(args.options)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"seeds: --options is not JSON: {exc.msg}") from None
-    if not isinstance(options, dict):
-        raise UsageError("seeds: --options must be a JSON object")
+    options = json_object_option(args.options, "seeds: --options")
     registry = load_plugins().registry
     family = _build(registry, "env_family", args.family, options, "FAMILY", BuildContext())
     programs = list(family.seed_programs())
