@@ -1,5 +1,6 @@
-"""The built-in memory's side of ``spade memory stats|search|export``: reads the store read-only,
-safe while a run writes. The CLI module in ``spade_core`` only parses arguments."""
+"""``spade memory stats|search|export RUN_DIR``: reads the built-in memory's store read-only, safe
+while a run writes. Registered by :mod:`envmemory.plugin` through the ``register_commands`` hook;
+importing this module is light (the store, FAISS and the embedders load inside the actions)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,42 @@ from pathlib import Path
 from typing import Any
 
 from spade_core.errors import SpadeError, UsageError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``spade memory`` sub-commands and their options."""
+    msub = parser.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
+
+    def common(q: argparse.ArgumentParser) -> None:
+        q.add_argument("run_dir", metavar="RUN_DIR",
+                       help="run directory (or the memory folder itself)")
+        q.add_argument("--memory-path", default="memory",
+                       help="memory folder inside RUN_DIR (default: memory)")
+
+    stats = msub.add_parser("stats", help="counts by status and family, index state")
+    common(stats)
+    stats.add_argument("--json", action="store_true", help="print one JSON object")
+
+    search = msub.add_parser("search", help="nearest stored environments to a text or a file")
+    common(search)
+    search.add_argument("query", metavar="TEXT_OR_FILE",
+                        help="free text, or a file holding an environment program")
+    search.add_argument("-k", type=int, default=5, help="how many results (default 5)")
+    search.add_argument("--status", action="append",
+                        help="only records with this status (repeatable)")
+    search.add_argument("--family", help="only records of this family")
+    search.add_argument("--json", action="store_true", help="print a JSON list")
+
+    export = msub.add_parser("export", help="every record as JSON lines")
+    common(export)
+    export.add_argument("-o", "--output", help="write to this file instead of stdout")
+    export.add_argument("--embeddings", action="store_true", help="include embedding vectors")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the action ``add_arguments`` parsed (``args.memory_command``)."""
+    actions = {"stats": run_stats, "search": run_search, "export": run_export}
+    return actions[args.memory_command](args)
 
 
 def _folder(args: argparse.Namespace) -> Path:

@@ -4,7 +4,8 @@ An environment is ``mastered`` once the agent's unhinted success rate over its l
 ``mastery_rollouts`` unhinted rollouts reaches ``mastery_threshold``; ``mastered`` is final (the
 environment is never issued again). It is ``too_hard`` while the hinted success rate over its last
 ``too_hard_rollouts`` hinted rollouts stays at or below ``too_hard_threshold``; otherwise it is on
-the ``frontier``. A rollout succeeds when its episode reward is at least ``success_reward``.
+the ``frontier``. A rollout succeeds when its episode reward is at least ``success_reward`` (the run's
+``loop.success_threshold``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from spade_core.records import EnvStatus
+
 #: Statuses that play statistics can move; ``rejected`` and ``duplicate`` records are never played
 #: and ``mastered`` is final.
-PLAYABLE = ("frontier", "too_hard")
+PLAYABLE = (EnvStatus.FRONTIER, EnvStatus.TOO_HARD)
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ def update_stats(stats: dict[str, Any], status: str, hinted: Sequence[float],
     if status not in PLAYABLE:
         return new, status
     if len(recent_u) >= rule.mastery_rollouts and _mean(recent_u) >= rule.mastery_threshold:
-        return new, "mastered"
+        return new, EnvStatus.MASTERED
     if len(recent_h) >= rule.too_hard_rollouts and _mean(recent_h) <= rule.too_hard_threshold:
-        return new, "too_hard"
-    return new, "frontier"
+        return new, EnvStatus.TOO_HARD
+    return new, EnvStatus.FRONTIER

@@ -4,6 +4,12 @@ The dedupe pool holds the embeddings of mastered environments; ``find_duplicate`
 candidate whose nearest mastered environment is at least ``similarity_threshold`` similar, or whose
 canonical code equals a mastered one's. Positive and negative prompt examples come from the record
 store ranked by regret and recency.
+
+Checkpoints (``save_checkpoint``/``restore_checkpoint``) are the database itself, copied with
+SQLite's online backup, plus the pool index files; restoring copies the snapshot back through the
+open connection in one transaction, so the memory stays open and keeps its writer lock. With the
+option ``readonly`` the memory only reads (no writer lock, no index writes, the embedder and the
+index loaded only when a search needs them): what reports and tools use while a run writes.
 """
 
 from __future__ import annotations
@@ -19,61 +25,100 @@ from typing import Any
 import numpy as np
 
 from envmemory.embed import Embedder, load_embedder
-from envmemory.index import IndexConfig, IndexFiles
+from envmemory.index import IndexConfig, IndexFiles, PoolIndex
 from envmemory.mastery import MasteryRule, update_stats
 from envmemory.options import MemoryOptions
-from envmemory.store import RecordStore
+from envmemory.store import DB_NAME, RecordStore, snapshot_meta
 from envmemory.text import env_text, fingerprint
-from spade_core.interfaces.memory import EnvIteration, EnvRecord
-from spade_core.records import EnvProgram
+from spade_core.interfaces.memory import EnvIteration, EnvMemory, EnvRecord
+from spade_core.records import EnvProgram, EnvStatus
 
-POOL_STATUS = "mastered"
-NEGATIVE_STATUSES = ("mastered", "too_hard")
+POOL_STATUS = EnvStatus.MASTERED
+NEGATIVE_STATUSES = (EnvStatus.MASTERED, EnvStatus.TOO_HARD)
 _CACHE_SIZE = 256
 #: Threshold for embedders that do not state their own ``default_threshold``.
 FALLBACK_THRESHOLD = 0.9
+
+
+#: Queries scored together in one pass over the stored vectors (bounds the similarity matrix at
+#: 256 x 50,000 floats per batch of stored vectors).
+_QUERY_CHUNK = 256
 
 
 class MemoryConfigError(ValueError):
     """The stored memory was built with settings that differ from the options given."""
 
 
-class FaissEnvMemory:
+class MemoryReadOnlyError(RuntimeError):
+    """A write was asked of a memory opened with ``readonly``."""
+
+
+class FaissEnvMemory(EnvMemory):
     """Durable environment memory with embedding dedupe against mastered environments."""
 
     def __init__(self, folder: Path, options: MemoryOptions | None = None,
-                 embedder: Embedder | None = None) -> None:
+                 embedder: Embedder | None = None, success_threshold: float = 1.0) -> None:
         self.options = options or MemoryOptions()
         self.folder = Path(folder)
+        self.readonly = self.options.readonly
         self.rule = MasteryRule(
-            success_reward=self.options.success_reward,
+            success_reward=success_threshold,
             mastery_threshold=self.options.mastery_threshold,
             mastery_rollouts=self.options.mastery_rollouts,
             too_hard_threshold=self.options.too_hard_threshold,
             too_hard_rollouts=self.options.too_hard_rollouts)
         self._lock = threading.RLock()
         self._embedder = embedder
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._pool: PoolIndex | None = None
+        self._unsaved = 0
+        self.load_report = "not loaded yet"
+        if self.readonly:
+            # Settings come from the store, not the options: reading needs no agreement, and the
+            # embedding model is not loaded unless a text or program query needs it.
+            self.store = RecordStore(self.folder, readonly=True)
+            self.files = IndexFiles(self.folder, self.embedder_name)
+            return
         self.store = RecordStore(self.folder, synchronous=self.options.synchronous.upper())
         try:
             self._check_settings()
-            config = IndexConfig(dim=self.embedder.dim, switch_size=self.options.switch_size,
-                                 nprobe=self.options.nprobe)
             self.files = IndexFiles(self.folder, self.embedder.name)
-            self.pool, self.load_report = self.files.load(
-                config, self.store.pool_size, lambda w: self.store.pool_rows(after=w))
+            self._load_pool(self.files)
         except BaseException:
             self.store.close()
             raise
-        self._unsaved = 0 if self.load_report == "loaded" else max(1, self.pool.ntotal)
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
 
     # -- setup ----------------------------------------------------------------------------------
 
     @property
     def embedder(self) -> Embedder:
+        """The embedder: built from the options, or (read-only) from the spec the memory
+        stored when it was created, so queries are embedded like the stored vectors."""
         if self._embedder is None:
-            self._embedder = load_embedder(self.options.embedder, self.options.embedder_options)
+            name, options = self.options.embedder, self.options.embedder_options
+            if self.readonly:
+                spec = json.loads(self.store.meta("embedder_spec") or "null") or {}
+                name, options = spec.get("name", name), spec.get("options", options)
+            self._embedder = load_embedder(name, options)
         return self._embedder
+
+    @property
+    def embedder_name(self) -> str:
+        """Name of the embedder the stored vectors come from (no model is loaded for it when
+        the memory already says)."""
+        stored = self.store.meta("embedder")
+        return stored if stored is not None else self.embedder.name
+
+    @property
+    def dim(self) -> int:
+        """Dimension of the stored vectors."""
+        stored = self.store.meta("dim")
+        return int(stored) if stored is not None else int(self.embedder.dim)
+
+    @property
+    def representation(self) -> str:
+        """The text representation the stored vectors embed (``docs/memory.md``)."""
+        return self.store.meta("representation") or self.options.representation
 
     def _check_settings(self) -> None:
         wanted = {"embedder": self.embedder.name, "dim": str(self.embedder.dim),
@@ -90,6 +135,33 @@ class FaissEnvMemory:
             self.store.set_meta("embedder_spec", json.dumps(
                 {"name": self.options.embedder, "options": self.options.embedder_options}))
 
+    def _writable(self, action: str) -> None:
+        if self.readonly:
+            raise MemoryReadOnlyError(f"the memory at {self.folder} is open read-only (option "
+                                      f"readonly); cannot {action}")
+
+    def _index_config(self) -> IndexConfig:
+        return IndexConfig(dim=self.dim, switch_size=self.options.switch_size,
+                           nprobe=self.options.nprobe)
+
+    def _load_pool(self, files: IndexFiles) -> None:
+        """Load the pool index saved in ``files`` (verified against the store and caught up with
+        it, or rebuilt from the stored embeddings)."""
+        pool, self.load_report = files.load(self._index_config(), self.store.pool_size,
+                                            lambda w: self.store.pool_rows(after=w))
+        self._pool = pool
+        if not self.readonly:
+            self._unsaved = 0 if self.load_report == "loaded" else max(1, pool.ntotal)
+
+    @property
+    def pool(self) -> PoolIndex:
+        """The FAISS index over mastered environments (read-only: loaded on first use)."""
+        with self._lock:
+            if self._pool is None:
+                self._load_pool(self.files)
+            assert self._pool is not None
+            return self._pool
+
     @property
     def threshold(self) -> float:
         """The similarity at or above which a candidate is a duplicate."""
@@ -101,7 +173,7 @@ class FaissEnvMemory:
 
     def text_of(self, source: str, description: str = "") -> str:
         """The text this memory embeds for an environment."""
-        return env_text(source, description, self.options.representation)
+        return env_text(source, description, self.representation)
 
     def _vector(self, env_id: str, source: str, description: str) -> np.ndarray:
         cached = self._vectors.get(env_id)
@@ -132,7 +204,7 @@ class FaissEnvMemory:
         """Embedding of free text (a search query), not of an environment program."""
         return self.embedder.embed([text])[0]
 
-    # -- the EnvMemory protocol -----------------------------------------------------------------
+    # -- the EnvMemory interface: required ------------------------------------------------------
 
     def find_duplicate(self, program: EnvProgram) -> tuple[EnvRecord, float] | None:
         """The mastered environment ``program`` duplicates, with its similarity, or ``None``."""
@@ -150,19 +222,10 @@ class FaissEnvMemory:
                 return hits[0]
             return None
 
-    def find_duplicates(self, programs: Sequence[EnvProgram]
-                        ) -> list[tuple[EnvRecord, float] | None]:
-        """``find_duplicate`` for many programs, embedding them in one batch (the loop's dedupe)."""
-        with self._lock:
-            self._warm(programs)
-            return [self.find_duplicate(program) for program in programs]
-
-    def records(self) -> Iterator[EnvRecord]:
-        """Every record, in insertion order (a fixed pool reads a run's memory this way)."""
-        return self.store.records()
-
     def add(self, record: EnvRecord) -> None:
-        """Store a new record (embedding it if needed); a known id only counts one more proposal."""
+        """Store a new record as given, history included (embedding it if it has no
+        embedding); a known id only counts one more proposal."""
+        self._writable("add records")
         with self._lock:
             if record.embedding is not None:
                 vector = np.asarray(record.embedding, dtype=np.float32)
@@ -180,6 +243,7 @@ class FaissEnvMemory:
                      unhinted: Sequence[float], figures: dict[str, float],
                      designer_reward: float) -> EnvRecord:
         """Record one iteration's play and apply the status rules; returns the updated record."""
+        self._writable("record statistics")
         with self._lock:
             record = self.store.get(env_id)
             if record is None:
@@ -200,13 +264,14 @@ class FaissEnvMemory:
             return updated
 
     def get(self, env_id: str) -> EnvRecord | None:
+        """The stored record (history included), or ``None``."""
         return self.store.get(env_id)
 
     def frontier_examples(self, k: int, family: str | None = None) -> list[EnvRecord]:
         """Positive examples: frontier environments with a win rate inside the configured band,
         highest regret first."""
         o = self.options
-        return self.store.ranked(("frontier",), k, family,
+        return self.store.ranked((EnvStatus.FRONTIER,), k, family,
                                  "regret DESC, designer_reward DESC, updated_at DESC",
                                  win_range=(o.frontier_win_low, o.frontier_win_high))
 
@@ -214,10 +279,149 @@ class FaissEnvMemory:
         """Negative examples: the most recently mastered or too-hard environments."""
         return self.store.ranked(NEGATIVE_STATUSES, k, family, "updated_at DESC")
 
+    def records(self) -> Iterator[EnvRecord]:
+        """Every record with its history, in insertion order, read in pages (a large memory is
+        streamed, not loaded at once)."""
+        return self.store.records()
+
+    def search(self, query: str | EnvProgram | EnvRecord, k: int = 10, *,
+               statuses: Sequence[str] | None = None, family: str | None = None,
+               ) -> list[tuple[EnvRecord, float]]:
+        """Exact nearest records to ``query`` among every embedded record (filtered by status
+        and family) by cosine similarity, scanning the stored vectors with NumPy: see
+        :meth:`EnvMemory.search` for the query kinds. A stored record's own vector needs no
+        embedding model."""
+        return self.search_many([query], k, statuses=statuses, family=family)[0]
+
+    def clear(self) -> None:
+        """Delete every record and empty the pool index (the settings stay)."""
+        self._writable("clear")
+        with self._lock:
+            self.store.clear()
+            self._vectors.clear()
+            self._pool = PoolIndex(self._index_config())
+            self._unsaved = 1
+            self.save_index()
+
+    # -- the EnvMemory interface: optional, overridden ------------------------------------------
+
+    def find_duplicates(self, programs: Sequence[EnvProgram]
+                        ) -> list[tuple[EnvRecord, float] | None]:
+        """``find_duplicate`` for many programs, embedding them in one batch (the loop's dedupe)."""
+        with self._lock:
+            self._warm(programs)
+            return [self.find_duplicate(program) for program in programs]
+
+    def search_many(self, queries: Sequence[str | EnvProgram | EnvRecord], k: int = 10, *,
+                    statuses: Sequence[str] | None = None, family: str | None = None,
+                    ) -> list[list[tuple[EnvRecord, float]]]:
+        """:meth:`search` for many queries with one scan of the stored vectors per
+        ``_QUERY_CHUNK`` queries; texts and programs are embedded in one batch."""
+        if k <= 0 or not queries:
+            return [[] for _ in queries]
+        vectors, exclude = self._query_vectors(queries)
+        found = scan_nearest(self.store, vectors, k, statuses, family, exclude)
+        records: dict[str, EnvRecord | None] = {}
+        results = []
+        for pairs in found:
+            hits = []
+            for sim, env_id in pairs:
+                if env_id not in records:
+                    records[env_id] = self.store.get(env_id)
+                record = records[env_id]
+                if record is not None:
+                    hits.append((record, sim))
+            results.append(hits)
+        return results
+
+    def _query_vectors(self, queries: Sequence[str | EnvProgram | EnvRecord]
+                       ) -> tuple[np.ndarray, list[str | None]]:
+        """One unit vector per query, and the id each query's results must leave out."""
+        dim = self.dim
+        rows: list[np.ndarray | None] = [None] * len(queries)
+        exclude: list[str | None] = [None] * len(queries)
+        texts: dict[int, str] = {}
+        for i, query in enumerate(queries):
+            if isinstance(query, EnvRecord):
+                exclude[i] = query.id
+                if query.embedding is not None and len(query.embedding) == dim:
+                    rows[i] = np.asarray(query.embedding, dtype=np.float32)
+                else:
+                    texts[i] = self.text_of(query.source, query.description)
+            elif isinstance(query, EnvProgram):
+                texts[i] = self.text_of(query.source, query.description)
+            elif isinstance(query, str):
+                texts[i] = query
+            else:
+                raise TypeError(f"search query must be text, an EnvProgram or an EnvRecord, "
+                                f"not {type(query).__name__}")
+        if texts:
+            with self._lock:
+                embedded = self.embedder.embed(list(texts.values()))
+            for i, vector in zip(texts, embedded, strict=True):
+                rows[i] = vector
+        return np.stack([r for r in rows if r is not None]).astype(np.float32), exclude
+
+    def stats(self) -> dict[str, Any]:
+        """Record counts, the pool index and the settings, for reports (no embedding model is
+        loaded for it)."""
+        threshold = (self.threshold if self._embedder is not None
+                     else self.options.similarity_threshold)
+        index = self._pool.describe() if self._pool is not None else self.files.manifest()
+        return {**self.store.counts(), "folder": str(self.folder), "index": index,
+                "index_load": self.load_report, "embedder": self.embedder_name,
+                "representation": self.representation, "similarity_threshold": threshold,
+                "readonly": self.readonly}
+
+    def save_checkpoint(self, folder: Path) -> None:
+        """Snapshot into ``folder``: ``memory.sqlite`` (SQLite online backup, consistent while
+        the memory stays open) and the pool index as ``pool.json`` + ``pool-1.faiss`` (so a
+        resume need not rebuild it; a read-only memory leaves the index out: restore rebuilds
+        it from the stored embeddings)."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            self.store.backup_to(folder / DB_NAME)
+            if not self.readonly:
+                IndexFiles(folder, self.embedder_name).save(self.pool)
+
+    def restore_checkpoint(self, folder: Path) -> None:
+        """Make this open memory hold exactly the snapshot in ``folder`` (written by
+        :meth:`save_checkpoint`, or a copied memory folder from an older checkpoint).
+
+        The snapshot is checked first (integrity, embedder, dimension, representation): a bad
+        one raises and changes nothing. The database is then replaced through the open
+        connection in one transaction (the writer lock is kept throughout), and the pool index
+        is loaded from the snapshot's files, verified against the restored records (else
+        rebuilt from them) and saved into the memory folder."""
+        self._writable("restore a checkpoint")
+        folder = Path(folder)
+        snapshot = folder / DB_NAME
+        meta = snapshot_meta(snapshot)
+        for key in ("embedder", "dim", "representation"):
+            stored, current = meta.get(key), self.store.meta(key)
+            if stored is not None and current is not None and stored != current:
+                raise MemoryConfigError(
+                    f"checkpoint memory at {folder} was built with {key} {stored!r}, this "
+                    f"memory with {current!r}; resume with the run's own memory options")
+        with self._lock:
+            self.store.restore_from(snapshot)
+            self._vectors.clear()
+            self._pool = None
+            try:
+                self._check_settings()  # an older snapshot may lack some settings rows
+                self._load_pool(IndexFiles(folder, self.embedder_name))
+            except BaseException:
+                self._pool = None  # reloaded from the memory folder, verified, on next use
+                raise
+            self._unsaved = max(1, self.pool.ntotal)
+            self.save_index()
+
     def close(self) -> None:
+        """Save the pool index when it changed, then close the database (releasing the lock)."""
         with self._lock:
             try:
-                if self._unsaved:
+                if self._unsaved and self._pool is not None and not self.readonly:
                     self.save_index()
             finally:
                 self.store.close()
@@ -236,7 +440,10 @@ class FaissEnvMemory:
             self.save_index()
 
     def save_index(self) -> None:
-        """Write the pool index atomically (done automatically every ``save_every`` additions)."""
+        """Write the pool index atomically into the memory folder (done every ``save_every``
+        additions, on close and by checkpoints; an internal detail, not part of the
+        interface)."""
+        self._writable("save the index")
         with self._lock:
             self.files.save(self.pool)
             self._unsaved = 0
@@ -244,50 +451,55 @@ class FaissEnvMemory:
     def nearest_mastered(self, vector: np.ndarray, k: int = 5, family: str | None = None
                          ) -> list[tuple[EnvRecord, float]]:
         """The ``k`` mastered environments most similar to ``vector`` (optionally one family)."""
+        pool = self.pool
         fetch = k if family is None else k * 8
         while True:
-            k_fetch = min(fetch, max(1, self.pool.ntotal))
-            sims, ids = self.pool.search(vector.reshape(1, -1), k_fetch)
+            k_fetch = min(fetch, max(1, pool.ntotal))
+            sims, ids = pool.search(vector.reshape(1, -1), k_fetch)
             found = [(int(i), float(s)) for i, s in zip(ids[0], sims[0]) if i >= 0]
             records = self.store.by_pool_ids([i for i, _ in found])
             hits = [(records[i], s) for i, s in found if i in records
                     and (family is None or records[i].family == family)]
-            if len(hits) >= k or fetch >= self.pool.ntotal:
+            if len(hits) >= k or fetch >= pool.ntotal:
                 return hits[:k]
             fetch *= 4
 
-    def search(self, text: str, k: int = 10, statuses: Sequence[str] | None = None,
-               family: str | None = None, as_program: bool = False
-               ) -> list[tuple[EnvRecord, float]]:
-        """Exact nearest records to ``text`` among every embedded record (filtered by status and
-        family), by a NumPy scan of the stored vectors. ``as_program`` embeds ``text`` as an
-        environment program (its representation) rather than as a free-text query."""
-        query = (self.embedder.embed([self.text_of(text)])[0] if as_program
-                 else self.embed_query(text))
-        return exact_search(self.store, query, k, statuses, family)
 
-    def stats(self) -> dict[str, Any]:
-        """Record counts, the pool index and the settings, for reports."""
-        return {**self.store.counts(), "index": self.pool.describe(),
-                "index_load": self.load_report, "embedder": self.embedder.name,
-                "representation": self.options.representation,
-                "similarity_threshold": self.threshold}
+def scan_nearest(store: RecordStore, queries: np.ndarray, k: int,
+                 statuses: Sequence[str] | None = None, family: str | None = None,
+                 exclude: Sequence[str | None] | None = None) -> list[list[tuple[float, str]]]:
+    """Best ``k`` ``(similarity, id)`` per query row (closest first, ties by id) over every
+    stored vector matching the filters, leaving out ``exclude[i]`` for query ``i``. One pass over
+    the stored vectors serves up to ``_QUERY_CHUNK`` queries."""
+    queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+    exclude = list(exclude) if exclude is not None else [None] * len(queries)
+    results: list[list[tuple[float, str]]] = []
+    for start in range(0, len(queries), _QUERY_CHUNK):
+        chunk = queries[start:start + _QUERY_CHUNK]
+        skip = exclude[start:start + _QUERY_CHUNK]
+        best: list[list[tuple[float, str]]] = [[] for _ in range(len(chunk))]
+        for ids, vectors in store.embeddings(statuses, family):
+            if vectors.shape[1] != chunk.shape[1]:
+                continue  # vectors of another dimension are not comparable
+            sims = chunk @ vectors.T
+            take = min(k + 1, len(ids))
+            top = np.argpartition(-sims, take - 1, axis=1)[:, :take]
+            for row, found in enumerate(best):
+                found.extend((float(sims[row, j]), ids[j]) for j in top[row]
+                             if ids[j] != skip[row])
+                found.sort(key=lambda pair: (-pair[0], pair[1]))
+                del found[k:]
+        results.extend(best)
+    return results
 
 
 def exact_search(store: RecordStore, query: np.ndarray, k: int,
                  statuses: Sequence[str] | None = None, family: str | None = None
                  ) -> list[tuple[EnvRecord, float]]:
     """Top ``k`` stored records by cosine similarity to ``query``, scanning every vector."""
-    best: list[tuple[float, str]] = []
-    for ids, vectors in store.embeddings(statuses, family):
-        sims = vectors @ query.astype(np.float32)
-        top = np.argsort(-sims)[:k]
-        best.extend((float(sims[i]), ids[i]) for i in top)
-        best = sorted(best, reverse=True)[:k]
     results = []
-    for sim, env_id in best:
+    for sim, env_id in scan_nearest(store, query, k, statuses, family)[0]:
         record = store.get(env_id)
         if record is not None:
             results.append((record, sim))
     return results
-

@@ -32,8 +32,6 @@ class MemoryOptions(BaseModel):
                                    description="also refuse a candidate whose canonical code "
                                                "(names, method order, literals masked) equals a "
                                                "mastered one")
-    success_reward: float = Field(default=1.0, gt=0.0, le=1.0,
-                                  description="episode reward that counts as success")
     mastery_threshold: float = Field(default=0.9, gt=0.0, le=1.0,
                                      description="unhinted success rate that makes an env mastered")
     mastery_rollouts: int = Field(default=16, ge=1,
@@ -58,3 +56,9 @@ class MemoryOptions(BaseModel):
     synchronous: Literal["normal", "full"] = Field(
         default="normal", description="SQLite synchronous mode: normal survives kill -9; full "
                                       "also survives power loss, slower")
+    readonly: bool = Field(
+        default=False,
+        description="open the memory only to read it: no writer lock (works while a run writes "
+                    "it), settings taken from the stored memory, the embedding model loaded only "
+                    "for text or program searches; writes are refused. For reports and tools, "
+                    "never for a run")

@@ -8,6 +8,7 @@ from typing import Any
 from envmemory.options import MemoryOptions
 from spade_core.components import BuildContext
 from spade_core.errors import ConfigError
+from spade_core.commands import from_module
 from spade_core.hookspecs import hookimpl
 
 
@@ -26,10 +27,21 @@ def build_memory(options: MemoryOptions, context: BuildContext) -> Any:
     """Factory of the ``faiss`` memory: opens (or creates) the memory folder of the run."""
     from envmemory.memory import FaissEnvMemory
 
-    return FaissEnvMemory(memory_folder(options, context.run_dir), options)
+    return FaissEnvMemory(memory_folder(options, context.run_dir), options,
+                          success_threshold=context.success_threshold)
 
 
 @hookimpl
 def register_env_memories(register):
     register("faiss", build_memory, MemoryOptions,
              "SQLite (WAL) records + FAISS dedupe of mastered environments, MiniLM embeddings")
+
+
+@hookimpl
+def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
+    """``spade memory stats|search|export`` and ``spade bench memory``. Their modules are imported
+    only when the command is typed (the benchmark's imports NumPy)."""
+    register("memory", *from_module("envmemory.cli"),
+             help="inspect a run's environment memory (stats, search, export)")
+    register("memory", *from_module("envmemory.bench"), group="bench",
+             help="scale, speed and dedupe quality of the environment memory")

@@ -15,7 +15,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -79,21 +78,41 @@ class StoreLockedError(RuntimeError):
     """Another process already writes this memory."""
 
 
-@dataclass(frozen=True)
-class Row:
-    """A record to insert in bulk: the record, its vector and its fingerprint."""
-
-    record: EnvRecord
-    embedding: np.ndarray | None
-    fingerprint: str | None = None
-
-
 def _blob(vector: np.ndarray | None) -> bytes | None:
     return None if vector is None else np.ascontiguousarray(vector, dtype=np.float32).tobytes()
 
 
 def _vector(blob: bytes | None) -> np.ndarray | None:
     return None if blob is None else np.frombuffer(blob, dtype=np.float32)
+
+
+def open_snapshot(path: Path) -> sqlite3.Connection:
+    """A read-only connection to a database snapshot that nothing writes (``immutable``: no
+    locks, no ``-wal``/``-shm`` files created beside it)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no memory snapshot at {path}")
+    return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True,
+                           check_same_thread=False)
+
+
+def snapshot_meta(path: Path) -> dict[str, str]:
+    """The ``meta`` table of a database snapshot, after SQLite's quick integrity check; a damaged
+    or foreign file raises ``ValueError``."""
+    try:
+        connection = open_snapshot(path)
+    except FileNotFoundError as exc:
+        raise ValueError(str(exc)) from None
+    try:
+        check = connection.execute("PRAGMA quick_check").fetchone()
+        if not check or check[0] != "ok":
+            raise ValueError(f"memory snapshot {path} is damaged: {check}")
+        return dict(connection.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError as exc:
+        raise ValueError(f"memory snapshot {path} is not a readable memory database: "
+                         f"{exc}") from None
+    finally:
+        connection.close()
 
 
 class RecordStore:
@@ -160,7 +179,15 @@ class RecordStore:
              json.dumps(record.stats), record.times_proposed, record.created_at or now,
              record.updated_at or now, record.stats.get("regret"), record.stats.get("win_rate"),
              record.stats.get("designer_reward"), pool_id, _blob(embedding)))
+        for entry in record.history:  # a record restored or imported with its play history
+            self._insert_iteration(record.id, entry)
         return True
+
+    def _insert_iteration(self, env_id: str, entry: EnvIteration) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO iterations VALUES (?,?,?,?,?,?,?)",
+            (env_id, entry.iteration, json.dumps(entry.hinted), json.dumps(entry.unhinted),
+             json.dumps(entry.figures), entry.designer_reward, entry.at))
 
     def _next_pool_id(self) -> int:
         row = self.conn.execute("SELECT COALESCE(MAX(pool_id), 0) FROM envs").fetchone()
@@ -180,20 +207,6 @@ class RecordStore:
                 raise
             return inserted
 
-    def insert_many(self, rows: Sequence[Row], in_pool: Sequence[bool]) -> int:
-        """Insert many records in one transaction (bulk import, benchmarks); returns how many
-        were new."""
-        with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                added = sum(self._insert(r.record, r.embedding, r.fingerprint, p)
-                            for r, p in zip(rows, in_pool, strict=True))
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            return added
-
     def record_iteration(self, env_id: str, entry: EnvIteration, stats: dict[str, Any],
                          status: str, enter_pool: bool) -> int | None:
         """Store one iteration's play and the record's new statistics and status in one
@@ -203,11 +216,7 @@ class RecordStore:
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO iterations VALUES (?,?,?,?,?,?,?)",
-                    (env_id, entry.iteration, json.dumps(entry.hinted),
-                     json.dumps(entry.unhinted), json.dumps(entry.figures),
-                     entry.designer_reward, entry.at))
+                self._insert_iteration(env_id, entry)
                 pool_id = None
                 if enter_pool:
                     row = self.conn.execute("SELECT pool_id, embedding FROM envs WHERE id = ?",
@@ -225,6 +234,45 @@ class RecordStore:
                 self.conn.execute("ROLLBACK")
                 raise
             return pool_id
+
+    def clear(self) -> None:
+        """Delete every record and its history in one transaction (settings in ``meta`` stay)."""
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.execute("DELETE FROM iterations")
+                self.conn.execute("DELETE FROM envs")
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+
+    # -- snapshots ------------------------------------------------------------------------------
+
+    def backup_to(self, target: Path) -> None:
+        """Write a consistent copy of the database to ``target`` (SQLite's online backup: the
+        copy is one point in time even while this process keeps writing between calls)."""
+        target = Path(target)
+        target.unlink(missing_ok=True)
+        with self._lock:
+            destination = sqlite3.connect(target)
+            try:
+                self.conn.backup(destination)
+            finally:
+                destination.close()
+
+    def restore_from(self, snapshot: Path) -> None:
+        """Replace the whole database with the snapshot at ``snapshot`` (a file
+        :meth:`backup_to` wrote), through this open connection: one write transaction, so a
+        failure leaves the database as it was, and the writer lock is never let go."""
+        if self.readonly:
+            raise sqlite3.OperationalError(f"{self.folder} is open read-only; cannot restore")
+        source = open_snapshot(snapshot)
+        try:
+            with self._lock:
+                source.backup(self.conn)
+        finally:
+            source.close()
 
     # -- reading --------------------------------------------------------------------------------
 

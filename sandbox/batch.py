@@ -26,17 +26,10 @@ from typing import Any
 from spade_core.errors import SandboxError
 from spade_core.records import StepResult
 
+from sandbox.instances import ProcessSession, WorkerLink
 from sandbox.limits import Limits
 from sandbox.protocol import FrameError, decode, encode, split_bodies
-from sandbox.session import (
-    BadReply,
-    ProcessSession,
-    WorkerLink,
-    frame_verdict,
-    parse_reset,
-    parse_step,
-    reply_verdict,
-)
+from sandbox.replies import BadReply, frame_verdict, parse_reset, parse_step, reply_verdict
 
 #: Room for a batched reply's envelope (its timing field) beyond one unbatched reply.
 _ENVELOPE = 64

@@ -113,7 +113,7 @@ def _isolated_throughput(seconds: float, streams: int) -> dict[str, Any]:
     seconds every process involved (this one, the servers, the workers) spent per episode."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from sandbox.plugin import ProcessSandboxOptions, build_sandbox
+    from sandbox.build import ProcessSandboxOptions, build_sandbox
 
     sandbox = build_sandbox(ProcessSandboxOptions(workers=streams))
     counts = [0] * streams
@@ -156,7 +156,7 @@ def _multi_instance_throughput(seconds: float, workers: int, instances: int,
     workers served concurrently) or, with ``batched=False``, one ``step`` call per instance."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from sandbox.plugin import ProcessSandboxOptions, build_sandbox
+    from sandbox.build import ProcessSandboxOptions, build_sandbox
 
     sandbox = build_sandbox(ProcessSandboxOptions(workers=workers))
     episodes = 0
@@ -205,7 +205,7 @@ def _multi_instance_throughput(seconds: float, workers: int, instances: int,
 
 
 def _isolated_latency(steps: int) -> dict[str, Any]:
-    from sandbox.plugin import ProcessSandboxOptions, build_sandbox
+    from sandbox.build import ProcessSandboxOptions, build_sandbox
 
     sandbox = build_sandbox(ProcessSandboxOptions(workers=1))
     samples: list[float] = []

@@ -2,8 +2,9 @@
 
 The compile policy (``policy.py``) rewrites attribute reads, writes, in-place operators and
 iteration into calls of the guard functions defined here. A refused access raises
-:class:`SandboxViolation` (a ``BaseException``, so ``except Exception`` does not swallow it) and is
-also recorded, so a program that catches it anyway is still reported as ``forbidden``.
+:class:`SandboxViolation` (a ``BaseException``, so ``except Exception`` does not swallow it; see
+``violations.py``) and is also recorded, so a program that catches it anyway is still reported as
+``forbidden``. The guarded library helpers stand-ins expose are in ``replacements.py``.
 """
 
 from __future__ import annotations
@@ -19,21 +20,12 @@ from typing import Any
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 
 from sandbox import modules
-from sandbox.policy import (
-    DENIED_ATTRIBUTES,
-    PRELUDE_MODULE,
-    PROGRAM_MODULE,
-    SAFE_DUNDER_READS,
-    is_dunder,
-)
+from sandbox.ownership import PRELUDE_MODULE, PROGRAM_MODULE, is_program_object
+from sandbox.ownership import PROGRAM_TYPES as _program_types
+from sandbox.policy import DENIED_ATTRIBUTES, SAFE_DUNDER_READS, is_dunder
 
-
-class SandboxViolation(BaseException):
-    """The program tried something the sandbox refuses (reported as ``forbidden``)."""
-
-
-#: Violations seen in this worker, in order (the worker reports the first one).
-VIOLATIONS: list[str] = []
+# SandboxViolation and VIOLATIONS are also read as ``guards.X`` (worker, tests): same objects.
+from sandbox.violations import VIOLATIONS, SandboxViolation, violation
 
 #: Runtime-only refusals: names harmless on program objects but dangerous on library objects.
 _DENIED_ON_LIBRARY_OBJECTS = frozenset({"tofile", "dump", "load", "ctypes", "cffi", "bit_generator"})
@@ -46,29 +38,6 @@ _INPLACE = {
     "&=": operator.iand, "@=": operator.imatmul,
 }
 _MISSING = object()
-
-
-def violation(message: str) -> SandboxViolation:
-    VIOLATIONS.append(message)
-    return SandboxViolation(message)
-
-
-_program_types: dict[type, bool] = {}
-
-
-def is_program_object(obj: object) -> bool:
-    """Whether ``obj`` is (an instance of) a class the program or its trusted prelude defined."""
-    cls = obj if isinstance(obj, type) else type(obj)
-    known = _program_types.get(cls)
-    if known is not None:
-        return known
-    try:
-        module = type.__getattribute__(cls, "__module__")
-    except AttributeError:
-        module = None
-    verdict = module in (PROGRAM_MODULE, PRELUDE_MODULE)
-    _program_types[cls] = verdict
-    return verdict
 
 
 def _check_read(obj: object, name: str) -> None:
@@ -263,53 +232,6 @@ class SafeType(metaclass=_TypeMeta):
 
 
 SafeType.__name__ = SafeType.__qualname__ = "type"
-
-
-def _program_target(obj: object, what: str) -> None:
-    module = getattr(obj, "__module__", None) if not isinstance(obj, type) else \
-        type.__getattribute__(obj, "__module__")
-    if module != PROGRAM_MODULE:
-        raise violation(f"{what} may only modify the program's own functions and classes")
-
-
-def safe_wraps(wrapped: Any) -> Any:
-    """``functools.wraps`` with its default attribute lists, onto program functions only."""
-    import functools
-
-    decorate = functools.wraps(wrapped)
-
-    def apply(wrapper: Any) -> Any:
-        _program_target(wrapper, "functools.wraps")
-        return decorate(wrapper)
-
-    return apply
-
-
-def safe_total_ordering(cls: type) -> type:
-    """``functools.total_ordering`` for the program's own classes only."""
-    import functools
-
-    _program_target(cls, "functools.total_ordering")
-    return functools.total_ordering(cls)
-
-
-def safe_dataclass(cls: Any = None, /, **options: Any) -> Any:
-    """``dataclasses.dataclass`` for the program's own classes, whose annotation names must be
-    identifiers: dataclasses pastes them into source it ``exec``s, and ``typing.TypedDict('X',
-    {...})`` can build annotations with any string as a name."""
-    import dataclasses
-    import keyword
-
-    def wrap(target: Any) -> Any:
-        _program_target(target, "dataclasses.dataclass")
-        for klass in type.__getattribute__(target, "__mro__"):
-            annotations = klass.__dict__.get("__annotations__", {})
-            for name in annotations:
-                if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-                    raise violation(f"dataclass field name {name!r} is not an identifier")
-        return dataclasses.dataclass(target, **options)
-
-    return wrap if cls is None else wrap(cls)
 
 
 _SAFE_BUILTIN_NAMES = (

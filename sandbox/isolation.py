@@ -58,11 +58,14 @@ class Launch:
 
 
 def _readonly_paths() -> list[str]:
-    """Directories the server must read: system libraries, the interpreter, the venv and the
-    ``sandbox`` package (bound at its own path so editable installs keep working)."""
+    """Directories the server must read: system libraries, the interpreter, the venv, the
+    ``sandbox`` package and the light ``spade_core`` package whose contract rules the worker
+    applies (each bound at its own path so editable installs keep working)."""
     import sandbox
+    import spade_core
 
-    paths = {"/usr", sys.base_prefix, sys.prefix, str(Path(list(sandbox.__path__)[0]).resolve())}
+    paths = {"/usr", sys.base_prefix, sys.prefix,
+             *(str(Path(list(package.__path__)[0]).resolve()) for package in (sandbox, spade_core))}
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         value = sysconfig.get_paths().get(key)
         if value:

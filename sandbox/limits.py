@@ -1,9 +1,20 @@
-"""Resource and time limits for one worker, as sent from the host to the fork server."""
+"""Resource and time limits for one worker, as sent from the host to the fork server.
+
+:class:`Limits` is the one definition of the limits: each field's default, bounds and description
+are here; the config options (``limit_options.py``) are built from these fields. It is a plain
+dataclass because the fork server and its workers import it, and they never load pydantic.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
+
+
+def _limit(default: float, description: str, **bounds: float) -> Any:
+    """A limit field: its default, and as metadata its config description and pydantic bounds
+    (``gt``, ``ge``), which the config options check and ``Limits`` itself does not."""
+    return field(default=default, metadata={"description": description, **bounds})
 
 
 @dataclass(frozen=True)
@@ -18,18 +29,23 @@ class Limits:
     ``RLIMIT_AS``, shared by its instances.
     """
 
-    load_seconds: float = 10.0
-    reset_seconds: float = 5.0
-    step_seconds: float = 5.0
-    episode_seconds: float = 120.0
-    cpu_seconds: int = 60
-    memory_mb: int = 1024
-    max_processes: int = 1
-    max_file_bytes: int = 1 << 20
-    max_open_files: int = 16
-    max_observation_chars: int = 32_768
-    max_info_bytes: int = 65_536
-    max_program_chars: int = 200_000
+    load_seconds: float = _limit(10.0, "wall limit: fork, run the module, build the env", gt=0)
+    reset_seconds: float = _limit(5.0, "wall limit per reset()", gt=0)
+    step_seconds: float = _limit(5.0, "wall limit per step()", gt=0)
+    episode_seconds: float = _limit(120.0, "wall limit on the time one session spends inside "
+                                    "calls (the agent's thinking time between steps does not "
+                                    "count)", gt=0)
+    cpu_seconds: int = _limit(60, "RLIMIT_CPU per environment instance (a worker hosting n "
+                              "instances gets n times this)", ge=1)
+    memory_mb: int = _limit(1024, "RLIMIT_AS per worker (MiB), shared by the instances it hosts",
+                            ge=64)
+    max_processes: int = _limit(1, "RLIMIT_NPROC per worker uid (1: no fork, no threads)", ge=1)
+    max_file_bytes: int = _limit(1 << 20, "RLIMIT_FSIZE", ge=0)
+    max_open_files: int = _limit(16, "RLIMIT_NOFILE", ge=8)
+    max_observation_chars: int = _limit(32_768, "most characters per observation", ge=256)
+    max_info_bytes: int = _limit(65_536, "most bytes per info dict (as JSON) and per "
+                                 "solution() value", ge=256)
+    max_program_chars: int = _limit(200_000, "most characters of program source", ge=1000)
 
     @property
     def max_frame_bytes(self) -> int:
@@ -37,9 +53,11 @@ class Limits:
         return 12 * self.max_observation_chars + self.max_info_bytes + 4096
 
     def to_dict(self) -> dict[str, Any]:
+        """The limits as JSON-ready values (how they travel to the fork server)."""
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Limits":
+        """Limits from :meth:`to_dict`'s output; unknown keys are ignored, missing ones default."""
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})

@@ -15,6 +15,8 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
+from sandbox.replacements import REPLACEMENTS
+
 #: Every importable module and which attributes its stand-in keeps: ``None`` keeps every public
 #: non-module attribute; a frozenset keeps only those names.
 ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
@@ -173,24 +175,6 @@ def proxy(name: str) -> types.ModuleType:
         setattr(stand_in, attr, REPLACEMENTS.get((name, attr), lambda v: v)(value))
     _proxies[name] = stand_in
     return stand_in
-
-
-def _guarded(attr: str) -> Any:
-    def replace(_value: Any) -> Any:
-        from sandbox import guards
-
-        return getattr(guards, attr)
-
-    return replace
-
-
-#: Functions that modify whatever object they are given, swapped for versions that only touch
-#: the program's own objects.
-REPLACEMENTS: dict[tuple[str, str], Any] = {
-    ("functools", "wraps"): _guarded("safe_wraps"),
-    ("functools", "total_ordering"): _guarded("safe_total_ordering"),
-    ("dataclasses", "dataclass"): _guarded("safe_dataclass"),
-}
 
 
 #: Stand-ins made for one environment instance (its own ``random``), by id; kept alive here.

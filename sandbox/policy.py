@@ -22,10 +22,6 @@ from RestrictedPython.transformer import (
 
 from sandbox.modules import ALLOWED_MODULES
 
-#: Module name programs run under; classes they define carry it in ``__module__``.
-PROGRAM_MODULE = "__env__"
-#: Module name the trusted family prelude runs under.
-PRELUDE_MODULE = "__prelude__"
 #: File name given to compiled programs (tracebacks point at ``<env>`` lines).
 PROGRAM_FILENAME = "<env>"
 

@@ -26,9 +26,12 @@ import traceback
 import types
 from typing import Any, NoReturn
 
+from spade_core.validation import Invalid, env_class
+
 from sandbox import guards, modules
 from sandbox.limits import Limits
-from sandbox.policy import PRELUDE_MODULE, PROGRAM_FILENAME, PROGRAM_MODULE
+from sandbox.ownership import PRELUDE_MODULE, PROGRAM_MODULE
+from sandbox.policy import PROGRAM_FILENAME
 from sandbox.protocol import FramedSocket, FrameError, encode, frame
 
 _PR_SET_PDEATHSIG = 1
@@ -236,18 +239,15 @@ class Harness:
         env_globals = guards.program_globals(dict(vars(module)) if module is not None else {},
                                              own)
         self._call(instance, "running the module", exec, code, env_globals, limit=limit)
-        candidates = [
-            value for name, value in list(env_globals.items())
-            if isinstance(value, type) and name.endswith("Env")
+        classes = {
+            name: value for name, value in list(env_globals.items())
+            if isinstance(value, type)
             and type.__getattribute__(value, "__module__") == PROGRAM_MODULE
-        ]
-        leaves = [c for c in candidates
-                  if not any(o is not c and issubclass(o, c) for o in candidates)]
-        if len(leaves) != 1:
-            names = ", ".join(sorted(c.__name__ for c in candidates)) or "none"
-            raise ProgramError("interface", "the program must define exactly one class whose "
-                               f"name ends in 'Env' (found: {names})")
-        cls = leaves[0]
+        }
+        try:  # which class is the environment is the core's rule, the same for every sandbox
+            cls = env_class(classes)
+        except Invalid as exc:
+            raise ProgramError(exc.category, str(exc)) from None
         instance.env = self._call(instance, f"{cls.__name__}()", cls, limit=limit)
         try:  # whether closing must call into the program (library no-ops need no round trip)
             close = getattr(cls, "close", None)

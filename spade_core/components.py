@@ -47,6 +47,9 @@ class BuildContext:
     model: str | None = None
     #: Already built components the factory may depend on, by kind (e.g. the backend for a trainer).
     components: dict[str, Any] = field(default_factory=dict)
+    #: Episode reward that counts as success (``loop.success_threshold``): estimators' win rate,
+    #: the memory's mastery window and the report all read this one number.
+    success_threshold: float = 1.0
 
 
 Factory = Callable[[Any, BuildContext], Any]
@@ -74,14 +77,17 @@ class Component:
     version: str
 
     def build(self, options: Any, context: BuildContext) -> Any:
-        """Call the factory; any exception is re-raised naming the component. A ``ConfigError``
+        """Call the factory and make sure the result honours the kind's base class (a duck-typed
+        component is wrapped, see :func:`spade_core.interfaces.conform`); any exception is
+        re-raised naming the component. A ``ConfigError``
         (the user's settings cannot work, e.g. an optional library is missing) stays one, so the
         command exits with status 2 like any other config error; anything else is the plugin's
         failure (``PluginError``)."""
         from spade_core.errors import ConfigError, PluginError
+        from spade_core.interfaces import BASES, conform
 
         try:
-            return self.factory(options, context)
+            built = self.factory(options, context)
         except Exception as exc:  # noqa: BLE001 - any plugin failure is reported, not crashed on
             label = KIND_BY_NAME[self.kind].label
             if isinstance(exc, ConfigError):
@@ -90,6 +96,12 @@ class Component:
                 f"{label} {self.name!r} (plugin {self.plugin!r} from {self.distribution} "
                 f"{self.version}) failed to start: {type(exc).__name__}: {exc}"
             ) from exc
+        try:
+            return conform(BASES[self.kind], built)
+        except TypeError as exc:
+            raise PluginError(f"{KIND_BY_NAME[self.kind].label} {self.name!r} (plugin "
+                              f"{self.plugin!r} from {self.distribution} {self.version}): "
+                              f"{exc}") from None
 
 
 @dataclass
@@ -114,6 +126,19 @@ class Registry:
             f"duplicate {KIND_BY_NAME[component.kind].label} name {component.name!r}: "
             f"registered by {owners}; uninstall one or limit loading with SPADE_PLUGINS"
         )
+
+    def build(self, kind: str, name: str, options: dict[str, Any], where: str,
+              context: BuildContext | None = None) -> Any:
+        """Resolve ``name``, validate ``options`` against its schema and build it (for commands
+        that build one component from command-line flags rather than a config)."""
+        component = self.resolve(kind, name, where)
+        validated: Any = options
+        if component.options is not None:
+            try:
+                validated = component.options.model_validate(options)
+            except Exception as exc:  # noqa: BLE001 - pydantic's ValidationError, for the user
+                raise ConfigError(f"{where}: invalid options for {name!r}: {exc}") from None
+        return component.build(validated, context or BuildContext())
 
     def names(self, kind: str) -> list[str]:
         return sorted(n for (k, n) in self.components if k == kind)

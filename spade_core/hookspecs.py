@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from spade_core.commands import RegisterCommand
     from spade_core.components import Register
     from spade_core.interfaces.memory import EnvRecord
     from spade_core.run_context import RunContext
@@ -92,6 +93,21 @@ def register_generation_backends(register: "Register") -> None:
     """Register generation backends (interface :class:`spade_core.interfaces.GenerationBackend`).
 
     :param register: callback ``register(name, factory, options=None, summary="")``.
+    """
+
+
+@hookspec
+def register_commands(register: "RegisterCommand") -> None:
+    """Register command-line commands: top-level ``spade NAME`` commands, or members of a core
+    command group such as ``spade bench NAME`` (see :mod:`spade_core.commands`).
+
+    :param register: callback ``register(name, add_arguments, run, help="", group=None)``:
+        ``name`` is the command's word on the command line; ``add_arguments(parser)`` fills an
+        ``argparse.ArgumentParser`` (light code only: it runs for ``--help``, and only when this
+        command is the one typed); ``run(args) -> int`` runs the command with the parsed
+        ``argparse.Namespace`` and returns its exit status (import heavy libraries here);
+        ``help`` is the one line ``spade --help`` shows; ``group`` is ``None`` for a top-level
+        command or the core command it goes under (``"bench"``).
     """
 
 

@@ -7,25 +7,53 @@ that they serialise to JSON (``dataclasses.asdict``) for run logs and the enviro
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
-#: Verdict categories every sandbox reports; ``ok`` is the only valid one.
-VERDICT_CATEGORIES: tuple[str, ...] = (
-    "ok",
-    "syntax",
-    "forbidden",
-    "interface",
-    "runtime_error",
-    "timeout",
-    "memory",
-    "output_limit",
-    "crash",
-    "nondeterministic",
-    "unsolvable",
-    "trivial",
-    "endless",
-)
+class VerdictCategory(StrEnum):
+    """Why a program was judged as it was; ``ok`` is the only valid one. Members compare equal to
+    their string values, which is how they are stored in records and logs."""
+
+    OK = "ok"
+    SYNTAX = "syntax"
+    FORBIDDEN = "forbidden"
+    INTERFACE = "interface"
+    RUNTIME_ERROR = "runtime_error"
+    TIMEOUT = "timeout"
+    MEMORY = "memory"
+    OUTPUT_LIMIT = "output_limit"
+    CRASH = "crash"
+    NONDETERMINISTIC = "nondeterministic"
+    UNSOLVABLE = "unsolvable"
+    TRIVIAL = "trivial"
+    ENDLESS = "endless"
+
+
+class EnvStatus(StrEnum):
+    """Where an environment stands in the memory: being learned (``frontier``), retired because
+    the agent masters it (``mastered``) or cannot learn it (``too_hard``), refused by validation
+    (``rejected``) or as a near-duplicate of a mastered one (``duplicate``)."""
+
+    FRONTIER = "frontier"
+    MASTERED = "mastered"
+    TOO_HARD = "too_hard"
+    REJECTED = "rejected"
+    DUPLICATE = "duplicate"
+
+
+class Role(StrEnum):
+    """The two roles the one policy plays."""
+
+    DESIGNER = "designer"
+    AGENT = "agent"
+
+
+#: Every verdict category, as plain strings (``ok`` first).
+VERDICT_CATEGORIES: tuple[str, ...] = tuple(c.value for c in VerdictCategory)
+#: Every environment status, as plain strings.
+ENV_STATUSES: tuple[str, ...] = tuple(s.value for s in EnvStatus)
 
 
 def program_id(source: str) -> str:
@@ -116,9 +144,25 @@ class Episode:
 class Difficulty:
     """What a difficulty estimator says about one environment.
 
-    ``figures`` holds named numbers for logs and the memory (e.g. ``regret``, ``win_rate``);
-    ``designer_reward`` is what the designer is trained on.
+    ``regret`` is the mean hinted minus mean unhinted episode reward (the loop's metrics, the
+    memory's ranking and the designer's examples read it), ``designer_reward`` is what the
+    designer is trained on, and ``figures`` holds any further named numbers for logs and the
+    memory (e.g. ``win_rate``). ``figures["regret"]`` always equals ``regret``.
     """
 
     figures: dict[str, float]
     designer_reward: float
+    regret: float = math.nan
+
+    def __post_init__(self) -> None:
+        regret = self.regret
+        if isinstance(regret, float) and math.isnan(regret) and "regret" in self.figures:
+            regret = float(self.figures["regret"])  # estimators written before the field
+            object.__setattr__(self, "regret", regret)
+        if not (isinstance(regret, float) and math.isnan(regret)):
+            object.__setattr__(self, "figures", {**self.figures, "regret": float(regret)})
+
+    @property
+    def has_regret(self) -> bool:
+        """Whether the estimator filled ``regret`` with a finite number (the contract)."""
+        return isinstance(self.regret, (int, float)) and math.isfinite(self.regret)

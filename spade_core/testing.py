@@ -19,30 +19,25 @@ from pydantic import BaseModel
 
 from spade_core.components import KIND_BY_NAME, BuildContext, Component
 from spade_core.errors import PluginError
-from spade_core.interfaces import (
-    CorpusSampler,
-    DifficultyEstimator,
-    EnvFamily,
-    EnvMemory,
-    GenerationBackend,
-    PromptStrategy,
-    Sandbox,
-    Trainer,
-)
+from spade_core.interfaces import BASES
+from spade_core.interfaces.conform import missing_members
 from spade_core.plugins import LoadedPlugins, PluginInfo, Registry, collect_components, new_manager
 from spade_core.plugins import register_plugin
 from spade_core.records import Difficulty, EnvProgram
 
-PROTOCOLS: dict[str, type] = {
-    "corpus_sampler": CorpusSampler,
-    "prompt_strategy": PromptStrategy,
-    "env_family": EnvFamily,
-    "sandbox": Sandbox,
-    "difficulty_estimator": DifficultyEstimator,
-    "env_memory": EnvMemory,
-    "generation_backend": GenerationBackend,
-    "trainer": Trainer,
-}
+#: A broken environment (NaN reward): with ``validation.PROBE_PROGRAM`` a sandbox must let
+#: validation tell a valid program from a broken one.
+_BROKEN_PROGRAM = """
+class CheckEnv:
+    def reset(self, seed=None):
+        return "Answer anything.", {}
+
+    def step(self, action):
+        return "ok", float("nan"), True, False, {}
+
+    def solution(self):
+        return "anything"
+"""
 
 
 def load_test_plugins(*plugins: object, distribution: str = "test") -> LoadedPlugins:
@@ -87,6 +82,21 @@ def _check_estimator(estimator: Any) -> None:
         for key, value in result.figures.items():
             if not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise AssertionError(f"figure {key!r}={value!r} is not a finite number")
+        if not result.has_regret or not -2.0 <= result.regret <= 2.0:
+            raise AssertionError(f"Difficulty.regret {result.regret!r} must be filled with the mean "
+                                 "hinted minus mean unhinted reward (a finite number in [-2, 2]) "
+                                 f"for hinted={hinted} unhinted={unhinted}")
+
+
+def _check_sandbox(sandbox: Any) -> None:
+    from spade_core.validation import PROBE_PROGRAM, validate
+
+    valid, broken = validate(sandbox, [PROBE_PROGRAM, _BROKEN_PROGRAM])
+    if not valid.valid:
+        raise AssertionError(f"a valid program was judged {valid.category}: {valid.message}")
+    if broken.valid or broken.category != "interface":
+        raise AssertionError("a program whose reward is NaN must get an 'interface' verdict, got "
+                             f"{broken.category}: {broken.message}")
 
 
 def check_component(
@@ -96,8 +106,10 @@ def check_component(
     """Build component ``name`` of ``kind`` and check it honours its interface; returns it.
 
     Checks: the plugin loaded without error, the options schema forbids unknown keys, the factory
-    builds with default options, the result satisfies the kind's Protocol, and (for estimators) that
-    ``estimate`` returns finite figures on a spread of reward lists.
+    builds with default options, the result subclasses the kind's base class (or has every
+    required member, and is then wrapped), for estimators that ``estimate`` returns finite figures
+    and a filled ``regret`` on a spread of reward lists, and for sandboxes that validation tells a
+    valid program from a broken one through them.
     """
     if kind not in KIND_BY_NAME:
         raise ValueError(f"unknown kind {kind!r}; kinds: {', '.join(KIND_BY_NAME)}")
@@ -114,12 +126,14 @@ def check_component(
                                  "model_config = ConfigDict(extra='forbid')")
     instance = component.build(default_options(component) if options is None else options,
                                context or BuildContext())
-    protocol = PROTOCOLS[kind]
-    if not isinstance(instance, protocol):
-        missing = [m for m in dir(protocol) if not m.startswith("_") and not hasattr(instance, m)]
-        raise AssertionError(f"{name}: does not implement {protocol.__name__}; missing {missing}")
+    base = BASES[kind]
+    missing = missing_members(instance, base)
+    if missing or not isinstance(instance, base):
+        raise AssertionError(f"{name}: does not implement {base.__name__}; missing {missing}")
     if kind == "difficulty_estimator":
         _check_estimator(instance)
+    if kind == "sandbox":
+        _check_sandbox(instance)
     return instance
 
 

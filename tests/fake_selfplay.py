@@ -4,12 +4,19 @@ trusted test programs, a dict memory, a list corpus and a two-slot family. Never
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 from spade_core.errors import SandboxError
 from spade_core.hookspecs import hookimpl
-from spade_core.interfaces import Generation
+from spade_core.interfaces import (
+    CorpusSampler,
+    EnvFamily,
+    Generation,
+    GenerationBackend,
+    Sandbox,
+    SandboxSession,
+)
+from spade_core.interfaces.memory import EnvIteration, EnvMemory, EnvRecord
 from spade_core.records import Document, StepResult, Verdict
 
 FAKE_SKELETON = '''
@@ -28,7 +35,7 @@ class QAEnv:
 '''
 
 
-class FakeFamily:
+class FakeFamily(EnvFamily):
     name = "fake-qa"
     prelude = ""
 
@@ -44,11 +51,11 @@ class FakeFamily:
     def seed_programs(self):
         return []
 
-    def solution_actions(self, solution):
+    def solution_actions(self, solution, tools=None):
         return [solution] if isinstance(solution, str) else solution
 
 
-class FakeScriptedBackend:
+class FakeScriptedBackend(GenerationBackend):
     """Designer: a fixed question per document; hints: fixed text; agent: right only when hinted
     (so regret is 1), or always right when ``always_right`` (so the env gets mastered)."""
 
@@ -79,7 +86,7 @@ class FakeScriptedBackend:
         pass
 
 
-class _FakeSession:
+class _FakeSession(SandboxSession):
     def __init__(self, env):
         self.env = env
 
@@ -97,7 +104,7 @@ class _FakeSession:
         pass
 
 
-class FakeInProcessSandbox:
+class FakeInProcessSandbox(Sandbox):
     """Runs TRUSTED test programs with plain exec in this process: wiring tests only."""
 
     def isolation(self):
@@ -115,59 +122,66 @@ class FakeInProcessSandbox:
         except Exception as exc:
             raise SandboxError(Verdict(False, "runtime_error", str(exc))) from exc
 
-    def check(self, programs, family=None):
-        verdicts = []
-        for program in programs:
-            try:
-                env = self._load(program)
-                obs, _ = env.reset(42)
-                _, reward, *_ = env.step(env.solution())
-                ok = math.isclose(reward, 1.0)
-                verdicts.append(Verdict(ok, "ok" if ok else "unsolvable", "", observation=obs))
-            except Exception as exc:
-                verdicts.append(Verdict(False, "runtime_error", str(exc)))
-        return verdicts
-
     def close(self):
         pass
 
 
-class FakeDictMemory:
+class FakeDictMemory(EnvMemory):
+    """Records in a dict; checkpoints through the base class's default (JSON lines)."""
+
     def __init__(self, mastery_wins=1.0):
-        self.records = {}
+        self.by_id = {}
         self.mastery_wins = mastery_wins
 
     def find_duplicate(self, program):
-        for record in self.records.values():
+        for record in self.by_id.values():
             if record.status == "mastered" and record.source == program.source:
                 return record, 0.99
         return None
 
     def add(self, record):
-        self.records[record.id] = record
+        if record.id in self.by_id:
+            self.by_id[record.id].times_proposed += 1
+        else:
+            self.by_id[record.id] = record
 
     def update_stats(self, env_id, iteration, hinted, unhinted, figures, designer_reward):
-        record = self.records[env_id]
+        record = self.by_id[env_id]
         wins = sum(r >= 1.0 for r in unhinted) / len(unhinted)
         status = "mastered" if wins >= self.mastery_wins else "frontier"
-        record = replace(record, status=status, stats=dict(figures))
-        self.records[env_id] = record
+        entry = EnvIteration(iteration, list(hinted), list(unhinted), dict(figures),
+                             designer_reward)
+        record = replace(record, status=status, stats=dict(figures),
+                         history=[*record.history, entry])
+        self.by_id[env_id] = record
         return record
 
     def get(self, env_id):
-        return self.records.get(env_id)
+        return self.by_id.get(env_id)
 
     def frontier_examples(self, k, family=None):
-        return [r for r in self.records.values() if r.status == "frontier"][:k]
+        return [r for r in self.by_id.values() if r.status == "frontier"][:k]
 
     def negative_examples(self, k, family=None):
-        return [r for r in self.records.values() if r.status == "mastered"][:k]
+        return [r for r in self.by_id.values() if r.status == "mastered"][:k]
 
-    def close(self):
-        pass
+    def records(self):
+        return iter(list(self.by_id.values()))
+
+    def search(self, query, k=10, *, statuses=None, family=None):
+        """Similarity 1.0 for the same source, else 0.0 (enough for loop tests)."""
+        source = query if isinstance(query, str) else query.source
+        own = query.id if isinstance(query, EnvRecord) else None
+        hits = [(r, 1.0 if r.source == source else 0.0) for r in self.by_id.values()
+                if r.id != own and (statuses is None or r.status in statuses)
+                and (family is None or r.family == family)]
+        return sorted(hits, key=lambda hit: -hit[1])[:k]
+
+    def clear(self):
+        self.by_id.clear()
 
 
-class FakeListCorpus:
+class FakeListCorpus(CorpusSampler):
     def __init__(self, texts):
         self.texts = texts
         self.position = 0

@@ -12,6 +12,7 @@ import builtins
 import types
 from typing import Any
 
+from spade_core.interfaces import EnvFamily, Sandbox, SandboxSession
 from spade_core.records import StepResult
 
 from plugins.families.program import find_env_class
@@ -28,7 +29,7 @@ def _importer(provided: dict[str, types.ModuleType]):
     return fake_import
 
 
-class FakeInProcessSession:
+class FakeInProcessSession(SandboxSession):
     """Implements ``SandboxSession`` (plus ``solution()``) by running the program in-process."""
 
     def __init__(self, source: str, family: Any = None) -> None:
@@ -77,7 +78,7 @@ class FakeInProcessSession:
         self.closed = True
 
 
-class FakeInProcessSandbox:
+class FakeInProcessSandbox(Sandbox):
     """Opens :class:`FakeInProcessSession` objects; counts them so tests can see reuse."""
 
     def __init__(self) -> None:
@@ -87,5 +88,25 @@ class FakeInProcessSandbox:
         self.opened += 1
         return FakeInProcessSession(program, family)
 
+    def isolation(self) -> dict[str, Any]:
+        return {"isolated": False, "method": "in-process test fake"}
+
     def close(self) -> None:
         pass
+
+
+class FakePartialFamily(EnvFamily):
+    """Base of the sandbox tests' fake families: only a name and a prelude matter there, so the
+    prompt texts a real family must write are empty."""
+
+    name = "fake"
+    prelude = ""
+
+    def designer_guide(self, skill: str | None = None) -> str:
+        return ""
+
+    def skeleton(self) -> str:
+        return ""
+
+    def agent_instructions(self) -> str:
+        return ""

@@ -49,10 +49,10 @@ def test_documented_plugin_installs_lists_and_is_selectable(installed_gap, tmp_p
                     "summary": "hinted minus unhinted wins", "error": None}]
     result = run_spade("config", "check", str(ROOT / "configs" / "quickstart.yaml"),
                        "--set", "estimator.plugin=gap", "--set",
-                       "estimator.options.win_threshold=0.5", "--json")
+                       "estimator.options.floor_negative=false", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["estimator"] == {"plugin": "gap",
-                                                      "options": {"win_threshold": 0.5}}
+                                                      "options": {"floor_negative": False}}
     # Its own options schema is enforced.
     result = run_spade("config", "check", str(ROOT / "configs" / "quickstart.yaml"),
                        "--set", "estimator.plugin=gap", "--set", "estimator.options.colour=1")

@@ -11,7 +11,7 @@ import pytest
 
 from plugins.families.reasoning import ReasoningFamily
 from plugins.families.tool_use import ToolUseFamily
-from spade_core.cli.envs_cmd import choose_family, read_programs
+from spade_core.program_files import choose_family, read_programs
 from spade_core.errors import UsageError
 
 FAMILIES = [ReasoningFamily(), ToolUseFamily()]

@@ -19,10 +19,11 @@ from plugins.families.reasoning import ReasoningFamily
 from plugins.families.tool_use import ToolUseFamily
 from spade_core.components import BuildContext, Registry
 from spade_core.hookspecs import hookimpl
-from spade_core.interfaces import EnvFamily
+from spade_core.interfaces import EnvFamily, conform
 from spade_core.plugins import (LoadedPlugins, PluginInfo, collect_components, new_manager,
                                 register_plugin)
 from spade_core.records import EnvProgram
+from spade_core.validation import validate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,7 +70,8 @@ class CountdownEnv:
 
 
 class ToyCountdownFamily:
-    """A third-party family: its own action syntax ('say N'), prelude and validator."""
+    """A third-party family: its own action syntax ('say N'), prelude and validator. Written in
+    the duck-typed style (no base class), which the platform still accepts by wrapping it."""
 
     name = "toy-countdown"
     prelude = TOY_PRELUDE
@@ -144,7 +146,7 @@ def test_toy_family_in_the_real_sandbox():
         pytest.skip("no sandbox named 'process' is registered yet")
     sandbox = component.build(component.options() if component.options else {}, BuildContext())
     try:
-        [verdict] = sandbox.check([TOY_PROGRAM], family=ToyCountdownFamily())
+        [verdict] = validate(sandbox, [TOY_PROGRAM], family=conform(EnvFamily, ToyCountdownFamily()))
         assert verdict.valid, verdict
     finally:
         sandbox.close()

@@ -22,6 +22,7 @@ from plugins.families import reasoning_gym as rg  # noqa: E402
 from plugins.families.reasoning_gym import ReasoningGymFamily  # noqa: E402
 from plugins.families.reasoning_gym_plugin import ReasoningGymOptions, _reasoning_gym  # noqa: E402
 from spade_core.errors import ConfigError, SandboxError  # noqa: E402
+from spade_core.validation import validate
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Light datasets: generated in milliseconds, no network, one exact oracle answer each.
@@ -155,7 +156,7 @@ def test_static_checks_refuse_wrong_programs(pool_family, source, message):
 def test_static_checks_pick_this_family_for_its_programs(pool_family):
     from plugins.families.reasoning import ReasoningFamily
     from plugins.families.tool_use import ToolUseFamily
-    from spade_core.cli.envs_cmd import choose_family
+    from spade_core.program_files import choose_family
 
     families = [ReasoningFamily(), pool_family, ToolUseFamily()]
     chosen, _ = choose_family(pool_family.seed_programs()[0].source, families)
@@ -215,7 +216,7 @@ def test_answer_tags_plain_text_and_several_attempts(sandbox, pool_family):
 
 def test_sandbox_check_and_a_512_mb_worker_accept_the_seed_programs(sandbox, pool_family):
     sources = [p.source for p in pool_family.seed_programs()]
-    verdicts = sandbox.check(sources, family=pool_family)
+    verdicts = validate(sandbox, sources, family=pool_family)
     assert [(v.valid, v.category) for v in verdicts] == [(True, "ok")] * len(sources), verdicts
     assert all(v.details["solution"]["reward"] == 1.0 for v in verdicts)
     # The fork server holds reasoning-gym, numpy and sympy (about 270 MB of address space), so

@@ -8,6 +8,8 @@ import itertools
 
 import pytest
 
+from spade_core.validation import validate
+
 from families_fakes import FakeInProcessSession
 from plugins.families.reasoning import ReasoningFamily
 from plugins.families.tool_use import ToolUseFamily
@@ -138,6 +140,6 @@ def test_sandbox_check_accepts_seeds(process_sandbox, name):
     programs = [p.source for p in family.seed_programs()
                 if not _imports_provided_module(family, p.source)
                 or _sandbox_provides_modules(process_sandbox, family)]
-    verdicts = process_sandbox.check(programs, family=family)
+    verdicts = validate(process_sandbox, programs, family=family)
     bad = [(v.category, v.message) for v in verdicts if not v.valid]
     assert not bad, bad

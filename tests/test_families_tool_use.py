@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from spade_core.validation import validate
+
 from families_fakes import FakeInProcessSession
 from plugins.families.solutions import boxed_actions, tool_call_action, tool_use_actions
 from plugins.families.tool_use import ToolUseFamily
@@ -267,7 +269,7 @@ def test_spade_style_program_is_valid_in_the_real_sandbox():
         pytest.skip("no sandbox named 'process' is registered yet")
     sandbox = component.build(component.options() if component.options else {}, BuildContext())
     try:
-        [verdict] = sandbox.check([NOTES_PROGRAM], family=FAMILY)
+        [verdict] = validate(sandbox, [NOTES_PROGRAM], family=FAMILY)
         assert verdict.valid and verdict.message == "valid", verdict
         assert verdict.details["solution"]["actions"] == 3
     finally:

@@ -206,9 +206,23 @@ def test_cli_usage_errors(args, message):
 
 
 def test_modules_stay_light_at_import():
-    code = ("import sys, spade_core.cli.report_cmd, plugins.report, plugins.console.plugin; "
+    code = ("import sys, plugins.report.plugin, plugins.report, plugins.console.plugin; "
             "heavy = [m for m in ('matplotlib', 'jinja2', 'pygments', 'numpy', 'envmemory', "
             "'torch', 'rich.table') if m in sys.modules]; print(heavy)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             cwd=ROOT, timeout=60)
     assert result.stdout.strip() == "[]", result.stdout + result.stderr
+
+
+def test_report_builds_when_the_memory_plugin_is_not_installed(finished_run, tmp_path):
+    import yaml
+
+    run_dir = tmp_path / "copy"
+    shutil.copytree(finished_run, run_dir)
+    config_path = run_dir / "config.resolved.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    config["memory"]["plugin"] = "not-installed-memory"
+    config_path.write_text(yaml.safe_dump(config))
+    html = build_report(run_dir, tmp_path / "r.html").read_text()
+    assert "environment memory is unavailable" in html and "not-installed-memory" in html
+    assert html.count('<details class="env"') == len(_envs(finished_run))

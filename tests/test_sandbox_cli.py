@@ -83,10 +83,13 @@ def test_check_env_exit_codes_and_text_output(tmp_path):
 def test_bench_sandbox_is_a_subcommand():
     out = spade("bench", "sandbox", "--help", timeout=60)
     assert out.returncode == 0
-    assert "--json" in out.stdout
-    from spade_core.cli import bench_cmd
+    assert "--json" in out.stdout and "spade bench sandbox" in out.stdout
+    import sandbox.plugin
+    from spade_core.testing import load_test_plugins
+    from spade_core.cli import load_commands
 
-    assert bench_cmd.BENCHMARKS["sandbox"] == "sandbox.bench"
+    commands = load_commands(load_test_plugins(sandbox.plugin))
+    assert commands.commands["bench sandbox"].plugin == "sandbox.plugin"
 
 
 @pytest.mark.slow

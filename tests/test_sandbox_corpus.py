@@ -17,6 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from families_fakes import FakePartialFamily
+
+from spade_core.validation import ValidationOptions, validate
+
 CORPUS = Path(__file__).parent / "sandbox_corpus"
 HOSTILE = sorted((CORPUS / "hostile").glob("*.py"))
 BENIGN = sorted((CORPUS / "benign").glob("*.py"))
@@ -65,13 +69,13 @@ class ToolUseBaseEnv:
 '''
 
 
-class FakeToolFamily:
+class FakeToolFamily(FakePartialFamily):
     """A fake env family for tests: the tool-use prelude and list-of-actions solutions."""
 
     name = "fake-tool-use"
     prelude = TOOL_PRELUDE
 
-    def solution_actions(self, solution):
+    def solution_actions(self, solution, tools=None):
         if isinstance(solution, str):
             return [solution]
         if isinstance(solution, list) and all(isinstance(a, str) for a in solution):
@@ -119,8 +123,7 @@ def sandbox():
     from sandbox.plugin import ProcessSandboxOptions, build_sandbox
 
     options = ProcessSandboxOptions(workers=2, load_seconds=4, reset_seconds=5, step_seconds=3,
-                                    episode_seconds=30, cpu_seconds=8, memory_mb=384,
-                                    check_concurrency=6)
+                                    episode_seconds=30, cpu_seconds=8, memory_mb=384)
     box = build_sandbox(options)
     yield box
     box.close()
@@ -137,7 +140,7 @@ def hostile_results(sandbox, tmp_path_factory):
             .replace("{{PORT}}", str(listener.port)).replace("{{SECRET_NAME}}", SECRET_NAME)
             for p in HOSTILE
         ]
-        verdicts = sandbox.check(sources)
+        verdicts = validate(sandbox, sources, options=ValidationOptions(concurrency=6))
     finally:
         os.environ.pop(SECRET_NAME, None)
         listener.close()
@@ -170,7 +173,7 @@ def test_hostile_program_is_refused_without_side_effects(path, hostile_results):
 @pytest.mark.timeout(300)
 def test_sandbox_is_healthy_after_the_hostile_corpus(sandbox, hostile_results):
     benign = (CORPUS / "benign" / "guess_number.py").read_text()
-    [verdict] = sandbox.check([benign])
+    [verdict] = validate(sandbox, [benign])
     assert verdict.valid, verdict.message
     # No worker outlives its session.
     probe = sandbox.open(benign)
@@ -182,9 +185,9 @@ def test_benign_programs_pass(sandbox):
     family = FakeToolFamily()
     games = [p for p in BENIGN if not p.name.startswith("tool_")]
     tools = [p for p in BENIGN if p.name.startswith("tool_")]
-    results = dict(zip((p.name for p in games), sandbox.check([p.read_text() for p in games])))
+    results = dict(zip((p.name for p in games), validate(sandbox, [p.read_text() for p in games])))
     results.update(zip((p.name for p in tools),
-                       sandbox.check([p.read_text() for p in tools], family=family)))
+                       validate(sandbox, [p.read_text() for p in tools], family=family)))
     failures = {name: (v.category, v.message, v.line) for name, v in results.items()
                 if not v.valid}
     assert failures == {}
@@ -210,7 +213,7 @@ class ProbeEnv:
     before = sandbox.open(probe)
     first, _ = before.reset(0)
     before.close()
-    sandbox.check([poison])
+    validate(sandbox, [poison])
     after = sandbox.open(probe)
     second, _ = after.reset(0)
     after.close()

@@ -17,7 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from families_fakes import FakePartialFamily
+
 from spade_core.errors import SandboxError
+from spade_core.validation import validate
 
 SECRET_NAME = "SPADE_SANDBOX_ESCAPE_SECRET"
 SECRET_VALUE = "escape-canary-91d0c3"
@@ -73,7 +76,7 @@ attempt("interfaces", lambda: [name for _, name in socket.if_nameindex()])
 '''
 
 
-class Family:
+class Family(FakePartialFamily):
     """A fake family carrying an arbitrary (here: hostile) prelude."""
 
     name = "fake"
@@ -81,7 +84,7 @@ class Family:
     def __init__(self, prelude: str) -> None:
         self.prelude = prelude
 
-    def solution_actions(self, solution):
+    def solution_actions(self, solution, tools=None):
         return [solution] if isinstance(solution, str) else None
 
 
@@ -285,7 +288,7 @@ def test_running_unisolated_needs_opt_in_and_warns(capfd):
     try:
         assert box.isolation()["isolated"] is False
         program = (Path(__file__).parent / "sandbox_corpus" / "benign" / "guess_number.py")
-        [verdict] = box.check([program.read_text()])
+        [verdict] = validate(box, [program.read_text()])
         assert verdict.valid
     finally:
         box.close()
@@ -310,7 +313,7 @@ def test_a_dead_fork_server_is_replaced():
                 session.reset(1)
                 time.sleep(0.05)
         assert lost.value.verdict.category == "crash"
-        [verdict] = box.check([program])
+        [verdict] = validate(box, [program])
         assert verdict.valid, verdict.message
     finally:
         box.close()
@@ -369,7 +372,7 @@ class DoubleEnv:
     session = sandbox.open(program, family=family)
     assert session.reset(0)[0] == "42 False"
     session.close()
-    [verdict] = sandbox.check([program], family=family)
+    [verdict] = validate(sandbox, [program], family=family)
     assert verdict.valid, verdict.message
-    [plain] = sandbox.check([program])
+    [plain] = validate(sandbox, [program])
     assert plain.category == "forbidden" and "helpers" in plain.message

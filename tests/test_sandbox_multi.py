@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from families_fakes import FakePartialFamily
+
 from sandbox.limits import Limits
 from spade_core.errors import SandboxError
 from spade_core.records import StepResult
+from spade_core.validation import validate
 
 HOSTILE = Path(__file__).parent / "sandbox_corpus" / "hostile"
 
@@ -90,7 +93,7 @@ class DiceEnv(DiceBaseEnv):
 '''
 
 
-class FakeDiceFamily:
+class FakeDiceFamily(FakePartialFamily):
     """A fake env family for tests: only a prelude that uses module-level ``random``."""
 
     name = "fake-dice"
@@ -336,8 +339,8 @@ def test_cpu_limit_scales_with_the_instances():
         _close(sessions)
         alone = box.open(burn)
         alone.reset(1)
-        with pytest.raises(SandboxError) as failed:
-            for _ in range(3):
+        with pytest.raises(SandboxError) as failed:  # burns until its 1 s is gone, however fast
+            for _ in range(40):                         # this CPU is (3 burns once sufficed)
                 alone.step("burn")
         assert failed.value.verdict.category == "timeout"
         assert "CPU" in failed.value.verdict.message
@@ -371,7 +374,7 @@ def test_a_load_failure_in_some_instances_leaves_the_others():
 def test_validation_runs_in_one_worker_and_still_catches_nondeterminism(sandbox):
     unseeded = STATEFUL.replace("        if seed is not None:\n            random.seed(seed)\n", "")
     assert unseeded != STATEFUL
-    unseeded_verdict, seeded_verdict = sandbox.check([unseeded, STATEFUL])
+    unseeded_verdict, seeded_verdict = validate(sandbox, [unseeded, STATEFUL])
     assert unseeded_verdict.category == "nondeterministic"
     assert "two instances" in unseeded_verdict.message
     # The seeded program passes the determinism checks (it then fails: no solution()).
@@ -589,16 +592,17 @@ def test_fewer_replies_than_calls_keep_the_answered_ones():
     assert channel.killed
 
 
-class FakeLibraryFamily:
+class FakeLibraryFamily(FakePartialFamily):
     """A fake family whose trusted prelude imports an installed library (``preload_imports``)."""
 
     name = "fake-library"
+    preload_imports: tuple[str, ...] = ()
 
     def __init__(self, library):
         self.preload_imports = (library,)
         self.prelude = f"import {library}\nLIBRARY_NAME = {library}.__name__\n"
 
-    def solution_actions(self, solution):
+    def solution_actions(self, solution, tools=None):
         return [solution]
 
 

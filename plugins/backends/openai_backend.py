@@ -19,12 +19,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from plugins.backends.errors import GenerationError
-from spade_core.interfaces.backend import Generation
+from spade_core.interfaces.backend import Generation, GenerationBackend
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 
-class OpenAIBackend:
+class OpenAIBackend(GenerationBackend):
     """Chat completions from an OpenAI-compatible server.
 
     :param base_url: the API root, e.g. ``http://127.0.0.1:8000/v1``; ``/chat/completions`` is

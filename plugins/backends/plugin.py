@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from spade_core.components import BuildContext
+from spade_core.commands import from_module
 from spade_core.hookspecs import hookimpl
 
 
@@ -142,3 +143,10 @@ def register_generation_backends(register):
              "any OpenAI-compatible /chat/completions endpoint over HTTP")
     register("vllm", build_vllm, VLLMOptions,
              "vLLM engine in this process (GPU; optional extra spade-rl[gpu])")
+
+
+@hookimpl
+def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
+    """``spade bench generation``: its module is imported only when the benchmark is typed."""
+    register("generation", *from_module("plugins.backends.bench"), group="bench",
+             help="generation throughput of a backend, single-stream versus batched")

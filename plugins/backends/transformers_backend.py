@@ -26,7 +26,7 @@ from transformers import (
 
 from plugins.backends.chat_format import ChatFormatter
 from plugins.backends.errors import GenerationError, ModelSourceError
-from spade_core.interfaces.backend import Generation
+from spade_core.interfaces.backend import Generation, TrainableBackend, TrainablePolicy
 
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -74,7 +74,7 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
     return _DTYPES[dtype]
 
 
-class TransformersBackend:
+class TransformersBackend(TrainableBackend):
     """Chat generation with a Hugging Face causal LM held in this process; safe to call from
     several threads (calls run one at a time).
 
@@ -210,6 +210,11 @@ class TransformersBackend:
         finally:
             if was_training:
                 self.model.train()
+
+    def policy(self) -> TrainablePolicy:
+        """The module this backend generates with, trained in place."""
+        return TrainablePolicy(tokenizer=self.tokenizer, chat_template=self.formatter.template,
+                               stop_ids=list(self.stop_ids), module=self.model)
 
     def close(self) -> None:
         """Release the model's memory."""

@@ -20,7 +20,7 @@ from typing import Any
 from plugins.backends.chat_format import ChatFormatter
 from plugins.backends.errors import GenerationError
 from spade_core.errors import ConfigError, PluginError
-from spade_core.interfaces.backend import Generation
+from spade_core.interfaces.backend import Generation, TrainableBackend, TrainablePolicy
 
 
 def import_vllm() -> Any:
@@ -37,7 +37,7 @@ def import_vllm() -> Any:
     return vllm
 
 
-class VLLMBackend:
+class VLLMBackend(TrainableBackend):
     """Chat generation with an in-process vLLM engine."""
 
     def __init__(
@@ -131,6 +131,11 @@ class VLLMBackend:
                 finish_reason="length" if completion.finish_reason == "length" else "stop",
             ))
         return generations
+
+    def policy(self) -> TrainablePolicy:
+        """The engine runs its own copy: trainers push weights with :meth:`update_weights`."""
+        return TrainablePolicy(tokenizer=self.tokenizer, chat_template=self.formatter.template,
+                               stop_ids=list(self.stop_ids), module=None)
 
     def update_weights(self, named_parameters: Iterable[tuple[str, Any]]) -> None:
         """Load new weights (``(name, tensor)`` pairs, Hugging Face names) into the engine and drop

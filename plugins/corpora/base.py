@@ -10,11 +10,12 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
 from spade_core.errors import ConfigError
+from spade_core.interfaces import CorpusSampler
 from spade_core.records import Document
 
 _WORD = re.compile(r"\S+")
@@ -44,7 +45,7 @@ def fingerprint(ids: Sequence[str]) -> str:
     return digest.hexdigest()[:16]
 
 
-class IndexedSampler(ABC):
+class IndexedSampler(CorpusSampler):
     """Base of the built-in samplers: draws indices, loads and truncates the documents."""
 
     #: Registered name, recorded in the state so a state is not loaded into another sampler kind.

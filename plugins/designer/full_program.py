@@ -7,7 +7,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from spade_core.interfaces import EnvFamily, PromptExamples
+from spade_core.interfaces import EnvFamily, PromptExamples, PromptStrategy
 from spade_core.records import Document
 
 from plugins.designer.common import (
@@ -28,7 +28,7 @@ class FullProgramOptions(BaseModel):
 _ENV_CLASS = re.compile(r"^class\s+\w*Env\b", re.M)
 
 
-class FullProgram:
+class FullProgram(PromptStrategy):
     """Asks for one complete program in a python code block; extracts the block that parses and
     defines a class ending in ``Env``."""
 

@@ -17,7 +17,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from spade_core.interfaces import EnvFamily, PromptExamples
+from spade_core.interfaces import EnvFamily, PromptExamples, PromptStrategy
 from spade_core.records import Document
 
 from plugins.designer.common import DESIGNER_SYSTEM, family_block, grounding
@@ -60,7 +60,7 @@ def fill(template: str, values: dict[str, str]) -> str:
     return SLOT.sub(lambda m: repr(values[m.group(1)]), body) + "\n"
 
 
-class Skeleton:
+class Skeleton(PromptStrategy):
     def __init__(self, options: SkeletonOptions) -> None:
         self.options = options
 
@@ -80,9 +80,9 @@ class Skeleton:
         lines = "\n".join(f"{name}: <{desc}>" for name, desc in parts.items())
         messages = [{"role": "system", "content": DESIGNER_SYSTEM}]
         # A worked example, when the family gives one, is what makes a small model keep the format.
-        example = getattr(family, "skeleton_example", None)
-        if callable(example):
-            example_doc, example_values = example()
+        example = family.skeleton_example()
+        if example is not None:
+            example_doc, example_values = example
             messages += [
                 {"role": "user", "content": self._ask(example_doc, lines)},
                 {"role": "assistant", "content": "\n".join(

@@ -1,24 +1,6 @@
 """What the built-in families share: reading trusted sources and seed programs as package
-resources, the prelude contract (names in ``__all__`` are injected), static checks and the
-optional parts of the family protocol that the sandbox and the loop may use.
-
-Optional family members beyond :class:`spade_core.interfaces.EnvFamily` (all additive):
-
-``injected_names``
-    names the prelude gives programs (left out when looking for the environment class).
-``modules``
-    ``{module name: trusted source}`` a program may import (SPADE games import ``math_verify``).
-``static_problems(source)``
-    cheap AST checks before any sandbox work; messages say what would be right.
-``probe_actions()``
-    junk actions a validator plays to check that nonsense does not solve an environment.
-``skills`` and ``designer_guide(skill=None)``
-    the selected skills and the designer guide for one of them.
-``solution_actions(solution, tools=None)``
-    ``tools`` (native schemas from ``info["tools"]``) helps parse tool-use descriptions.
-``tools_from_info(info)``
-    native OpenAI tool schemas for chat templates (``tools=``), or ``None``.
-"""
+resources, the prelude contract (names in ``__all__`` are injected) and static checks. The members
+a family may override are those of :class:`spade_core.interfaces.EnvFamily`."""
 
 from __future__ import annotations
 
@@ -27,6 +9,7 @@ from functools import cached_property
 from importlib import resources
 from typing import Any
 
+from spade_core.interfaces import EnvFamily
 from spade_core.records import EnvProgram
 
 from plugins.families.program import static_problems
@@ -72,7 +55,7 @@ def load_seeds(folder: str, family: str) -> list[EnvProgram]:
     return programs
 
 
-class SourceFamily:
+class SourceFamily(EnvFamily):
     """Shared behaviour of the built-in families; subclasses set the class attributes and write
     the prompt texts."""
 

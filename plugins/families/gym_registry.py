@@ -77,25 +77,25 @@ def installed_families() -> dict[str, Any]:
     return families
 
 
-def register_run_memory(run_dir: str | Path, *, memory_path: str = "memory",
+def register_run_memory(run_dir: str | Path, *, memory: str | None = None,
+                        memory_options: Mapping[str, Any] | None = None,
                         sandbox_factory: Callable[[], Any] | None = None,
                         families: Mapping[str, Any] | None = None, namespace: str = "spade",
                         statuses: Sequence[str] = PLAYABLE_STATUSES) -> list[str]:
-    """Register the playable environments stored in the ``faiss`` memory of ``run_dir`` (read
-    only, safe while the run writes). Without ``sandbox_factory`` one shared ``process`` sandbox
-    is built on the first ``gymnasium.make``."""
-    from envmemory.store import DB_NAME, RecordStore
+    """Register the playable environments stored in the memory of ``run_dir``.
 
-    base = Path(run_dir)
-    folder = next((c for c in (base, base / memory_path) if (c / DB_NAME).is_file()), None)
-    if folder is None:
-        raise FileNotFoundError(f"no environment memory in {base} (looked for {DB_NAME} there "
-                                f"and in {base / memory_path})")
-    store = RecordStore(folder, readonly=True)
+    The memory is the component the run's ``config.resolved.yaml`` names, opened read-only (safe
+    while the run writes) and read through ``EnvMemory.records()``; a directory without a config
+    (filled by ``spade envs import``) holds the ``faiss`` memory with default options, and
+    ``memory``/``memory_options`` name another (as ``spade envs import --memory`` did). Without
+    ``sandbox_factory`` one shared ``process`` sandbox is built on the first ``gymnasium.make``."""
+    from spade_core.run_memory import open_run_memory
+
+    opened = open_run_memory(run_dir, memory=memory, options=memory_options)
     try:
-        records = list(store.records(with_history=False))
+        records = list(opened.records())
     finally:
-        store.close()
+        opened.close()
     return register_records(records, families=families or installed_families(),
                             sandbox_factory=sandbox_factory or SharedSandbox(),
                             namespace=namespace, statuses=statuses)

@@ -9,6 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from spade_core.validation import Invalid, env_class
+
 #: Methods every environment class must have, directly or through a base class.
 REQUIRED_METHODS: tuple[str, ...] = ("reset", "step")
 
@@ -88,14 +90,12 @@ def static_problems(source: str, *, base_classes: Mapping[str, Iterable[str]] | 
 
 def find_env_class(namespace: Mapping[str, Any], injected: Iterable[str] = ()) -> type:
     """The environment class among the names a program defined (``namespace`` after running it),
-    leaving out injected names; raises ``LookupError`` saying what was found instead."""
+    leaving out injected names (the rule is :func:`spade_core.validation.env_class`); raises
+    ``LookupError`` saying what was found instead."""
     skip = set(injected)
     classes = {name: obj for name, obj in namespace.items()
-               if isinstance(obj, type) and name.endswith("Env") and name not in skip}
-    leaves = [name for name, cls in classes.items()
-              if not any(other is not cls and issubclass(other, cls) for other in classes.values())]
-    if len(leaves) != 1:
-        found = ", ".join(sorted(classes)) or "none"
-        raise LookupError(f"expected exactly one environment class (a class whose name ends in "
-                          f"'Env'), found: {found}")
-    return classes[leaves[0]]
+               if isinstance(obj, type) and name not in skip}
+    try:
+        return env_class(classes)
+    except Invalid as exc:
+        raise LookupError(str(exc)) from None

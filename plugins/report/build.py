@@ -36,7 +36,7 @@ def _mean(values: list[float | None]) -> float | None:
     return fmean(present) if present else None
 
 
-def family_rows(envs: list[EnvView]) -> list[FamilyRow]:
+def family_rows(envs: list[EnvView], threshold: float = 1.0) -> list[FamilyRow]:
     rows = []
     for family in sorted({e.family for e in envs}):
         mine = [e for e in envs if e.family == family]
@@ -47,8 +47,10 @@ def family_rows(envs: list[EnvView]) -> list[FamilyRow]:
             family=family, environments=len(mine), statuses=statuses,
             mean_regret=_mean([e.regret for e in mine]),
             mean_designer_reward=_mean([e.designer_reward for e in mine]),
-            success_unhinted=success_rate([r for e in mine for r in e.unhinted_rewards]),
-            success_hinted=success_rate([r for e in mine for r in e.hinted_rewards])))
+            success_unhinted=success_rate([r for e in mine for r in e.unhinted_rewards],
+                                          threshold),
+            success_hinted=success_rate([r for e in mine for r in e.hinted_rewards],
+                                        threshold)))
     return rows
 
 
@@ -109,7 +111,7 @@ def render_html(data: RunData, neighbours: int = 5, max_envs: int = 0) -> str:
     return template.render(
         data=data, plots=[p for p in plots if p.section == "run"],
         family_plots=[p for p in plots if p.section == "family"],
-        families=family_rows(data.envs), cards=build_cards(envs, memory.neighbours),
+        families=family_rows(data.envs, data.success_threshold), cards=build_cards(envs, memory.neighbours),
         envs_left_out=len(data.envs) - len(envs), memory=memory, totals=totals(data),
         code_css=code_css(), status_colours=STATUS_COLOURS, version=__version__,
         generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"), last=data.metrics[-1]

@@ -246,7 +246,7 @@ def _family_counts(envs: list[EnvView], families: list[str], key: Callable[[EnvV
     return fig
 
 
-def _family_success(envs: list[EnvView], families: list[str]) -> Any:
+def _family_success(envs: list[EnvView], families: list[str], threshold: float) -> Any:
     fig, (ax,) = _figure()
     width = 0.38
     positions = list(range(len(families)))
@@ -254,7 +254,8 @@ def _family_success(envs: list[EnvView], families: list[str]) -> Any:
             (-width / 2, width / 2), (("unhinted", "unhinted_rewards", PALETTE[0]),
                                       ("hinted", "hinted_rewards", PALETTE[1]))):
         rates = [success_rate([r for e in envs if e.family == family
-                               for r in getattr(e, attr)]) or 0.0 for family in families]
+                               for r in getattr(e, attr)], threshold) or 0.0
+                 for family in families]
         ax.bar([p + offset for p in positions], rates, width=width, label=label, color=colour)
     ax.set_xticks(positions, families)
     ax.set_ylim(0, 1.05)
@@ -315,5 +316,5 @@ def render_plots(data: RunData) -> list[Plot]:
                            _verdict_colours(verdicts)), "family")
         add("plot-family-success", "Per family: agent success, hinted vs unhinted",
             "Share of all recorded episodes fully solved, per family.",
-            _family_success(data.envs, families), "family")
+            _family_success(data.envs, families, data.success_threshold), "family")
     return plots

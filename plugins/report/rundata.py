@@ -26,10 +26,11 @@ def as_number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def success_rate(rewards: list[Any]) -> float | None:
-    """Share of episodes with full success (reward >= 1), as the loop's metrics count it."""
+def success_rate(rewards: list[Any], threshold: float = 1.0) -> float | None:
+    """Share of episodes with reward at least ``threshold`` (the run's
+    ``loop.success_threshold``), as the loop's metrics count it."""
     values = [v for v in (as_number(r) for r in rewards) if v is not None]
-    return sum(1 for v in values if v >= 1.0) / len(values) if values else None
+    return sum(1 for v in values if v >= threshold) / len(values) if values else None
 
 
 @dataclass
@@ -39,6 +40,8 @@ class EnvView:
     id: str
     source: str
     details: dict[str, Any]
+    #: The run's ``loop.success_threshold``.
+    success_threshold: float = 1.0
 
     def get(self, key: str, default: Any = None) -> Any:
         value = self.details.get(key, default)
@@ -86,11 +89,11 @@ class EnvView:
 
     @property
     def success_hinted(self) -> float | None:
-        return success_rate(self.hinted_rewards)
+        return success_rate(self.hinted_rewards, self.success_threshold)
 
     @property
     def success_unhinted(self) -> float | None:
-        return success_rate(self.unhinted_rewards)
+        return success_rate(self.unhinted_rewards, self.success_threshold)
 
 
 @dataclass
@@ -119,6 +122,13 @@ class RunData:
         run = self.config.get("run")
         name = run.get("name") if isinstance(run, dict) else None
         return str(name) if name else self.run_dir.name
+
+    @property
+    def success_threshold(self) -> float:
+        """The run's ``loop.success_threshold`` (1.0 when the config does not say)."""
+        loop = self.config.get("loop")
+        value = as_number(loop.get("success_threshold")) if isinstance(loop, dict) else None
+        return value if value is not None else 1.0
 
     @property
     def families(self) -> list[str]:
@@ -213,6 +223,8 @@ def load_run(run_dir: Path) -> RunData:
     data.metrics.sort(key=lambda m: as_number(m.get("iteration")) or 0.0)
     data.isolation = _read_jsonl(run_dir / "isolation.jsonl", data.warnings)
     data.envs = _read_envs(run_dir / "envs", data.warnings)
+    for env in data.envs:
+        env.success_threshold = data.success_threshold
     checkpoints = run_dir / "checkpoints"
     if checkpoints.is_dir():  # written by the trainer's resume support; listed, not parsed
         data.checkpoints = sorted(p.name for p in checkpoints.iterdir()

@@ -29,7 +29,8 @@ from plugins.trainers.samples import (
     micro_batches,
 )
 from spade_core.errors import ConfigError
-from spade_core.interfaces import TrainingSample
+from spade_core.interfaces import TrainableBackend, Trainer, TrainingSample
+from spade_core.records import Role
 
 
 def loop_reward(prompts: list[Any], completions: list[Any], reward: list[float] | None = None,
@@ -39,7 +40,7 @@ def loop_reward(prompts: list[Any], completions: list[Any], reward: list[float] 
     return [float(r) for r in (reward or [0.0] * len(completions))]
 
 
-class GRPOTraining:
+class GRPOTraining(Trainer):
     """Trains the generation backend's own module (``transformers``) or a copy whose weights are
     pushed to the backend after each update (``vllm``: ``update_weights``)."""
 
@@ -54,29 +55,29 @@ class GRPOTraining:
         self.backend = backend
         self.trained_iterations = 0
         self.optimizer_steps = 0
-        if getattr(backend, "model", None) is not None and hasattr(backend, "tokenizer"):
-            model, self._sync = backend.model, None
-        elif callable(getattr(backend, "update_weights", None)):
-            model, self._sync = self._own_model(options.model or model_spec), backend.update_weights
-        else:
+        if not isinstance(backend, TrainableBackend):
             raise ConfigError(
                 f"trainer 'grpo': the generation backend {type(backend).__name__} exposes no model "
                 "to train; use backend 'transformers' (trains the module it generates with) or "
                 "'vllm' (weights synced after each update); 'openai' serves frozen roles only")
-        tokenizer = backend.tokenizer
-        formatter = backend.formatter
+        policy = backend.policy()
+        if policy.module is not None:
+            model, self._sync = policy.module, None
+        else:
+            model, self._sync = self._own_model(options.model or model_spec), backend.update_weights
+        tokenizer = policy.tokenizer
         self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None
-                          else backend.stop_ids[0])
+                          else policy.stop_ids[0])
 
         def render(messages: list[dict[str, Any]], generation_prompt: bool) -> str:
-            return tokenizer.apply_chat_template(messages, chat_template=formatter.template,
+            return tokenizer.apply_chat_template(messages, chat_template=policy.chat_template,
                                                  tokenize=False,
                                                  add_generation_prompt=generation_prompt)
 
         def tokenize(text: str) -> list[int]:
             return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 
-        self.encoder = ConversationEncoder(render, tokenize, backend.stop_ids)
+        self.encoder = ConversationEncoder(render, tokenize, policy.stop_ids)
         device = next(model.parameters()).device
         args = GRPOConfig(
             output_dir=str((run_dir or Path(".")) / "trainer-scratch"),
@@ -145,7 +146,7 @@ class GRPOTraining:
         chosen: list[TrainingSample] = []
         for role in ROLES:
             members = [s for s in samples if s.role == role]
-            if role == "designer" and not designer_on:
+            if role == Role.DESIGNER and not designer_on:
                 continue
             if o.max_samples is not None and len(members) > o.max_samples:
                 members = rng.sample(members, o.max_samples)
@@ -193,7 +194,7 @@ class GRPOTraining:
         metrics.update(extra)
         rows, skipped = encode_samples(chosen, self.encoder, o.max_tokens)
         metrics.update({k: float(v) for k, v in skipped.items()})
-        compute_advantages(rows, {"agent": o.agent_baseline, "designer": o.designer_baseline},
+        compute_advantages(rows, {Role.AGENT: o.agent_baseline, Role.DESIGNER: o.designer_baseline},
                            o.scale_rewards)
         useful = [r for r in rows if o.kl_coef > 0 or abs(r.advantage) > 1e-8]
         for role in ROLES:

@@ -10,15 +10,16 @@ from pathlib import Path
 
 from plugins.trainers.grpo_options import GRPOOptions
 from spade_core.hookspecs import hookimpl
-from spade_core.interfaces import TrainingSample
+from spade_core.interfaces import Trainer, TrainingSample
+from spade_core.records import Role
 
 
-class NoTraining:
+class NoTraining(Trainer):
     """Counts the samples it is given per role and leaves the model as it is."""
 
     def train(self, samples: Sequence[TrainingSample]) -> dict[str, float]:
         metrics: dict[str, float] = {}
-        for role in ("designer", "agent"):
+        for role in (Role.DESIGNER, Role.AGENT):
             rewards = [s.reward for s in samples if s.role == role]
             metrics[f"{role}_samples"] = float(len(rewards))
             metrics[f"{role}_mean_reward"] = sum(rewards) / len(rewards) if rewards else 0.0

@@ -16,8 +16,9 @@ from statistics import fmean, pstdev
 from typing import Any
 
 from spade_core.interfaces import TrainingSample
+from spade_core.records import Role
 
-ROLES: tuple[str, ...] = ("designer", "agent")
+ROLES: tuple[str, ...] = (Role.DESIGNER, Role.AGENT)
 
 
 @dataclass

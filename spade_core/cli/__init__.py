@@ -1,7 +1,11 @@
-"""The ``spade`` command line. Each command lives in its own module; this one only wires them.
+"""The ``spade`` command line. Each core command lives in its own module; this one only wires
+them, with the commands plugins register through the ``register_commands`` hook
+(:mod:`spade_core.commands`).
 
 Command modules must stay light at import time (``spade --help`` imports all of them): heavy
-libraries are imported inside their ``run`` functions.
+libraries are imported inside their ``run`` functions. Plugins are loaded only when the typed
+command may be theirs (no command, ``--help``, ``bench``, or a word that is no core command), so a
+core command such as ``spade run`` parses its arguments without loading any plugin.
 """
 
 from __future__ import annotations
@@ -10,26 +14,52 @@ import argparse
 import importlib
 import sys
 import traceback
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from spade_core import __version__
-from spade_core.errors import SpadeError
+from spade_core.commands import CommandSet, add_parsers, typed_path
+from spade_core.errors import PluginError, SpadeError
 
-#: Command modules, each with ``add_parser(subparsers)``; the parser's ``func`` runs the command.
-COMMAND_MODULES: tuple[str, ...] = (
-    "spade_core.cli.run_cmd",
-    "spade_core.cli.config_cmd",
-    "spade_core.cli.plugins_cmd",
-    "spade_core.cli.check_env_cmd",
-    "spade_core.cli.bench_cmd",
-    "spade_core.cli.doctor_cmd",
-    "spade_core.cli.memory_cmd",
-    "spade_core.cli.envs_cmd",
-    "spade_core.cli.seeds_cmd",
-    "spade_core.cli.report_cmd",
-)
+if TYPE_CHECKING:
+    from spade_core.plugins import LoadedPlugins
+
+#: Core commands -> their module, which has ``add_parser(subparsers)``; the parser's ``func`` runs
+#: the command. ``bench`` is separate: it is a group plugins add benchmarks to.
+CORE_COMMANDS: dict[str, str] = {
+    "run": "spade_core.cli.run_cmd",
+    "config": "spade_core.cli.config_cmd",
+    "plugins": "spade_core.cli.plugins_cmd",
+    "check-env": "spade_core.cli.check_env_cmd",
+    "doctor": "spade_core.cli.doctor_cmd",
+    "envs": "spade_core.cli.envs_cmd",
+    "seeds": "spade_core.cli.seeds_cmd",
+}
+#: Core commands that plugins can add members to (``register(..., group="bench")``).
+GROUPS: tuple[str, ...] = ("bench",)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def reserved_names() -> dict[str | None, set[str]]:
+    """The names the core uses: its top-level commands, and the core members of each group."""
+    from spade_core.cli.bench_cmd import CORE_BENCHMARKS
+
+    return {None: {*CORE_COMMANDS, *GROUPS}, "bench": {c.name for c in CORE_BENCHMARKS}}
+
+
+def load_commands(plugins: "LoadedPlugins | None" = None) -> CommandSet:
+    """The plugins' commands: of ``plugins``, or of every installed plugin SPADE_PLUGINS allows."""
+    from spade_core.commands import collect_commands
+    from spade_core.plugins import load_plugins
+
+    return collect_commands(plugins if plugins is not None else load_plugins(), reserved_names())
+
+
+def _build(argv: Sequence[str], plugins: "LoadedPlugins | None"
+           ) -> tuple[argparse.ArgumentParser, CommandSet | None]:
+    """The parser for ``argv``: every command, with arguments set up only for the typed one."""
+    from spade_core.cli import bench_cmd
+
+    typed = typed_path(argv, GROUPS)
     parser = argparse.ArgumentParser(
         prog="spade",
         description="Self-play RL for LLM agents in environments the model writes itself.",
@@ -38,33 +68,58 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help="show a traceback for errors instead of a one-paragraph message")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).add_parser(sub)
-    return parser
+    for module in CORE_COMMANDS.values():
+        importlib.import_module(module).add_parser(sub)
+    commands = None if typed and typed[0] in CORE_COMMANDS else load_commands(plugins)
+    member = typed[1] if len(typed) > 1 and typed[0] == bench_cmd.GROUP else None
+    bench_cmd.add_parser(sub, commands.members(bench_cmd.GROUP) if commands else (), member)
+    if commands is not None:
+        why = commands.unavailable.get(" ".join(typed))
+        if why:
+            raise PluginError(why)
+        add_parsers(sub, commands.members(None), typed[0] if typed else None)
+    return parser, commands
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def build_parser(argv: Sequence[str] = (), plugins: "LoadedPlugins | None" = None
+                 ) -> argparse.ArgumentParser:
+    """The ``spade`` parser as ``argv`` needs it (by default: every command, none set up)."""
+    return _build(list(argv), plugins)[0]
+
+
+def _report(exc: BaseException, debug: bool) -> int:
+    """Turn an error into its one-paragraph message and exit status."""
+    if debug:
+        traceback.print_exc()
+    if isinstance(exc, SpadeError):
+        print(f"spade: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    print(f"spade: error: {type(exc).__name__}: {exc} (run again with --debug for the "
+          "traceback)", file=sys.stderr)
+    return 1
+
+
+def main(argv: Sequence[str] | None = None, *, plugins: "LoadedPlugins | None" = None) -> int:
+    """Run ``spade`` with ``argv`` (default: the process's arguments). ``plugins`` replaces the
+    installed plugins (tests pass :func:`spade_core.testing.load_test_plugins`'s result)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        parser, _ = _build(argv, plugins)
+    except Exception as exc:  # noqa: BLE001 - a plugin's argument set-up failed: say it briefly
+        return _report(exc, debug)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    args._plugins = plugins  # for ``spade plugins`` run with test plugins
     try:
         return int(args.func(args) or 0)
-    except SpadeError as exc:
-        if args.debug:
-            traceback.print_exc()
-        print(f"spade: error: {exc}", file=sys.stderr)
-        return exc.exit_code
     except KeyboardInterrupt:
         print("spade: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - a bug or a plugin's failure: say it, keep it short
-        if args.debug:
-            traceback.print_exc()
-        print(f"spade: error: {type(exc).__name__}: {exc} (run again with --debug for the "
-              "traceback)", file=sys.stderr)
-        return 1
+        return _report(exc, args.debug)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,46 +1,50 @@
-"""``spade bench <what>``: micro-benchmarks of one part of the system.
+"""``spade bench WHAT``: micro-benchmarks of one part of the system.
 
-Each subcommand lives in its own module, listed in :data:`BENCHMARKS`; a module provides
-``add_arguments(parser)`` and ``run(args) -> int``. Modules are imported only when their benchmark
-runs, so ``spade --help`` stays light whatever they import. Other areas add their benchmark
-(``memory``, ``loop``) with one line here.
+The core declares its own benchmark here (``loop``, the self-play loop's overhead); plugins add
+theirs through the ``register_commands`` hook with ``group="bench"`` (``sandbox``, ``memory`` and
+``generation`` come from the built-in plugins that way). A benchmark's arguments are set up, and
+its module imported, only when it is the one typed, so ``spade --help`` stays light.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+from collections.abc import Iterable
 
-#: Subcommand name -> module path of the benchmark.
-BENCHMARKS: dict[str, str] = {
-    "sandbox": "sandbox.bench",
-    "memory": "envmemory.bench",
-    "loop": "spade_core.selfplay.bench",
-    "generation": "plugins.backends.bench",
-}
+from spade_core.commands import Command, add_parsers
+
+GROUP = "bench"
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    names = ", ".join(BENCHMARKS)
+def _loop_arguments(parser: argparse.ArgumentParser) -> None:
+    from spade_core.selfplay import bench
+
+    parser.description = bench.__doc__
+    bench.add_arguments(parser)
+
+
+def _loop_run(args: argparse.Namespace) -> int:
+    from spade_core.selfplay import bench
+
+    return int(bench.run(args) or 0)
+
+
+#: The core's own benchmarks (plugins cannot take these names).
+CORE_BENCHMARKS: tuple[Command, ...] = (
+    Command("loop", _loop_arguments, _loop_run, group=GROUP,
+            help="the self-play loop's own overhead, with a zero-latency scripted policy"),
+)
+
+
+def add_parser(sub: argparse._SubParsersAction, benchmarks: Iterable[Command] = (),
+               typed: str | None = None) -> None:
+    """Add ``spade bench`` with the core's benchmarks and the plugins' ``benchmarks``; only the
+    ``typed`` one gets its arguments."""
+    members = sorted([*CORE_BENCHMARKS, *benchmarks], key=lambda c: c.name)
+    names = ", ".join(c.name for c in members)
     p = sub.add_parser("bench", help=f"run a benchmark ({names})",
                        description="Run one benchmark; 'spade bench WHAT --help' lists its "
-                       "options. Available: " + names + ".")
-    p.add_argument("what", choices=sorted(BENCHMARKS), metavar="WHAT",
-                   help=f"which benchmark: {names}")
-    p.add_argument("options", nargs=argparse.REMAINDER, help="the benchmark's own options")
-    p.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    """Import the chosen benchmark only now (they may load heavy libraries) and run it."""
-    from spade_core.errors import SpadeError
-
-    module_path = BENCHMARKS[args.what]
-    try:
-        module = importlib.import_module(module_path)
-    except ImportError as exc:
-        raise SpadeError(f"bench {args.what}: cannot import {module_path}: {exc}") from None
-    parser = argparse.ArgumentParser(prog=f"spade bench {args.what}",
-                                     description=module.__doc__)
-    module.add_arguments(parser)
-    return int(module.run(parser.parse_args(args.options)) or 0)
+                       f"options. Available: {names}.")
+    bench_sub = p.add_subparsers(dest="bench_what", metavar="WHAT", required=True,
+                                 title="benchmarks")
+    add_parsers(bench_sub, members, typed)

@@ -28,24 +28,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _build(kind: str, name: str, options: dict, registry, where: str):  # noqa: ANN001, ANN202
-    from spade_core.components import BuildContext
-    from spade_core.errors import ConfigError
-
-    component = registry.resolve(kind, name, where)
-    if component.options is not None:
-        try:
-            validated = component.options.model_validate(options)
-        except Exception as exc:  # noqa: BLE001 - pydantic's ValidationError, shown to the user
-            raise ConfigError(f"{where}: invalid options for {name!r}: {exc}") from None
-    else:
-        validated = options
-    return component.build(validated, BuildContext())
-
-
 def run(args: argparse.Namespace) -> int:
     from spade_core.errors import UsageError
     from spade_core.plugins import load_plugins
+    from spade_core.validation import validate
 
     programs = []
     for name in args.files:
@@ -60,14 +46,15 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise UsageError("check-env: --workers must be at least 1")
     registry = load_plugins().registry
-    family = _build("env_family", args.family, {}, registry, "--family") if args.family else None
+    family = registry.build("env_family", args.family, {}, "--family") if args.family else None
     options = {} if args.workers is None else {"workers": args.workers}
-    sandbox = _build("sandbox", args.sandbox, options, registry, "--sandbox")
+    sandbox = registry.build("sandbox", args.sandbox, options, "--sandbox")
     try:
         method = sandbox.isolation().get("method", "unknown")
         if not args.json:
             print(f"# sandbox isolation: {method}", file=sys.stderr)
-        verdicts = iter(sandbox.check([p for p in programs if p is not None], family=family))
+        verdicts = iter(validate(sandbox, [p for p in programs if p is not None],
+                                 family=family))
         status = 0
         for name, program in zip(args.files, programs):
             row = _row(name, None if program is None else next(verdicts))

@@ -12,20 +12,6 @@ import json
 import shutil
 import sys
 
-_PROBE = '''
-class DoctorEnv:
-    def reset(self, seed=None):
-        self.turns = 0
-        return "Say \\\\boxed{ok}.", {}
-
-    def step(self, action):
-        self.turns += 1
-        won = action.strip() == "\\\\boxed{ok}"
-        return ("yes" if won else "no"), float(won), won or self.turns >= 3, False, {}
-
-    def solution(self):
-        return "\\\\boxed{ok}"
-'''
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -38,14 +24,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spade_core.cli.check_env_cmd import _build
     from spade_core.plugins import load_plugins
+    from spade_core.validation import PROBE_PROGRAM, validate
 
     tools = {name: shutil.which(name) for name in ("bwrap", "unshare")}
-    sandbox = _build("sandbox", args.sandbox, {}, load_plugins().registry, "--sandbox")
+    sandbox = load_plugins().registry.build("sandbox", args.sandbox, {}, "--sandbox")
     try:
         report = sandbox.isolation()
-        [verdict] = sandbox.check([_PROBE])
+        [verdict] = validate(sandbox, [PROBE_PROGRAM])
     finally:
         sandbox.close()
     healthy = bool(report.get("isolated")) and verdict.valid

@@ -37,14 +37,14 @@ def file_stem(description: str, fallback: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spade_core.cli.envs_cmd import _build, json_object_option
+    from spade_core.cli.envs_cmd import json_object_option
     from spade_core.components import BuildContext
     from spade_core.errors import UsageError
     from spade_core.plugins import load_plugins
 
     options = json_object_option(args.options, "seeds: --options")
     registry = load_plugins().registry
-    family = _build(registry, "env_family", args.family, options, "FAMILY", BuildContext())
+    family = registry.build("env_family", args.family, options, "FAMILY", BuildContext())
     programs = list(family.seed_programs())
     if not programs:
         raise UsageError(f"seeds: family {args.family!r} has no seed programs with these options")

@@ -59,6 +59,9 @@ class LoopSection(Strict):
     invalid_reward: float = -0.5
     duplicate_reward: float = 0.0
     timeout_reward: float = -0.5
+    #: Episode reward that counts as success: validation's "solved", the estimators' win rate,
+    #: the memory's mastery window, the success metrics and the report all read this one number.
+    success_threshold: float = Field(default=1.0, gt=0.0, le=1.0)
     #: Designer prompts per generation call; each finished chunk is validated in the sandbox while
     #: the next one generates. 0: the backend's own batch size (all at once if it has none).
     design_chunk: int = Field(default=0, ge=0)
@@ -72,6 +75,15 @@ class LoopSection(Strict):
             raise ValueError("loop.mode fixed-pool needs loop.pool: a run directory filled by "
                              "`spade envs import` or a folder of .py programs / a .jsonl file")
         return self
+
+
+class ValidationSection(Strict):
+    """How designed environments are validated (``spade_core.validation``), whatever the sandbox."""
+
+    junk_steps: int = Field(default=30, ge=1)
+    max_solution_steps: int = Field(default=1000, ge=1)
+    #: Programs validated at once; ``None``: two per CPU.
+    concurrency: int | None = Field(default=None, ge=1, le=1024)
 
 
 class CheckpointSection(Strict):
@@ -95,6 +107,7 @@ class SpadeConfig(Strict):
     run: RunSection = Field(default_factory=RunSection)
     model: ModelSection = Field(default_factory=ModelSection)
     loop: LoopSection = Field(default_factory=LoopSection)
+    validation: ValidationSection = Field(default_factory=ValidationSection)
     checkpoint: CheckpointSection = Field(default_factory=CheckpointSection)
     logging: LoggingSection = Field(default_factory=LoggingSection)
     corpus: Selection

@@ -1,10 +1,19 @@
-"""The interface each component kind implements, one small module per kind.
+"""The base class each component kind implements, one small module per kind.
 
-Plugins implement these Protocols (structural typing: no base class to import). The loop only ever
-talks to components through them, so a plugin can be swapped by changing one config key.
+Each base class (like ``gymnasium.Env``) declares the required methods as abstract and gives every
+optional capability a working default, so the loop calls every method unconditionally and a
+plugin that can do better simply overrides. A component that follows an interface without
+subclassing it is accepted and wrapped (:func:`conform`); the documented contract is the base
+class. ``docs/plugins.md`` lists each base class's required and optional members.
 """
 
-from spade_core.interfaces.backend import Generation, GenerationBackend
+from spade_core.interfaces.backend import (
+    Generation,
+    GenerationBackend,
+    TrainableBackend,
+    TrainablePolicy,
+)
+from spade_core.interfaces.conform import conform
 from spade_core.interfaces.corpus import CorpusSampler
 from spade_core.interfaces.estimator import DifficultyEstimator
 from spade_core.interfaces.family import EnvFamily
@@ -13,7 +22,20 @@ from spade_core.interfaces.prompts import PromptExamples, PromptStrategy
 from spade_core.interfaces.sandbox import Sandbox, SandboxSession
 from spade_core.interfaces.trainer import Trainer, TrainingSample
 
+#: The base class of each component kind (the kinds of ``spade_core.components.KINDS``).
+BASES: dict[str, type] = {
+    "corpus_sampler": CorpusSampler,
+    "prompt_strategy": PromptStrategy,
+    "env_family": EnvFamily,
+    "sandbox": Sandbox,
+    "difficulty_estimator": DifficultyEstimator,
+    "env_memory": EnvMemory,
+    "generation_backend": GenerationBackend,
+    "trainer": Trainer,
+}
+
 __all__ = [
+    "BASES",
     "CorpusSampler",
     "DifficultyEstimator",
     "EnvFamily",
@@ -26,5 +48,8 @@ __all__ = [
     "Sandbox",
     "SandboxSession",
     "Trainer",
+    "TrainableBackend",
+    "TrainablePolicy",
     "TrainingSample",
+    "conform",
 ]

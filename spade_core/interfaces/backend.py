@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 
 @dataclass
@@ -19,10 +20,14 @@ class Generation:
     finish_reason: str = "stop"
 
 
-@runtime_checkable
-class GenerationBackend(Protocol):
+class GenerationBackend(ABC):
     """Generates chat completions for a batch of conversations."""
 
+    #: Prompts the backend prefers per ``generate`` call (the designer's chunk size when
+    #: ``loop.design_chunk`` is unset); ``None``: no preference, send everything at once.
+    batch_size: int | None = None
+
+    @abstractmethod
     def generate(
         self,
         conversations: Sequence[list[dict[str, str]]],
@@ -33,6 +38,38 @@ class GenerationBackend(Protocol):
         tools: list[dict[str, Any]] | None = None,
     ) -> list[Generation]:
         """One completion per conversation, in order."""
-        ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Free the model; the default holds nothing."""
+
+
+@dataclass
+class TrainablePolicy:
+    """What a trainer needs from a backend to update its policy."""
+
+    #: The Hugging Face tokenizer of the policy.
+    tokenizer: Any
+    #: The Jinja chat template generation renders conversations with (``None``: the tokenizer's).
+    chat_template: str | None
+    #: Token ids that end a turn.
+    stop_ids: list[int]
+    #: The torch module generation runs on, when a trainer may update it in place; ``None`` when
+    #: generation runs elsewhere (a separate engine) and weights go through ``update_weights``.
+    module: Any | None = None
+
+
+class TrainableBackend(GenerationBackend):
+    """A backend whose policy a trainer may update. It either shares the module it generates with
+    (trained in place) or accepts new weights after each update (a separate engine such as vLLM).
+    Frozen backends (an OpenAI-compatible server) are plain :class:`GenerationBackend` and serve
+    untrained roles only."""
+
+    @abstractmethod
+    def policy(self) -> TrainablePolicy:
+        """The tokenizer, chat template, stop tokens and (when shared) module of the policy."""
+
+    def update_weights(self, named_parameters: Iterable[tuple[str, Any]]) -> None:
+        """Load new weights (``(name, tensor)`` pairs, Hugging Face names) into the engine. Must
+        be overridden by a backend whose policy shares no module."""
+        raise NotImplementedError(
+            f"{type(self).__name__} shares no module and cannot load new weights")

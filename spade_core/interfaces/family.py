@@ -1,53 +1,101 @@
 """Environment families: the building blocks and family-specific checks for one kind of
-environment (single-answer reasoning, multi-turn tool use, ...).
-
-Optional members a family may add, which callers look up with ``getattr`` (so they are not part
-of the runtime-checkable protocol): ``injected_names`` (the prelude's exported names),
-``modules`` (``{module name: trusted source}`` programs may import), ``preload_imports``
-(installed libraries the trusted prelude imports; the sandbox loads them before forking),
-``static_problems(source)`` (AST checks before any sandbox work), ``probe_actions()`` (junk that must not solve an
-environment), ``skills`` and ``designer_guide(skill=None)``, ``tools_from_info(info)`` (native
-tool schemas for chat templates), and a ``tools=`` keyword on ``solution_actions``. See
-``docs/environments.md``.
-"""
+environment (single-answer reasoning, multi-turn tool use, ...)."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from abc import ABC, abstractmethod
+from typing import Any
 
 from spade_core.records import EnvProgram
 
 
-@runtime_checkable
-class EnvFamily(Protocol):
-    """What the designer, the sandbox and the agent need to know about one family."""
+class EnvFamily(ABC):
+    """What the designer, the sandbox, validation and the agent need to know about one family.
 
-    name: str
+    Subclasses set :attr:`name` and implement the abstract prompt texts; every other member has a
+    working default that a family overrides when it has something to add.
+    """
+
+    #: The family's name in configs and records (e.g. ``"reasoning"``).
+    name: str = ""
 
     @property
     def prelude(self) -> str:
         """Trusted Python source run in the sandbox worker before a program of this family; the
         names it defines (base classes such as ``ToolUseBaseEnv``, answer helpers) are injected into
         the program's globals. Empty for families that need none."""
-        ...
+        return ""
 
-    def designer_guide(self) -> str:
-        """Prompt fragment that explains the program contract to the designer."""
-        ...
+    @property
+    def injected_names(self) -> tuple[str, ...]:
+        """Names the prelude gives programs (left out when looking for the environment class)."""
+        return ()
 
+    @property
+    def modules(self) -> dict[str, str]:
+        """``{module name: trusted source}`` that programs of this family may import."""
+        return {}
+
+    @property
+    def preload_imports(self) -> tuple[str, ...]:
+        """Installed libraries the trusted prelude imports; a sandbox loads them before it runs
+        any program (e.g. before dropping privileges)."""
+        return ()
+
+    @property
+    def skills(self) -> tuple[str, ...]:
+        """The selected skills the designer may be asked for (empty: the family has none)."""
+        return ()
+
+    @abstractmethod
+    def designer_guide(self, skill: str | None = None) -> str:
+        """Prompt fragment that explains the program contract to the designer (for one skill, or
+        all selected skills when ``skill`` is ``None``)."""
+
+    @abstractmethod
     def skeleton(self) -> str:
         """A program template with marked parts, for designers too small to write a whole class."""
-        ...
 
+    def skeleton_example(self) -> tuple[str, dict[str, str]] | None:
+        """A worked example of filling :meth:`skeleton` (the topic and the filled slots), or
+        ``None`` when the family has none."""
+        return None
+
+    @abstractmethod
     def agent_instructions(self) -> str:
         """System prompt for the agent playing environments of this family."""
-        ...
 
     def seed_programs(self) -> list[EnvProgram]:
         """Hand-written example environments (prompt examples, tests, warm start)."""
-        ...
+        return []
 
-    def solution_actions(self, solution: Any) -> list[str] | None:
+    def solution_actions(self, solution: Any,
+                         tools: list[dict[str, Any]] | None = None) -> list[str] | None:
         """Turn what ``env.solution()`` returned into actions to replay, or ``None`` when it cannot
-        be replayed (solvability is then unverified rather than refused)."""
-        ...
+        be replayed (solvability is then unverified rather than refused). ``tools`` are the native
+        schemas of the first ``info["tools"]``, for families whose solutions name tool calls.
+
+        The default takes an action string or a list of action strings (the SPADE game format)."""
+        if isinstance(solution, str):
+            return [solution]
+        if isinstance(solution, list) and all(isinstance(a, str) for a in solution):
+            return list(solution)
+        return None
+
+    def static_problems(self, source: str) -> list[str]:
+        """Cheap checks of the source before any sandbox work; each message says what would be
+        right. The default finds none."""
+        return []
+
+    def probe_actions(self) -> tuple[str, ...]:
+        """Junk actions validation plays to check that nonsense does not solve an environment;
+        empty (the default): validation's own junk actions."""
+        return ()
+
+    def tools_from_info(self, info: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """Native OpenAI tool schemas for chat templates (``tools=``) from a reset's ``info``, or
+        ``None`` (the default) when the family's agent uses no native tools."""
+        return None
+
+    def close(self) -> None:
+        """Release resources; the default has none."""

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 from spade_core.records import Document
 
@@ -21,16 +22,18 @@ class PromptExamples:
     negative: list["EnvRecord"] = field(default_factory=list)
 
 
-@runtime_checkable
-class PromptStrategy(Protocol):
+class PromptStrategy(ABC):
     """Builds the designer's chat messages and extracts the program from its answer."""
 
+    @abstractmethod
     def build(
         self, document: Document, family: "EnvFamily", examples: PromptExamples
     ) -> list[dict[str, str]]:
         """Chat messages (``{"role": ..., "content": ...}``) asking for one environment."""
-        ...
 
+    @abstractmethod
     def extract(self, completion: str, family: "EnvFamily") -> str | None:
         """The environment program inside the designer's completion, or ``None`` if there is none."""
-        ...
+
+    def close(self) -> None:
+        """Release resources; the default has none."""

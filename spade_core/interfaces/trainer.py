@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 
 @dataclass
@@ -23,14 +23,19 @@ class TrainingSample:
     meta: dict[str, object] = field(default_factory=dict)
 
 
-@runtime_checkable
-class Trainer(Protocol):
+class Trainer(ABC):
     """Consumes rewarded samples and updates the model the generation backend uses."""
 
+    @abstractmethod
     def train(self, samples: Sequence[TrainingSample]) -> dict[str, float]:
         """One update; returns metrics to log (loss, mean reward per role, ...)."""
-        ...
 
-    def save(self, directory: Path) -> None: ...
+    def save(self, directory: Path) -> None:
+        """Write what resuming needs (weights or adapter, optimizer) into ``directory``. The
+        default writes nothing: a trainer without state (``none``) resumes from the config."""
 
-    def load(self, directory: Path) -> None: ...
+    def load(self, directory: Path) -> None:
+        """Restore what :meth:`save` wrote. The default expects nothing."""
+
+    def close(self) -> None:
+        """Release resources; the default has none."""

@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from spade_core.interfaces import Generation
+from spade_core.interfaces import Generation, GenerationBackend
 
 DEFAULT_CONFIG = "configs/quickstart.yaml"
 #: Phases the goal counts, as the issue defines it.
 PIPELINE = ("validate", "hint", "rollout", "estimate")
 
 
-class ScriptedPolicy:
+class ScriptedPolicy(GenerationBackend):
     """Zero-latency stand-in for the model: replays fixed programs, hints and actions."""
 
     def __init__(self, programs: Sequence[str], action: str = "\\boxed{0}") -> None:

@@ -7,11 +7,15 @@ snapshot of the environment memory (``memory/``), the random number generators (
 a hidden temporary folder and renamed into place, so a ``kill -9`` at any moment leaves either the
 whole checkpoint or none of it.
 
-The memory is snapshotted through the memory's own ``save_checkpoint(dir)`` /
-``load_checkpoint(dir)`` when it has them; otherwise, for memories that keep their state in a
-``folder`` (the built-in ``faiss`` memory), the folder's files are copied (SQLite databases through
-SQLite's online backup, so the copy is consistent while the memory stays open) and copied back
-before the memory is opened on resume.
+The memory is snapshotted only through its interface: ``memory.save_checkpoint(CHECKPOINT/memory)``
+while it is open, and on resume, once the memory is built from the run's config,
+``memory.restore_checkpoint(CHECKPOINT/memory)``, which leaves it holding exactly the snapshot.
+What the folder holds is the memory's business (``docs/memory.md``). ``state.json``'s ``memory``
+entry says how the snapshot was taken: ``{"kind": "checkpoint"}`` now; checkpoints written before
+the interface had these methods say ``{"kind": "folder", ...}`` (a copy of the ``faiss`` memory's
+folder, which that memory's ``restore_checkpoint`` reads as it is) or ``{"kind": "method"}``; both
+are restored the same way. ``null`` (a memory that could not be snapshotted) leaves the memory as
+it is on resume.
 """
 
 from __future__ import annotations
@@ -21,18 +25,20 @@ import os
 import pickle
 import random
 import shutil
-import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
 
 from spade_core.atomic_files import fsync_dir, write_atomic
 from spade_core.errors import SpadeError
+from spade_core.interfaces.memory import EnvMemory
 
 CHECKPOINTS = "checkpoints"
 PREFIX = "iter-"
-#: Files a memory folder holds that are process state, not data (locks, SQLite side files).
-_SKIP_SUFFIXES = (".lock", "-wal", "-shm", "-journal")
+#: Sub-folder of a checkpoint that holds the memory's snapshot.
+MEMORY_DIR = "memory"
+#: ``state.json`` ``memory`` kinds that name a snapshot in ``MEMORY_DIR`` (older ones included).
+_MEMORY_KINDS = ("checkpoint", "folder", "method")
 
 
 class CheckpointError(SpadeError):
@@ -100,76 +106,32 @@ def restore_rng(state: dict[str, Any]) -> None:
 # -- memory snapshots ------------------------------------------------------------------------------
 
 
-def _copy_sqlite(source: Path, target: Path) -> None:
-    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
-    try:
-        dst = sqlite3.connect(target)
-        try:
-            src.backup(dst)
-        finally:
-            dst.close()
-    finally:
-        src.close()
-
-
-def snapshot_memory(memory: Any, target: Path) -> dict[str, Any] | None:
-    """Copy the memory's state into ``target``; returns how it was done (for ``state.json``), or
-    ``None`` when the memory offers no way (then resume keeps whatever the memory holds)."""
-    save = getattr(memory, "save_checkpoint", None)
-    if callable(save):
-        target.mkdir(parents=True)
-        save(target)
-        return {"kind": "method"}
-    folder = getattr(memory, "folder", None)
-    if folder is None or not Path(folder).is_dir():
-        return None
-    folder = Path(folder)
-    flush = getattr(memory, "save_index", None)
-    if callable(flush):
-        flush()  # the built-in memory's index cache, so resume need not rebuild it
-    for path in sorted(folder.rglob("*")):
-        relative = path.relative_to(folder)
-        if path.is_dir() or path.name.endswith(_SKIP_SUFFIXES):
-            continue
-        out = target / relative
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if path.suffix in (".sqlite", ".db", ".sqlite3"):
-            _copy_sqlite(path, out)
-        else:
-            shutil.copy2(path, out)
+def snapshot_memory(memory: EnvMemory, target: Path) -> dict[str, Any]:
+    """Have the memory write its snapshot into ``target``; returns the ``state.json`` entry."""
     target.mkdir(parents=True, exist_ok=True)
-    return {"kind": "folder", "folder": str(folder.resolve())}
+    memory.save_checkpoint(target)
+    return {"kind": "checkpoint"}
 
 
-def restore_memory_folder(checkpoint: Path, info: dict[str, Any] | None) -> None:
-    """Before the memory is opened on resume: make its folder hold exactly the snapshot."""
-    if not info or info.get("kind") != "folder":
+def restore_memory(memory: EnvMemory, checkpoint: Path, info: dict[str, Any] | None) -> None:
+    """On resume, after the memory is built: make it hold exactly the checkpoint's snapshot
+    (``info`` is ``state.json``'s ``memory`` entry; ``None`` leaves the memory as it is)."""
+    if not info:
         return
-    folder = Path(info["folder"])
-    snapshot = checkpoint / "memory"
-    if folder.exists():
-        for path in folder.iterdir():
-            if path.name.endswith(".lock"):
-                continue
-            if path.is_dir():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
-    folder.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(snapshot, folder, dirs_exist_ok=True)
-
-
-def restore_memory_method(memory: Any, checkpoint: Path, info: dict[str, Any] | None) -> None:
-    """After the memory is built on resume: hand it its snapshot when it made one itself."""
-    if info and info.get("kind") == "method":
-        memory.load_checkpoint(checkpoint / "memory")
+    if info.get("kind") not in _MEMORY_KINDS:
+        raise CheckpointError(f"{checkpoint}: unknown memory snapshot kind {info.get('kind')!r} "
+                              "in state.json (written by a newer spade-rl?)")
+    snapshot = checkpoint / MEMORY_DIR
+    if not snapshot.is_dir():
+        raise CheckpointError(f"{checkpoint}: the memory snapshot {MEMORY_DIR}/ is missing")
+    memory.restore_checkpoint(snapshot)
 
 
 # -- whole checkpoints -----------------------------------------------------------------------------
 
 
 def save_checkpoint(run_dir: Path, next_iteration: int, state: dict[str, Any], trainer: Any,
-                    memory: Any, keep: int) -> Path:
+                    memory: EnvMemory, keep: int) -> Path:
     """Write checkpoint ``iter-<next_iteration>`` atomically, then keep only the newest ``keep``."""
     root = Path(run_dir) / CHECKPOINTS
     root.mkdir(parents=True, exist_ok=True)
@@ -180,11 +142,10 @@ def save_checkpoint(run_dir: Path, next_iteration: int, state: dict[str, Any], t
     tmp.mkdir()
     state = dict(state, next_iteration=next_iteration)
     state["trainer"] = False
-    save = getattr(trainer, "save", None)
-    if next_iteration > 0 and callable(save):  # before any update the config's model is the state
-        save(tmp / "trainer")
+    if next_iteration > 0:  # before any update the config's model is the state
+        trainer.save(tmp / "trainer")
         state["trainer"] = (tmp / "trainer").is_dir()
-    state["memory"] = snapshot_memory(memory, tmp / "memory")
+    state["memory"] = snapshot_memory(memory, tmp / MEMORY_DIR)
     with (tmp / "rng.pkl").open("wb") as fh:
         pickle.dump(rng_state(), fh)
     (tmp / "state.json").write_text(json.dumps(state, indent=1, default=str))

@@ -14,7 +14,7 @@ from statistics import fmean
 from typing import Any
 
 from spade_core.config.schema import LoopSection
-from spade_core.errors import SandboxError
+from spade_core.errors import PluginError, SandboxError
 from spade_core.interfaces import (
     CorpusSampler,
     DifficultyEstimator,
@@ -26,15 +26,26 @@ from spade_core.interfaces import (
     PromptStrategy,
     Sandbox,
     SandboxSession,
+    Trainer,
     TrainingSample,
 )
-from spade_core.records import Difficulty, Document, EnvProgram, Episode, Verdict
+from spade_core.records import (
+    Difficulty,
+    Document,
+    EnvProgram,
+    EnvStatus,
+    Episode,
+    Role,
+    Verdict,
+    VerdictCategory,
+)
 from spade_core.selfplay.hints import generate_hints, redact_leaks, secrets_of
 from spade_core.selfplay.phases import PhaseTimer
 from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
 from spade_core.selfplay.sessions import SessionBatch
+from spade_core.validation import ValidationOptions, validate
 
-__all__ = ["Components", "PhaseTimer", "Proposal", "IterationResult", "design", "dedupe",
+__all__ = ["Components", "PhaseTimer", "Proposal", "design", "dedupe",
            "draw_from_pool", "play", "estimate", "training_samples", "iteration_metrics",
            "failure_reward"]
 
@@ -50,7 +61,9 @@ class Components:
     estimator: DifficultyEstimator
     memory: EnvMemory
     backend: GenerationBackend
-    trainer: Any
+    trainer: Trainer
+    #: How proposals are validated (config ``validation`` and ``loop.success_threshold``).
+    validation: ValidationOptions = field(default_factory=ValidationOptions)
 
 
 @dataclass
@@ -65,7 +78,7 @@ class Proposal:
     attempt_categories: list[str] = field(default_factory=list)
     program: str | None = None
     verdict: Verdict | None = None
-    status: str = "rejected"
+    status: str = EnvStatus.REJECTED
     duplicate_of: str | None = None
     similarity: float | None = None
     hint: str = ""
@@ -83,15 +96,8 @@ class Proposal:
         return EnvProgram(source=self.program or self.completions[-1], family=self.family.name).id
 
 
-@dataclass
-class IterationResult:
-    proposals: list[Proposal]
-    metrics: dict[str, Any]
-    samples: list[TrainingSample]
-
-
 def _no_program(completion: str) -> Verdict:
-    return Verdict(valid=False, category="syntax",
+    return Verdict(valid=False, category=VerdictCategory.SYNTAX,
                    message="no environment program found in the designer's answer",
                    details={"completion_chars": len(completion)})
 
@@ -144,7 +150,7 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
 
 def design_chunk(backend: GenerationBackend, loop: LoopSection, pending: int) -> int:
     """Prompts per designer generation call: ``loop.design_chunk``, else the backend's batch size."""
-    chunk = loop.design_chunk or getattr(backend, "batch_size", None) or pending
+    chunk = loop.design_chunk or backend.batch_size or pending
     return max(1, min(int(chunk), pending))
 
 
@@ -166,7 +172,8 @@ def draw_from_pool(c: Components, loop: LoopSection, sampler: Any,
     with timer.phase("sample"):
         envs = sampler.draw(loop.envs_per_iteration, c.memory)
     return [Proposal(index=i, family=family_of[env.family], document=pool_document(env),
-                     prompt=[], program=env.source, verdict=POOL_VERDICT, status="frontier")
+                     prompt=[], program=env.source, verdict=POOL_VERDICT,
+                     status=EnvStatus.FRONTIER)
             for i, env in enumerate(envs)]
 
 
@@ -175,7 +182,8 @@ def _validate(c: Components, proposals: list[Proposal]) -> None:
     for proposal in proposals:
         by_family.setdefault(proposal.family.name, []).append(proposal)
     for group in by_family.values():
-        verdicts = c.sandbox.check([p.program for p in group], family=group[0].family)
+        verdicts = validate(c.sandbox, [p.program for p in group], family=group[0].family,
+                            options=c.validation)
         for proposal, verdict in zip(group, verdicts, strict=True):
             proposal.verdict = verdict
 
@@ -188,20 +196,18 @@ def dedupe(c: Components, proposals: list[Proposal]) -> None:
             continue
         program = EnvProgram(source=p.program, family=p.family.name, doc_id=p.document.id)
         existing = c.memory.get(program.id)
-        if existing is not None and existing.status in ("mastered", "too_hard"):
-            p.status, p.duplicate_of, p.similarity = "duplicate", existing.id, 1.0
+        if existing is not None and existing.status in (EnvStatus.MASTERED, EnvStatus.TOO_HARD):
+            p.status, p.duplicate_of, p.similarity = EnvStatus.DUPLICATE, existing.id, 1.0
             continue
         candidates.append((p, program))
-    find_many = getattr(c.memory, "find_duplicates", None)
-    programs = [program for _, program in candidates]
-    matches = find_many(programs) if callable(find_many) else \
-        [c.memory.find_duplicate(program) for program in programs]
+    matches = c.memory.find_duplicates([program for _, program in candidates])
     for (p, _), match in zip(candidates, matches, strict=True):
         if match is not None:
             record, similarity = match
-            p.status, p.duplicate_of, p.similarity = "duplicate", record.id, float(similarity)
+            p.status, p.duplicate_of, p.similarity = EnvStatus.DUPLICATE, record.id, \
+                float(similarity)
         else:
-            p.status = "frontier"
+            p.status = EnvStatus.FRONTIER
 
 
 def _first_observations(batch: SessionBatch, playable: list[Proposal],
@@ -224,17 +230,14 @@ def _first_observations(batch: SessionBatch, playable: list[Proposal],
     failures = {i: s for i, s in enumerate(sessions) if isinstance(s, SandboxError)}
     failures.update({i: r for (i, _), r in zip(live, resets) if isinstance(r, SandboxError)})
     for i, error in failures.items():
-        playable[i].status, playable[i].verdict = "rejected", error.verdict
+        playable[i].status, playable[i].verdict = EnvStatus.REJECTED, error.verdict
     return provided
 
 
-def _solution_secrets(session: Any, family: EnvFamily) -> list[str]:
+def _solution_secrets(session: SandboxSession, family: EnvFamily) -> list[str]:
     """What the seeded instance's solution says, so that hints can be kept from giving it away."""
-    solution = getattr(session, "solution", None)
-    if not callable(solution):
-        return []
     try:
-        actions = family.solution_actions(solution())
+        actions = family.solution_actions(session.solution())
     except SandboxError:
         return []
     return secrets_of(actions or [])
@@ -246,7 +249,7 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
 
     Each environment is opened once with 1 + 2K sessions (one worker, with the ``process``
     sandbox): the first is reset for the hint phase, the others play the rollouts."""
-    playable = [p for p in proposals if p.status == "frontier"]
+    playable = [p for p in proposals if p.status == EnvStatus.FRONTIER]
     k = loop.rollouts_per_env
     seeds = [seed + i for i in range(k)]
     with SessionBatch(c.sandbox) as batch:
@@ -257,7 +260,7 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
                 firsts = [o if isinstance(o, SandboxError) else o[0] for o in opened]
                 provided = _first_observations(batch, playable, firsts, seeds[0])
                 batch.close([s for s in firsts if not isinstance(s, SandboxError)])
-                now = [i for i, p in enumerate(playable) if p.status == "frontier"]
+                now = [i for i, p in enumerate(playable) if p.status == EnvStatus.FRONTIER]
                 hints = generate_hints(
                     c.backend, [playable[i].program for i in now],
                     [playable[i].first_observation for i in now], [provided[i] for i in now],
@@ -294,24 +297,29 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
     mastered = []
     for p in proposals:
         env_id = p.env_id
-        if p.status == "frontier" and p.unhinted:
+        if p.status == EnvStatus.FRONTIER and p.unhinted:
             hinted = [e.reward for e in p.hinted]
             unhinted = [e.reward for e in p.unhinted]
             p.difficulty = c.estimator.estimate(
                 EnvProgram(source=p.program, family=p.family.name, doc_id=p.document.id),
                 hinted, unhinted)
+            if not isinstance(p.difficulty, Difficulty) or not p.difficulty.has_regret:
+                raise PluginError(
+                    f"estimator {type(c.estimator).__name__} returned "
+                    f"{p.difficulty!r}: estimate() must return a Difficulty with a finite "
+                    "regret (mean hinted minus mean unhinted reward)")
             p.designer_reward = p.difficulty.designer_reward
             _remember(c, p)
             record = c.memory.update_stats(env_id, iteration, hinted, unhinted,
                                            dict(p.difficulty.figures), p.designer_reward)
             p.status = record.status
-            if record.status == "mastered":
+            if record.status == EnvStatus.MASTERED:
                 mastered.append(record)
             continue
-        if p.status == "duplicate":
+        if p.status == EnvStatus.DUPLICATE:
             p.designer_reward = loop.duplicate_reward
         else:
-            p.status = "rejected"
+            p.status = EnvStatus.REJECTED
             p.designer_reward = failure_reward(loop, p.verdict.category if p.verdict else "")
         _remember(c, p)
     return mastered
@@ -334,7 +342,7 @@ def _remember(c: Components, p: Proposal) -> None:
 
 def failure_reward(loop: LoopSection, category: str) -> float:
     """The designer's reward for a proposal that was not played, by verdict category."""
-    return loop.timeout_reward if category == "timeout" else loop.invalid_reward
+    return loop.timeout_reward if category == VerdictCategory.TIMEOUT else loop.invalid_reward
 
 
 def training_samples(loop: LoopSection, proposals: list[Proposal]) -> list[TrainingSample]:
@@ -346,24 +354,24 @@ def training_samples(loop: LoopSection, proposals: list[Proposal]) -> list[Train
             reward = (p.designer_reward if last
                       else failure_reward(loop, p.attempt_categories[attempt]))
             samples.append(TrainingSample(
-                role="designer", messages=p.prompt + [{"role": "assistant", "content": completion}],
+                role=Role.DESIGNER, messages=p.prompt + [{"role": "assistant", "content": completion}],
                 reward=reward, group=p.env_id,
                 meta={"attempt": attempt, "temperature": loop.designer_temperature}))
         episodes = p.unhinted + p.hinted
         for episode, conversation in zip(episodes, p.conversations):
             samples.append(TrainingSample(
-                role="agent", messages=conversation, reward=episode.reward, group=p.env_id,
+                role=Role.AGENT, messages=conversation, reward=episode.reward, group=p.env_id,
                 meta={"seed": episode.seed, "hinted": episode.hinted,
                       "temperature": loop.agent_temperature}))
     return samples
 
 
-def _success(episodes: list[Episode]) -> float:
-    return fmean([1.0 if e.reward >= 1.0 else 0.0 for e in episodes]) if episodes else 0.0
+def _success(episodes: list[Episode], threshold: float) -> float:
+    return fmean([1.0 if e.reward >= threshold else 0.0 for e in episodes]) if episodes else 0.0
 
 
 def iteration_metrics(iteration: int, proposals: list[Proposal], mastered: int,
-                      timer: PhaseTimer) -> dict[str, Any]:
+                      timer: PhaseTimer, success_threshold: float = 1.0) -> dict[str, Any]:
     played = [p for p in proposals if p.difficulty is not None]
     categories: dict[str, int] = {}
     for p in proposals:
@@ -375,16 +383,18 @@ def iteration_metrics(iteration: int, proposals: list[Proposal], mastered: int,
         "envs_proposed": len(proposals),
         "designer_attempts": attempts,
         "envs_valid": sum(1 for p in proposals if p.verdict and p.verdict.valid),
-        "envs_duplicate": sum(1 for p in proposals if p.status == "duplicate"),
+        "envs_duplicate": sum(1 for p in proposals if p.status == EnvStatus.DUPLICATE),
         "envs_played": len(played),
         "envs_mastered": mastered,
-        "envs_too_hard": sum(1 for p in proposals if p.status == "too_hard"),
-        "mean_regret": fmean([p.difficulty.figures.get("regret", 0.0) for p in played])
+        "envs_too_hard": sum(1 for p in proposals if p.status == EnvStatus.TOO_HARD),
+        "mean_regret": fmean([p.difficulty.regret for p in played])
         if played else 0.0,
         "mean_designer_reward": fmean([p.designer_reward for p in proposals]) if proposals
         else 0.0,
-        "agent_success_unhinted": _success([e for p in played for e in p.unhinted]),
-        "agent_success_hinted": _success([e for p in played for e in p.hinted]),
+        "agent_success_unhinted": _success([e for p in played for e in p.unhinted],
+                                           success_threshold),
+        "agent_success_hinted": _success([e for p in played for e in p.hinted],
+                                         success_threshold),
         "verdicts": categories,
         "seconds": {k: round(v, 3) for k, v in timer.seconds.items()},
     }

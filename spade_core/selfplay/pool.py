@@ -11,17 +11,17 @@ the memory has retired (``mastered`` or ``too_hard``). The draw position is chec
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from spade_core.components import BuildContext
 from spade_core.errors import ConfigError
-from spade_core.interfaces.memory import EnvRecord
-from spade_core.records import Document, Verdict, program_id
+from spade_core.interfaces.memory import EnvMemory, EnvRecord
+from spade_core.records import Document, EnvStatus, Verdict, program_id
+from spade_core.validation import ValidationOptions, validate
 
-RETIRED = ("mastered", "too_hard")
+RETIRED = (EnvStatus.MASTERED, EnvStatus.TOO_HARD)
 
 
 @dataclass(frozen=True)
@@ -35,27 +35,21 @@ class PoolEnv:
     doc_id: str | None = None
 
 
-def _memory_records(memory: Any) -> Iterable[EnvRecord]:
-    """Every record of a memory, through its optional ``records()``."""
-    records = getattr(memory, "records", None)
-    if callable(records):
-        return records()
-    raise ConfigError(f"loop.pool: the memory {type(memory).__name__} cannot list its records "
-                      "(it needs a records() method); give a folder of programs or a .jsonl file")
-
-
 def _from_run_dir(path: Path, resolved: Any) -> list[PoolEnv]:
+    """The ``frontier`` records of the memory in run directory ``path``, read through the run's
+    own memory component (``EnvMemory.records``)."""
     rc = resolved.components["memory"]
-    memory = rc.component.build(rc.options, BuildContext(run_dir=path, seed=0))
+    memory: EnvMemory = rc.component.build(rc.options, BuildContext(run_dir=path, seed=0))
     try:
         return [PoolEnv(r.id, r.source, r.family, r.description, r.doc_id)
-                for r in _memory_records(memory) if r.status == "frontier"]
+                for r in memory.records() if r.status == EnvStatus.FRONTIER]
     finally:
         memory.close()
 
 
-def _from_programs(path: Path, families: list[Any], sandbox: Any) -> list[PoolEnv]:
-    from spade_core.cli.envs_cmd import choose_family, read_programs
+def _from_programs(path: Path, families: list[Any], sandbox: Any,
+                   options: ValidationOptions) -> list[PoolEnv]:
+    from spade_core.program_files import choose_family, read_programs
 
     by_family: dict[str, list[tuple[str, str, str]]] = {}
     family_of = {f.name: f for f in families}
@@ -67,7 +61,8 @@ def _from_programs(path: Path, families: list[Any], sandbox: Any) -> list[PoolEn
             by_family.setdefault(family.name, []).append((label, source, description))
     envs = []
     for name, items in by_family.items():
-        verdicts = sandbox.check([source for _, source, _ in items], family=family_of[name])
+        verdicts = validate(sandbox, [source for _, source, _ in items],
+                            family=family_of[name], options=options)
         for (label, source, description), verdict in zip(items, verdicts, strict=True):
             if verdict.valid:
                 envs.append(PoolEnv(program_id(source), source, name, description or label,
@@ -85,7 +80,8 @@ def load_pool(resolved: Any, families: list[Any], sandbox: Any) -> list[PoolEnv]
                           "`spade envs import` or a folder of .py programs / a .jsonl file")
     is_run_dir = path.is_dir() and ((path / "config.resolved.yaml").exists()
                                     or not any(path.rglob("*.py")))
-    envs = _from_run_dir(path, resolved) if is_run_dir else _from_programs(path, families, sandbox)
+    envs = _from_run_dir(path, resolved) if is_run_dir else _from_programs(
+        path, families, sandbox, ValidationOptions.from_config(resolved.config))
     names = {f.name for f in families}
     usable = [e for e in envs if e.family in names]
     if not usable:
@@ -103,20 +99,20 @@ class PoolSampler:
         self.envs = envs
         self.position = 0
 
-    def seed_memory(self, memory: Any) -> int:
+    def seed_memory(self, memory: EnvMemory) -> int:
         """Add the pool's environments the memory does not know yet, as ``frontier`` records."""
         added = 0
         for env in self.envs:
             if memory.get(env.id) is None:
                 now = time.time()
                 memory.add(EnvRecord(id=env.id, source=env.source, family=env.family,
-                                     status="frontier", doc_id=env.doc_id,
+                                     status=EnvStatus.FRONTIER, doc_id=env.doc_id,
                                      description=env.description, verdict_category="ok",
                                      created_at=now, updated_at=now))
                 added += 1
         return added
 
-    def draw(self, n: int, memory: Any) -> list[PoolEnv]:
+    def draw(self, n: int, memory: EnvMemory) -> list[PoolEnv]:
         """Up to ``n`` different environments the memory has not retired."""
         chosen: list[PoolEnv] = []
         for _ in range(len(self.envs)):

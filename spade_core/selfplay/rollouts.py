@@ -52,18 +52,6 @@ class _Live:
     reported: bool = False
 
 
-def _tools_for(family: EnvFamily, program: str,
-               info: dict[str, Any] | None = None) -> list[dict[str, Any]] | None:
-    # Tool-use programs build their tools in reset(), so the schemas come with its info.
-    from_info = getattr(family, "tools_from_info", None)
-    if callable(from_info) and info is not None:
-        tools = from_info(info)
-        if tools is not None:
-            return tools
-    tools_for = getattr(family, "tools_for", None)
-    return tools_for(program) if callable(tools_for) else None
-
-
 def run_rollouts(
     sandbox: Sandbox,
     backend: GenerationBackend,
@@ -168,7 +156,8 @@ def _reset(batch: SessionBatch, requests: Sequence[RolloutRequest],
         item.episode.first_observation = observation
         item.messages = [{"role": "system", "content": request.family.agent_instructions()},
                          {"role": "user", "content": observation}]
-        item.tools = _tools_for(request.family, request.program, info)
+        # Tool-use programs build their tools in reset(), so the schemas come with its info.
+        item.tools = request.family.tools_from_info(info)
 
 
 def _advance(item: _Live, action: str, result: StepResult | SandboxError,

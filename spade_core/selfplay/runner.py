@@ -17,14 +17,14 @@ from spade_core.components import BuildContext
 from spade_core.config.load import ResolvedConfig
 from spade_core.errors import ConfigError, SpadeError
 from spade_core.plugins import LoadedPlugins
+from spade_core.records import EnvStatus
 from spade_core.run_context import RunContext
 from spade_core.selfplay.artifacts import RunArtifacts
 from spade_core.selfplay.checkpoint import (
     latest_checkpoint,
     load_rng,
     read_state,
-    restore_memory_folder,
-    restore_memory_method,
+    restore_memory,
     save_checkpoint,
     truncate_jsonl,
 )
@@ -41,6 +41,7 @@ from spade_core.selfplay.iteration import (
     training_samples,
 )
 from spade_core.selfplay.pool import PoolSampler, load_pool
+from spade_core.validation import ValidationOptions
 
 Reporter = Callable[[str], None]
 
@@ -58,7 +59,8 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
     def build(section: str) -> Any:
         rc = resolved.components[section]
         context = BuildContext(run_dir=run_dir, seed=seed, components=dict(built),
-                               model=resolved.config.model.path)
+                               model=resolved.config.model.path,
+                               success_threshold=resolved.config.loop.success_threshold)
         instance = rc.component.build(rc.options, context)
         built[rc.component.kind] = instance
         opened.append(instance)
@@ -73,22 +75,21 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
     corpus = build("corpus")
     designer = build("designer")
     estimator = build("estimator")
-    families = [rc.component.build(rc.options, BuildContext(run_dir=run_dir, seed=seed,
-                                                           model=resolved.config.model.path))
-                for rc in resolved.families]
+    families = [rc.component.build(rc.options, BuildContext(
+        run_dir=run_dir, seed=seed, model=resolved.config.model.path,
+        success_threshold=resolved.config.loop.success_threshold)) for rc in resolved.families]
     trainer = build("trainer")
     return Components(corpus=corpus, designer=designer, families=families, sandbox=sandbox,
-                      estimator=estimator, memory=memory, backend=backend, trainer=trainer)
+                      estimator=estimator, memory=memory, backend=backend, trainer=trainer,
+                      validation=ValidationOptions.from_config(resolved.config))
 
 
 def _close_all(opened: list[Any], report: Reporter) -> None:
     for instance in reversed(opened):
-        close = getattr(instance, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception as exc:  # noqa: BLE001 - closing must not hide the run's outcome
-                report(f"warning: closing {type(instance).__name__} failed: {exc}")
+        try:
+            instance.close()
+        except Exception as exc:  # noqa: BLE001 - closing must not hide the run's outcome
+            report(f"warning: closing {type(instance).__name__} failed: {exc}")
 
 
 def _env_details(iteration: int, p: Proposal) -> dict[str, Any]:
@@ -140,7 +141,6 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
             raise ConfigError(f"--resume {str(run_dir)!r}: the run has no checkpoint (none is "
                               "written before the run starts when checkpoint.every is 0)")
         state = read_state(checkpoint)
-        restore_memory_folder(checkpoint, state.get("memory"))
     artifacts.create(resolved.to_dict())
     context = RunContext(run_dir=run_dir, config=resolved.to_dict(), seed=config.run.seed)
     start = int(state.get("next_iteration", 0))
@@ -224,7 +224,7 @@ def _restore(c: Components, checkpoint: Path, state: dict[str, Any], pool: Any,
         pool.load_state_dict(state["pool"])
     if state.get("trainer"):
         c.trainer.load(checkpoint / "trainer")
-    restore_memory_method(c.memory, checkpoint, state.get("memory"))
+    restore_memory(c.memory, checkpoint, state.get("memory"))  # the open memory restores itself
     load_rng(checkpoint)
     truncate_jsonl(artifacts.run_dir / "metrics.jsonl", start)
 
@@ -244,14 +244,14 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
         with timer.phase("dedupe", total=sum(1 for p in proposals if p.verdict and
                                              p.verdict.valid)):
             dedupe(c, proposals)
-            timer.advance("dedupe", sum(1 for p in proposals if p.status in ("frontier",
-                                                                             "duplicate")))
+            timer.advance("dedupe", sum(1 for p in proposals if p.status in (
+                EnvStatus.FRONTIER, EnvStatus.DUPLICATE)))
     play(c, loop, proposals, seed, timer)
     with timer.phase("estimate", total=len(proposals)):
         mastered = estimate(c, loop, proposals, iteration)
         timer.advance("estimate", len(proposals))
     for p in proposals:
-        if p.status not in ("rejected", "duplicate"):
+        if p.status not in (EnvStatus.REJECTED, EnvStatus.DUPLICATE):
             record = c.memory.get(p.env_id)
             if record is not None:
                 hook.spade_env_accepted(run=context, record=record)
@@ -264,7 +264,8 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
     for p in proposals:
         artifacts.write_env(p.env_id, p.program or (p.completions[-1] if p.completions else ""),
                             _env_details(iteration, p))
-    metrics = iteration_metrics(iteration, proposals, len(mastered), timer)
+    metrics = iteration_metrics(iteration, proposals, len(mastered), timer,
+                                loop.success_threshold)
     metrics["train"] = train_metrics
     metrics["corpus_state"] = c.corpus.state_dict()
     metrics["mode"] = loop.mode

@@ -1,10 +1,11 @@
 """Many sandbox sessions at once: open, reset and step them in few round trips.
 
-A sandbox may offer batched calls (``open_many``, ``reset_many``, ``step_many``: several instances
-of one program in one worker, one request frame per worker); the built-in ``process`` sandbox
-does. For any other sandbox the same operations fall back to one call per session, issued from a
-small thread pool so the waits on worker processes overlap. Failures come back as
-:class:`SandboxError` values in the result lists, in input order, and are never raised.
+Every sandbox has the batched calls ``open_many``, ``reset_many`` and ``step_many`` (the base
+class's defaults make one call per session, their waits overlapped; the built-in ``process``
+sandbox hosts several instances of one program in one worker and sends one request frame per
+worker). Programs are opened from a small thread pool so that their workers start concurrently.
+Failures come back as :class:`SandboxError` values in the result lists, in input order, and are
+never raised.
 """
 
 from __future__ import annotations
@@ -47,53 +48,25 @@ class SessionBatch:
              ) -> list[list[SandboxSession] | SandboxError]:
         """For each ``(program, family, count)``: ``count`` independent sessions of the program
         (one worker when the sandbox can host several instances), or the error that stopped it."""
-        open_many = getattr(self.sandbox, "open_many", None)
 
         def one(spec: tuple[str, EnvFamily | None, int]) -> list[SandboxSession] | SandboxError:
             program, family, count = spec
-            opened: list[SandboxSession] = []
             try:
-                if callable(open_many):
-                    return list(open_many(program, count, family=family))
-                for _ in range(count):
-                    opened.append(self.sandbox.open(program, family=family))
-                return opened
+                return list(self.sandbox.open_many(program, count, family=family))
             except SandboxError as exc:
-                for session in opened:
-                    session.close()
                 return exc
 
         return self.map(one, list(specs))
 
     def reset(self, items: Sequence[tuple[SandboxSession, int | None]]
               ) -> list[tuple[str, dict[str, Any]] | SandboxError]:
-        """``reset(seed)`` of each session."""
-        reset_many = getattr(self.sandbox, "reset_many", None)
-        if callable(reset_many) and items:
-            return list(reset_many(list(items)))
-
-        def one(item: tuple[SandboxSession, int | None]) -> Any:
-            try:
-                return item[0].reset(item[1])
-            except SandboxError as exc:
-                return exc
-
-        return self.map(one, list(items))
+        """``reset(seed)`` of each session (``Sandbox.reset_many``)."""
+        return list(self.sandbox.reset_many(list(items))) if items else []
 
     def step(self, items: Sequence[tuple[SandboxSession, str]]
              ) -> list[StepResult | SandboxError]:
-        """``step(action)`` of each session."""
-        step_many = getattr(self.sandbox, "step_many", None)
-        if callable(step_many) and items:
-            return list(step_many(list(items)))
-
-        def one(item: tuple[SandboxSession, str]) -> Any:
-            try:
-                return item[0].step(item[1])
-            except SandboxError as exc:
-                return exc
-
-        return self.map(one, list(items))
+        """``step(action)`` of each session (``Sandbox.step_many``)."""
+        return list(self.sandbox.step_many(list(items))) if items else []
 
     def close(self, sessions: Sequence[SandboxSession]) -> None:
         """Close every session (errors on close are the program's last word, and ignored)."""

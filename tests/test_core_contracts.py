@@ -1,0 +1,139 @@
+"""The component contracts: base classes with working defaults, duck-typed components wrapped
+once when built, the contract checker failing what breaks a contract, and a typed regret."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from spade_core.components import BuildContext
+from spade_core.errors import PluginError
+from spade_core.hookspecs import hookimpl
+from spade_core.interfaces import (
+    BASES,
+    DifficultyEstimator,
+    EnvFamily,
+    GenerationBackend,
+    Trainer,
+    conform,
+)
+from spade_core.interfaces.conform import optional_members, required_members
+from spade_core.records import Difficulty, EnvProgram, EnvStatus, Role, VerdictCategory
+from spade_core.testing import check_component, load_test_plugins
+
+
+class FakeMeanGapEstimator(DifficultyEstimator):
+    def estimate(self, env, hinted, unhinted):  # noqa: ANN001, ANN201
+        gap = (sum(hinted) / max(len(hinted), 1)) - (sum(unhinted) / max(len(unhinted), 1))
+        return Difficulty(figures={}, designer_reward=max(gap, 0.0), regret=gap)
+
+
+class FakeNoRegretEstimator:
+    """Duck-typed, and it forgets ``regret``: the checker must refuse it."""
+
+    def estimate(self, env, hinted, unhinted):  # noqa: ANN001, ANN201
+        return Difficulty(figures={"win_gap": 0.0}, designer_reward=0.0)
+
+
+class FakeHalfTrainer:
+    """Has no ``train``: building it must fail, naming what is missing."""
+
+    def save(self, directory):  # noqa: ANN001, ANN201
+        pass
+
+
+class FakeEstimatorPlugin:
+    @hookimpl
+    def register_difficulty_estimators(self, register):  # noqa: ANN001, ANN201
+        register("fake-mean-gap", lambda o, c: FakeMeanGapEstimator())
+        register("fake-no-regret", lambda o, c: FakeNoRegretEstimator())
+
+    @hookimpl
+    def register_trainers(self, register):  # noqa: ANN001, ANN201
+        register("fake-half", lambda o, c: FakeHalfTrainer())
+
+
+def test_every_kind_has_a_base_class_with_required_and_optional_members():
+    for kind, base in BASES.items():
+        assert required_members(base), kind
+        assert "close" in required_members(base) + optional_members(base), kind
+
+
+def test_the_checker_passes_a_subclass_and_refuses_a_missing_regret():
+    loaded = load_test_plugins(FakeEstimatorPlugin())
+    assert isinstance(check_component(loaded, "difficulty_estimator", "fake-mean-gap"),
+                      DifficultyEstimator)
+    with pytest.raises(AssertionError, match="regret"):
+        check_component(loaded, "difficulty_estimator", "fake-no-regret")
+
+
+def test_a_component_missing_a_required_method_fails_when_built():
+    loaded = load_test_plugins(FakeEstimatorPlugin())
+    component = loaded.registry.resolve("trainer", "fake-half", "trainer")
+    with pytest.raises(PluginError, match="missing train"):
+        component.build({}, BuildContext())
+
+
+def test_a_duck_typed_component_gets_the_base_class_defaults():
+    class DuckTrainer:
+        def __init__(self):
+            self.calls = 0
+
+        def train(self, samples):  # noqa: ANN001, ANN201
+            self.calls += 1
+            return {"n": float(len(samples))}
+
+    duck = DuckTrainer()
+    trainer = conform(Trainer, duck)
+    assert isinstance(trainer, Trainer) and conform(Trainer, trainer) is trainer
+    assert trainer.train([]) == {"n": 0.0} and duck.calls == 1
+    trainer.save(None)  # the base class's default: nothing to save
+    trainer.close()
+    assert trainer.calls == 1  # other attributes reach the wrapped object
+
+
+def test_a_family_written_before_the_tools_keyword_still_replays_solutions():
+    class OldFamily:
+        name = "old"
+
+        def designer_guide(self):  # noqa: ANN201
+            return ""
+
+        def skeleton(self):  # noqa: ANN201
+            return ""
+
+        def agent_instructions(self):  # noqa: ANN201
+            return ""
+
+        def solution_actions(self, solution):  # noqa: ANN001, ANN201
+            return [solution.upper()]
+
+    family = conform(EnvFamily, OldFamily())
+    assert family.name == "old" and family.modules == {} and family.probe_actions() == ()
+    assert family.solution_actions("a", tools=[{"x": 1}]) == ["A"]
+    assert family.tools_from_info({}) is None and family.static_problems("x = 1") == []
+
+
+def test_a_backend_batch_size_defaults_to_none():
+    class Echo(GenerationBackend):
+        def generate(self, conversations, *, max_new_tokens, temperature, seed=None,  # noqa
+                     tools=None):
+            return []
+
+    assert Echo().batch_size is None
+
+
+def test_difficulty_regret_is_typed_and_mirrored_in_figures():
+    typed = Difficulty(figures={"win_rate": 0.5}, designer_reward=0.2, regret=0.25)
+    assert typed.has_regret and typed.figures["regret"] == 0.25
+    legacy = Difficulty(figures={"regret": -0.5}, designer_reward=0.0)
+    assert legacy.regret == -0.5 and legacy.has_regret
+    missing = Difficulty(figures={}, designer_reward=0.0)
+    assert not missing.has_regret and math.isnan(missing.regret)
+
+
+def test_the_enums_are_their_stored_strings():
+    assert EnvStatus.MASTERED == "mastered" and f"{EnvStatus.TOO_HARD}" == "too_hard"
+    assert VerdictCategory.OK == "ok" and Role.AGENT == "agent"
+    assert EnvProgram(source="x", family=Role.AGENT).family == "agent"
