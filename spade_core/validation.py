@@ -234,8 +234,9 @@ def solution_actions(value: Any, family: "EnvFamily | None",
                      tools: Any = None) -> list[str] | None:
     """Actions that replay ``solution()``'s value: the family's reading of it, or (no family)
     an action string or a list of them; ``None`` when the family cannot replay it."""
-    if family is not None:
-        return family.solution_actions(value, tools=tools)
+    if family is not None:  # ``tools`` only when there are some, as the loop's hint step calls it
+        return family.solution_actions(value, tools=tools) if tools is not None \
+            else family.solution_actions(value)
     if isinstance(value, str):
         return [value]
     if isinstance(value, list) and all(isinstance(a, str) for a in value):
