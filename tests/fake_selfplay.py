@@ -59,8 +59,11 @@ class FakeScriptedBackend(GenerationBackend):
     """Designer: a fixed question per document; hints: fixed text; agent: right only when hinted
     (so regret is 1), or always right when ``always_right`` (so the env gets mastered)."""
 
-    def __init__(self, always_right=False):
+    def __init__(self, always_right=False, repairable=False):
         self.always_right = always_right
+        #: A "broken" document gets a valid answer once the verdict came back (a repair turn).
+        self.repairable = repairable
+        self.designer_prompts = []
         self.calls = 0
 
     def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
@@ -70,10 +73,14 @@ class FakeScriptedBackend(GenerationBackend):
             system = messages[0]["content"]
             text = " ".join(m["content"] for m in messages)
             if system.startswith("You are an environment designer"):
-                if "broken" in text:
+                self.designer_prompts.append(messages)
+                repaired = self.repairable and "no environment program found" in \
+                    messages[-1]["content"]
+                if "broken" in text and not repaired:
                     out.append(Generation(text="I cannot do that."))
                 else:
-                    doc = messages[-1]["content"].split("Document:\n")[1].split("\n")[0]
+                    first = next(m for m in messages if "Document:\n" in m["content"])
+                    doc = first["content"].split("Document:\n")[1].split("\n")[0]
                     out.append(Generation(text=f"QUESTION: what is {doc}?\nANSWER: 42"))
             elif system.startswith("You are a coach"):
                 out.append(Generation(text="Think, then box the number. ```code``` The answer is 42."))
@@ -202,13 +209,20 @@ class FakeListCorpus(CorpusSampler):
 
 
 class FakeSelfPlayPlugin:
-    def __init__(self, always_right=False, texts=("six times seven", "forty two")):
+    def __init__(self, always_right=False, texts=("six times seven", "forty two"),
+                 repairable=False):
         self.always_right = always_right
+        self.repairable = repairable
         self.texts = list(texts)
+        self.backends = []
+
+    def _backend(self, options, context):
+        self.backends.append(FakeScriptedBackend(self.always_right, self.repairable))
+        return self.backends[-1]
 
     @hookimpl
     def register_generation_backends(self, register):
-        register("fake-backend", lambda o, c: FakeScriptedBackend(self.always_right))
+        register("fake-backend", self._backend)
 
     @hookimpl
     def register_sandboxes(self, register):

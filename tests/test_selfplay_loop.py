@@ -81,6 +81,40 @@ def test_invalid_proposals_get_invalid_reward_and_are_kept(tmp_path):
     assert detail["status"] == "rejected" and detail["verdict"]["category"] == "syntax"
 
 
+def test_a_repair_turn_turns_a_rejected_program_into_a_valid_one(tmp_path):
+    plugin = FakeSelfPlayPlugin(texts=["broken doc"], repairable=True)
+    loaded = load_test_plugins(plugin, designer_plugin, estimators_plugin, trainers_plugin)
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"]["dir"] = str(tmp_path / "run")
+    data["run"]["iterations"] = 1
+    run_dir = run(resolve_config(data, loaded.registry, "test.yaml"), loaded,
+                  report=lambda message: None)
+    row = metrics(run_dir)[0]
+    assert row["envs_valid"] == 2 and row["repairs"] == 2 and row["repaired_valid"] == 2
+    assert row["designer_attempts"] == 4
+    first, second = plugin.backends[0].designer_prompts[:3:2]
+    assert second[:len(first)] == first  # the repair continues the first conversation
+    assert second[-2]["role"] == "assistant" and second[-2]["content"] == "I cannot do that."
+    assert "[syntax] no environment program found" in second[-1]["content"]
+    detail = json.loads(next(run_dir.glob("envs/*.json")).read_text())
+    assert detail["repairs"] == 1 and detail["attempt_categories"] == ["syntax", "ok"]
+
+
+def test_without_repairs_a_retry_samples_the_first_prompt_again(tmp_path):
+    plugin = FakeSelfPlayPlugin(texts=["broken doc"], repairable=True)
+    loaded = load_test_plugins(plugin, designer_plugin, estimators_plugin, trainers_plugin)
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"]["dir"] = str(tmp_path / "run")
+    data["run"]["iterations"] = 1
+    data["loop"] = {**data.get("loop", {}), "max_repairs": 0}
+    run_dir = run(resolve_config(data, loaded.registry, "test.yaml"), loaded,
+                  report=lambda message: None)
+    row = metrics(run_dir)[0]
+    assert row["envs_valid"] == 0 and row["repairs"] == 0
+    prompts = plugin.backends[0].designer_prompts
+    assert prompts[0] == prompts[2]
+
+
 def test_mastered_env_then_refused_as_duplicate(tmp_path):
     run_dir, recorder = make_run(tmp_path, always_right=True, texts=["same doc"])
     rows = metrics(run_dir)

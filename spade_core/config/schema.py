@@ -50,6 +50,9 @@ class LoopSection(Strict):
     rollouts_per_env: int = Field(default=4, ge=1)
     max_turns: int = Field(default=4, ge=1)
     max_attempts: int = Field(default=2, ge=1)
+    #: Of the retries (``max_attempts - 1``), how many are repair turns: the rejected answer goes
+    #: back to the designer with its verdict. Later retries sample afresh from the first prompt.
+    max_repairs: int = Field(default=1, ge=0)
     designer_max_tokens: int = Field(default=512, ge=16)
     agent_max_tokens: int = Field(default=64, ge=4)
     hint_max_tokens: int = Field(default=96, ge=4)

@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from spade_core.records import Document
+from spade_core.records import Document, Verdict
 
 if TYPE_CHECKING:
     from spade_core.interfaces.family import EnvFamily
@@ -34,6 +34,19 @@ class PromptStrategy(ABC):
     @abstractmethod
     def extract(self, completion: str, family: "EnvFamily") -> str | None:
         """The environment program inside the designer's completion, or ``None`` if there is none."""
+
+    def repair(self, messages: list[dict[str, str]], completion: str, verdict: Verdict,
+               family: "EnvFamily") -> list[dict[str, str]]:
+        """The conversation of a repair turn: the designer's rejected answer goes back to it with
+        the verdict (category and message), asking for the whole program again, fixed. The
+        default appends the answer and one user message to ``messages``; a strategy whose
+        answers have another shape (e.g. skeleton slots) may word the request differently."""
+        where = f" (line {verdict.line})" if verdict.line else ""
+        return [*messages, {"role": "assistant", "content": completion},
+                {"role": "user", "content": (
+                    f"Validation rejected that environment: [{verdict.category}] "
+                    f"{verdict.message}{where}. Fix exactly this problem and answer again with "
+                    "the whole environment, in the same format as before.")}]
 
     def close(self) -> None:
         """Release resources; the default has none."""

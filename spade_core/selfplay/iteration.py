@@ -76,6 +76,10 @@ class Proposal:
     prompt: list[dict[str, str]]
     completions: list[str] = field(default_factory=list)
     attempt_categories: list[str] = field(default_factory=list)
+    #: The conversation each attempt was generated from: ``prompt``, or a repair turn's.
+    attempt_prompts: list[list[dict[str, str]]] = field(default_factory=list)
+    #: Repair turns used: rejected answers sent back with their verdict.
+    repairs: int = 0
     program: str | None = None
     verdict: Verdict | None = None
     status: str = EnvStatus.REJECTED
@@ -95,6 +99,15 @@ class Proposal:
     def env_id(self) -> str:
         return EnvProgram(source=self.program or self.completions[-1], family=self.family.name).id
 
+    def next_prompt(self, c: "Components", loop: LoopSection) -> list[dict[str, str]]:
+        """What the next attempt is generated from: a repair turn on the last rejected answer
+        while ``loop.max_repairs`` allows one, else the original prompt (a fresh sample)."""
+        if not self.completions or self.verdict is None or self.repairs >= loop.max_repairs:
+            return self.prompt
+        self.repairs += 1
+        return c.designer.repair(self.attempt_prompts[-1], self.completions[-1], self.verdict,
+                                 self.family)
+
 
 def _no_program(completion: str) -> Verdict:
     return Verdict(valid=False, category=VerdictCategory.SYNTAX,
@@ -104,7 +117,9 @@ def _no_program(completion: str) -> Verdict:
 
 def design(c: Components, loop: LoopSection, iteration: int, seed: int,
            timer: PhaseTimer) -> list[Proposal]:
-    """Ask the designer for ``envs_per_iteration`` programs, validating and retrying the invalid.
+    """Ask the designer for ``envs_per_iteration`` programs, validating and retrying the invalid:
+    up to ``loop.max_attempts`` generations each, the first ``loop.max_repairs`` retries as repair
+    turns (the rejected answer and its verdict go back to the designer), later ones fresh.
 
     Generation goes in chunks of ``loop.design_chunk`` prompts; each chunk's programs are
     validated on a background thread while the next chunk generates, so the sandbox works while
@@ -128,9 +143,12 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
             running = []
             for start in range(0, len(pending), chunk):
                 part = pending[start:start + chunk]
+                for proposal in part:
+                    proposal.attempt_prompts.append(proposal.next_prompt(c, loop))
                 with timer.phase("design", total=len(part)):
                     generations = c.backend.generate(
-                        [p.prompt for p in part], max_new_tokens=loop.designer_max_tokens,
+                        [p.attempt_prompts[-1] for p in part],
+                        max_new_tokens=loop.designer_max_tokens,
                         temperature=loop.designer_temperature,
                         seed=seed + 1000 * attempt + start)
                     timer.advance("design", len(part))
@@ -353,10 +371,13 @@ def training_samples(loop: LoopSection, proposals: list[Proposal]) -> list[Train
             last = attempt == len(p.completions) - 1
             reward = (p.designer_reward if last
                       else failure_reward(loop, p.attempt_categories[attempt]))
+            prompt = p.attempt_prompts[attempt] if attempt < len(p.attempt_prompts) else p.prompt
             samples.append(TrainingSample(
-                role=Role.DESIGNER, messages=p.prompt + [{"role": "assistant", "content": completion}],
+                role=Role.DESIGNER,
+                messages=prompt + [{"role": "assistant", "content": completion}],
                 reward=reward, group=p.env_id,
-                meta={"attempt": attempt, "temperature": loop.designer_temperature}))
+                meta={"attempt": attempt, "repair": prompt is not p.prompt,
+                      "temperature": loop.designer_temperature}))
         episodes = p.unhinted + p.hinted
         for episode, conversation in zip(episodes, p.conversations):
             samples.append(TrainingSample(
@@ -382,6 +403,9 @@ def iteration_metrics(iteration: int, proposals: list[Proposal], mastered: int,
         "iteration": iteration,
         "envs_proposed": len(proposals),
         "designer_attempts": attempts,
+        "repairs": sum(p.repairs for p in proposals),
+        "repaired_valid": sum(1 for p in proposals if p.repairs and p.verdict
+                              and p.verdict.valid),
         "envs_valid": sum(1 for p in proposals if p.verdict and p.verdict.valid),
         "envs_duplicate": sum(1 for p in proposals if p.status == EnvStatus.DUPLICATE),
         "envs_played": len(played),

@@ -97,6 +97,7 @@ def _env_details(iteration: int, p: Proposal) -> dict[str, Any]:
         "id": p.env_id, "iteration": iteration, "family": p.family.name, "status": p.status,
         "doc_id": p.document.id, "verdict": asdict(p.verdict) if p.verdict else None,
         "attempts": len(p.completions), "attempt_categories": p.attempt_categories,
+        "repairs": p.repairs,
         "duplicate_of": p.duplicate_of, "duplicate_similarity": p.similarity, "hint": p.hint,
         "hint_redacted": p.hint_redacted,
         "difficulty": asdict(p.difficulty) if p.difficulty else None,
