@@ -293,6 +293,28 @@ class FaissEnvMemory(EnvMemory):
         embedding model."""
         return self.search_many([query], k, statuses=statuses, family=family)[0]
 
+    def set_status(self, env_id: str, status: str) -> EnvRecord:
+        """Move one record to ``status``. Entering the dedupe pool happens only through
+        :meth:`update_stats` (a mastered environment), so ``mastered`` is refused here."""
+        self._writable("change a status")
+        if status == POOL_STATUS:
+            raise ValueError("an environment becomes mastered through update_stats(), which also "
+                             "adds it to the dedupe pool")
+        with self._lock:
+            if not self.store.set_status(env_id, status):
+                raise KeyError(f"environment {env_id!r} is not in the memory at {self.folder}")
+            updated = self.store.get(env_id)
+            assert updated is not None
+            return updated
+
+    def by_status(self, statuses: Sequence[str], family: str | None = None
+                  ) -> Iterator[EnvRecord]:
+        """Records with a status in ``statuses`` straight from SQL (oldest first), each with its
+        history: no scan of the whole memory."""
+        for record in self.store.ranked(tuple(statuses), 2 ** 62, family, "created_at, id"):
+            record.history = self.store.history(record.id)
+            yield record
+
     def clear(self) -> None:
         """Delete every record and empty the pool index (the settings stay)."""
         self._writable("clear")

@@ -235,6 +235,15 @@ class RecordStore:
                 raise
             return pool_id
 
+    def set_status(self, env_id: str, status: str) -> bool:
+        """Set one record's status; returns whether the record exists."""
+        if status not in ENV_STATUSES:
+            raise ValueError(f"unknown status {status!r}; one of {', '.join(ENV_STATUSES)}")
+        with self._lock:
+            cursor = self.conn.execute("UPDATE envs SET status = ?, updated_at = ? WHERE id = ?",
+                                       (str(status), time.time(), env_id))
+            return cursor.rowcount > 0
+
     def clear(self) -> None:
         """Delete every record and its history in one transaction (settings in ``meta`` stay)."""
         with self._lock:

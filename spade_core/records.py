@@ -33,12 +33,14 @@ class VerdictCategory(StrEnum):
 
 class EnvStatus(StrEnum):
     """Where an environment stands in the memory: being learned (``frontier``), retired because
-    the agent masters it (``mastered``) or cannot learn it (``too_hard``), refused by validation
+    the agent masters it (``mastered``), cannot learn it (``too_hard``) or has been replayed for
+    ``loop.replay_max_age`` iterations without either (``retired``), refused by validation
     (``rejected``) or as a near-duplicate of a mastered one (``duplicate``)."""
 
     FRONTIER = "frontier"
     MASTERED = "mastered"
     TOO_HARD = "too_hard"
+    RETIRED = "retired"
     REJECTED = "rejected"
     DUPLICATE = "duplicate"
 

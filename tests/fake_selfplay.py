@@ -59,8 +59,12 @@ class FakeScriptedBackend(GenerationBackend):
     """Designer: a fixed question per document; hints: fixed text; agent: right only when hinted
     (so regret is 1), or always right when ``always_right`` (so the env gets mastered)."""
 
-    def __init__(self, always_right=False, repairable=False):
+    def __init__(self, always_right=False, repairable=False, learn_after=None):
         self.always_right = always_right
+        #: When set, the agent answers a question right once it has started more than this many
+        #: episodes of it: success that rises with practice, for replay tests.
+        self.learn_after = learn_after
+        self.episodes_seen = {}
         #: A "broken" document gets a valid answer once the verdict came back (a repair turn).
         self.repairable = repairable
         self.designer_prompts = []
@@ -84,6 +88,12 @@ class FakeScriptedBackend(GenerationBackend):
                     out.append(Generation(text=f"QUESTION: what is {doc}?\nANSWER: 42"))
             elif system.startswith("You are a coach"):
                 out.append(Generation(text="Think, then box the number. ```code``` The answer is 42."))
+            elif self.learn_after is not None:
+                question = messages[1]["content"].split("\n")[0]
+                if len(messages) == 2:  # the first turn of an episode
+                    self.episodes_seen[question] = self.episodes_seen.get(question, 0) + 1
+                right = self.episodes_seen.get(question, 0) > self.learn_after
+                out.append(Generation(text="\\boxed{42}" if right else "\\boxed{7}"))
             else:
                 right = self.always_right or "HINT:" in text
                 out.append(Generation(text="\\boxed{42}" if right else "\\boxed{7}"))
@@ -184,6 +194,10 @@ class FakeDictMemory(EnvMemory):
                 and (family is None or r.family == family)]
         return sorted(hits, key=lambda hit: -hit[1])[:k]
 
+    def set_status(self, env_id, status):
+        self.by_id[env_id] = replace(self.by_id[env_id], status=status)
+        return self.by_id[env_id]
+
     def clear(self):
         self.by_id.clear()
 
@@ -210,14 +224,16 @@ class FakeListCorpus(CorpusSampler):
 
 class FakeSelfPlayPlugin:
     def __init__(self, always_right=False, texts=("six times seven", "forty two"),
-                 repairable=False):
+                 repairable=False, learn_after=None):
         self.always_right = always_right
         self.repairable = repairable
+        self.learn_after = learn_after
         self.texts = list(texts)
         self.backends = []
 
     def _backend(self, options, context):
-        self.backends.append(FakeScriptedBackend(self.always_right, self.repairable))
+        self.backends.append(FakeScriptedBackend(self.always_right, self.repairable,
+                                                 self.learn_after))
         return self.backends[-1]
 
     @hookimpl

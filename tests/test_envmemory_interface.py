@@ -81,6 +81,10 @@ class FakeListMemory(EnvMemory):
         own = query.id if isinstance(query, EnvRecord) else None
         return [(r, 1.0) for r in self.by_id.values() if r.id != own][:k]
 
+    def set_status(self, env_id, status):
+        self.by_id[env_id].status = status
+        return self.by_id[env_id]
+
     def clear(self):
         self.by_id.clear()
 
@@ -109,7 +113,7 @@ def _snapshot_view(memory: EnvMemory) -> list[tuple]:
 def test_required_methods_are_abstract() -> None:
     assert EnvMemory.__abstractmethods__ == {
         "find_duplicate", "add", "update_stats", "get", "frontier_examples",
-        "negative_examples", "records", "search", "clear"}
+        "negative_examples", "records", "search", "set_status", "clear"}
     with pytest.raises(TypeError):
         EnvMemory()  # type: ignore[abstract]
 

@@ -18,7 +18,7 @@ from plugins.report.rundata import STATUS_ORDER, EnvView, RunData, as_number, su
 
 #: Fixed colours per environment status, so every plot and badge agrees.
 STATUS_COLOURS: dict[str, str] = {
-    "frontier": "#3b7dd8", "mastered": "#2e9e5b", "too_hard": "#d9534f",
+    "frontier": "#3b7dd8", "mastered": "#2e9e5b", "too_hard": "#d9534f", "retired": "#7a5cc2",
     "duplicate": "#8c8c8c", "rejected": "#e08a1e",
 }
 PALETTE = ("#3b7dd8", "#e08a1e", "#2e9e5b", "#d9534f", "#8e63c7", "#8c564b", "#e377c2",

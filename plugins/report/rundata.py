@@ -16,7 +16,8 @@ from typing import Any
 from spade_core.errors import UsageError
 
 #: Statuses in the order the report lists them (``spade_core.interfaces.memory.ENV_STATUSES``).
-STATUS_ORDER: tuple[str, ...] = ("frontier", "mastered", "too_hard", "duplicate", "rejected")
+STATUS_ORDER: tuple[str, ...] = ("frontier", "mastered", "too_hard", "retired", "duplicate",
+                                  "rejected")
 
 
 def as_number(value: Any) -> float | None:

@@ -68,6 +68,14 @@ class LoopSection(Strict):
     #: Designer prompts per generation call; each finished chunk is validated in the sandbox while
     #: the next one generates. 0: the backend's own batch size (all at once if it has none).
     design_chunk: int = Field(default=0, ge=0)
+    #: Frontier environments from the memory played again each iteration besides the new ones,
+    #: so that statistics accumulate and environments can become mastered or too hard.
+    replay_envs: int = Field(default=4, ge=0)
+    #: Which frontier environments are replayed first: ``score`` (the estimator's latest designer
+    #: reward, then regret), ``age`` (least recently played), ``uniform`` (seeded random).
+    replay_priority: Literal["score", "age", "uniform"] = "score"
+    #: Iterations an environment may be played; one still on the frontier then is ``retired``.
+    replay_max_age: int = Field(default=8, ge=1)
     #: ``selfplay``: the designer proposes; ``fixed-pool``: environments come from ``pool``.
     mode: Literal["selfplay", "fixed-pool"] = "selfplay"
     pool: str | None = None

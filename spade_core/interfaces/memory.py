@@ -180,12 +180,27 @@ class EnvMemory(ABC):
         """
 
     @abstractmethod
+    def set_status(self, env_id: str, status: str) -> EnvRecord:
+        """Move a stored environment to ``status`` (the loop retires frontier environments that
+        reached ``loop.replay_max_age`` this way); returns the updated record. Raises
+        ``KeyError`` for an unknown id."""
+
+    @abstractmethod
     def clear(self) -> None:
         """Remove every record (the memory's settings stay). The default
         :meth:`restore_checkpoint` empties the memory this way before re-adding the snapshot, so
         that records added after the snapshot do not survive a resume."""
 
     # -- optional, with working defaults --------------------------------------------------------
+
+    def by_status(self, statuses: Sequence[str], family: str | None = None
+                  ) -> Iterator[EnvRecord]:
+        """The records with a status in ``statuses`` (and of ``family``), history included, in
+        insertion order: the loop's replay draws the frontier this way. The default filters
+        :meth:`records`; a memory with an index on status overrides it."""
+        wanted = set(statuses)
+        return (r for r in self.records()
+                if r.status in wanted and (family is None or r.family == family))
 
     def find_duplicates(self, programs: Sequence[EnvProgram]
                         ) -> list[tuple[EnvRecord, float] | None]:

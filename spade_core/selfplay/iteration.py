@@ -7,6 +7,7 @@ iteration.
 
 from __future__ import annotations
 
+import random
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -45,9 +46,9 @@ from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
 from spade_core.selfplay.sessions import SessionBatch
 from spade_core.validation import ValidationOptions, validate
 
-__all__ = ["Components", "PhaseTimer", "Proposal", "design", "dedupe",
-           "draw_from_pool", "play", "estimate", "training_samples", "iteration_metrics",
-           "failure_reward"]
+__all__ = ["Components", "PhaseTimer", "Proposal", "design", "dedupe", "draw_replay",
+           "retire_aged", "draw_from_pool", "play", "estimate", "training_samples",
+           "iteration_metrics", "failure_reward"]
 
 
 @dataclass
@@ -80,6 +81,9 @@ class Proposal:
     attempt_prompts: list[list[dict[str, str]]] = field(default_factory=list)
     #: Repair turns used: rejected answers sent back with their verdict.
     repairs: int = 0
+    #: A frontier environment from the memory, played again (no designer sample: its proposal
+    #: was rewarded when it was first played).
+    replayed: bool = False
     program: str | None = None
     verdict: Verdict | None = None
     status: str = EnvStatus.REJECTED
@@ -195,6 +199,57 @@ def draw_from_pool(c: Components, loop: LoopSection, sampler: Any,
             for i, env in enumerate(envs)]
 
 
+#: The verdict a replayed environment carries: it passed validation when it was proposed.
+REPLAY_VERDICT = Verdict(valid=True, category="ok", message="replayed from the memory's frontier")
+
+
+def _replay_order(records: list[EnvRecord], priority: str, seed: int) -> list[EnvRecord]:
+    """Frontier records in the order ``loop.replay_priority`` asks for (ties by id, so the
+    order, and with it a resumed run, is deterministic)."""
+    if priority == "uniform":
+        ordered = sorted(records, key=lambda r: r.id)
+        random.Random(seed).shuffle(ordered)
+        return ordered
+    if priority == "age":  # least recently played first
+        return sorted(records, key=lambda r: (r.history[-1].iteration, r.id))
+    return sorted(records, key=lambda r: (-r.history[-1].designer_reward,
+                                          -r.history[-1].figures.get("regret", 0.0), r.id))
+
+
+def draw_replay(c: Components, loop: LoopSection, exclude: set[str], seed: int,
+                timer: PhaseTimer) -> list[Proposal]:
+    """Up to ``loop.replay_envs`` frontier environments already played (and younger than
+    ``loop.replay_max_age`` iterations), of the run's families, not among ``exclude``."""
+    if loop.replay_envs == 0:
+        return []
+    family_of = {f.name: f for f in c.families}
+    with timer.phase("sample"):
+        candidates = [r for r in c.memory.by_status((EnvStatus.FRONTIER,))
+                      if r.family in family_of and r.history and r.id not in exclude
+                      and len(r.history) < loop.replay_max_age]
+    chosen = _replay_order(candidates, loop.replay_priority, seed)[:loop.replay_envs]
+    return [Proposal(index=i, family=family_of[r.family],
+                     document=Document(id=r.doc_id or f"memory:{r.id}", text=r.description,
+                                       source="memory"),
+                     prompt=[], program=r.source, verdict=REPLAY_VERDICT,
+                     status=EnvStatus.FRONTIER, hint=r.hint, replayed=True)
+            for i, r in enumerate(chosen)]
+
+
+def retire_aged(c: Components, loop: LoopSection, proposals: list[Proposal]) -> list[EnvRecord]:
+    """Played environments still on the frontier after ``loop.replay_max_age`` iterations of
+    play leave it as ``retired``; returns their records."""
+    retired = []
+    for p in proposals:
+        if p.status != EnvStatus.FRONTIER or p.difficulty is None:
+            continue
+        record = c.memory.get(p.env_id)
+        if record is not None and len(record.history) >= loop.replay_max_age:
+            retired.append(c.memory.set_status(record.id, EnvStatus.RETIRED))
+            p.status = EnvStatus.RETIRED
+    return retired
+
+
 def _validate(c: Components, proposals: list[Proposal]) -> None:
     by_family: dict[str, list[Proposal]] = {}
     for proposal in proposals:
@@ -214,7 +269,8 @@ def dedupe(c: Components, proposals: list[Proposal]) -> None:
             continue
         program = EnvProgram(source=p.program, family=p.family.name, doc_id=p.document.id)
         existing = c.memory.get(program.id)
-        if existing is not None and existing.status in (EnvStatus.MASTERED, EnvStatus.TOO_HARD):
+        if existing is not None and existing.status in (EnvStatus.MASTERED, EnvStatus.TOO_HARD,
+                                                        EnvStatus.RETIRED):
             p.status, p.duplicate_of, p.similarity = EnvStatus.DUPLICATE, existing.id, 1.0
             continue
         candidates.append((p, program))
@@ -279,12 +335,14 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
                 provided = _first_observations(batch, playable, firsts, seeds[0])
                 batch.close([s for s in firsts if not isinstance(s, SandboxError)])
                 now = [i for i, p in enumerate(playable) if p.status == EnvStatus.FRONTIER]
+                # A replayed environment keeps the hint it was first played with.
+                fresh = [i for i in now if not (playable[i].replayed and playable[i].hint)]
                 hints = generate_hints(
-                    c.backend, [playable[i].program for i in now],
-                    [playable[i].first_observation for i in now], [provided[i] for i in now],
+                    c.backend, [playable[i].program for i in fresh],
+                    [playable[i].first_observation for i in fresh], [provided[i] for i in fresh],
                     max_new_tokens=loop.hint_max_tokens, temperature=loop.hint_temperature,
-                    seed=seed)
-                for i, hint in zip(now, hints, strict=True):
+                    seed=seed) if fresh else []
+                for i, hint in zip(fresh, hints, strict=True):
                     p = playable[i]
                     p.hint, p.hint_redacted = redact_leaks(hint, p.secrets)
                 timer.advance("hint", len(playable))
@@ -392,29 +450,40 @@ def _success(episodes: list[Episode], threshold: float) -> float:
 
 
 def iteration_metrics(iteration: int, proposals: list[Proposal], mastered: int,
-                      timer: PhaseTimer, success_threshold: float = 1.0) -> dict[str, Any]:
+                      timer: PhaseTimer, success_threshold: float = 1.0,
+                      retired: int = 0, memory_counts: dict[str, int] | None = None
+                      ) -> dict[str, Any]:
+    """One row of ``metrics.jsonl``. Designer figures (proposed, attempts, repairs, validity,
+    duplicates, verdicts, designer reward) count this iteration's new proposals; play figures
+    (played, regret, success, mastered, too hard, retired) count every environment played,
+    replayed ones included; ``memory_counts`` (records by status) gives the pool sizes."""
+    fresh = [p for p in proposals if not p.replayed]
     played = [p for p in proposals if p.difficulty is not None]
     categories: dict[str, int] = {}
-    for p in proposals:
+    for p in fresh:
         key = p.verdict.category if p.verdict else "none"
         categories[key] = categories.get(key, 0) + 1
-    attempts = sum(len(p.completions) for p in proposals)
+    counts = memory_counts or {}
+    duplicates = sum(1 for p in fresh if p.status == EnvStatus.DUPLICATE)
+    too_hard = sum(1 for p in proposals if p.status == EnvStatus.TOO_HARD)
     return {
         "iteration": iteration,
-        "envs_proposed": len(proposals),
-        "designer_attempts": attempts,
-        "repairs": sum(p.repairs for p in proposals),
-        "repaired_valid": sum(1 for p in proposals if p.repairs and p.verdict
-                              and p.verdict.valid),
-        "envs_valid": sum(1 for p in proposals if p.verdict and p.verdict.valid),
-        "envs_duplicate": sum(1 for p in proposals if p.status == EnvStatus.DUPLICATE),
+        "envs_proposed": len(fresh),
+        "designer_attempts": sum(len(p.completions) for p in fresh),
+        "repairs": sum(p.repairs for p in fresh),
+        "repaired_valid": sum(1 for p in fresh if p.repairs and p.verdict and p.verdict.valid),
+        "envs_valid": sum(1 for p in fresh if p.verdict and p.verdict.valid),
+        "envs_duplicate": duplicates,
+        "dedupe_hits": duplicates,
+        "envs_replayed": sum(1 for p in played if p.replayed),
         "envs_played": len(played),
         "envs_mastered": mastered,
-        "envs_too_hard": sum(1 for p in proposals if p.status == EnvStatus.TOO_HARD),
-        "mean_regret": fmean([p.difficulty.regret for p in played])
-        if played else 0.0,
-        "mean_designer_reward": fmean([p.designer_reward for p in proposals]) if proposals
-        else 0.0,
+        "envs_too_hard": too_hard,
+        "envs_retired": retired + too_hard,
+        "envs_mastered_total": int(counts.get(EnvStatus.MASTERED, 0)),
+        "frontier_size": int(counts.get(EnvStatus.FRONTIER, 0)),
+        "mean_regret": fmean([p.difficulty.regret for p in played]) if played else 0.0,
+        "mean_designer_reward": fmean([p.designer_reward for p in fresh]) if fresh else 0.0,
         "agent_success_unhinted": _success([e for p in played for e in p.unhinted],
                                            success_threshold),
         "agent_success_hinted": _success([e for p in played for e in p.hinted],

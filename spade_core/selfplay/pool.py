@@ -21,7 +21,7 @@ from spade_core.interfaces.memory import EnvMemory, EnvRecord
 from spade_core.records import Document, EnvStatus, Verdict, program_id
 from spade_core.validation import ValidationOptions, validate
 
-RETIRED = (EnvStatus.MASTERED, EnvStatus.TOO_HARD)
+RETIRED = (EnvStatus.MASTERED, EnvStatus.TOO_HARD, EnvStatus.RETIRED)
 
 
 @dataclass(frozen=True)

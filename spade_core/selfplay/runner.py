@@ -35,9 +35,11 @@ from spade_core.selfplay.iteration import (
     design,
     dedupe,
     draw_from_pool,
+    draw_replay,
     estimate,
     iteration_metrics,
     play,
+    retire_aged,
     training_samples,
 )
 from spade_core.selfplay.pool import PoolSampler, load_pool
@@ -108,6 +110,13 @@ def _env_details(iteration: int, p: Proposal) -> dict[str, Any]:
         "sample_hinted": asdict(p.hinted[0]) if p.hinted else None,
         "designer_completion": p.completions[-1] if p.completions else "",
     }
+
+
+def _replay_details(iteration: int, p: Proposal) -> dict[str, Any]:
+    return {"id": p.env_id, "iteration": iteration, "family": p.family.name,
+            "status": p.status, "difficulty": asdict(p.difficulty) if p.difficulty else None,
+            "hinted_rewards": [e.reward for e in p.hinted],
+            "unhinted_rewards": [e.reward for e in p.unhinted]}
 
 
 def _prepare_run_dir(resolved: ResolvedConfig, resume: Path | None) -> Path:
@@ -247,9 +256,12 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
             dedupe(c, proposals)
             timer.advance("dedupe", sum(1 for p in proposals if p.status in (
                 EnvStatus.FRONTIER, EnvStatus.DUPLICATE)))
+        # Fixed pools replay by their own cyclic draw; self-play adds frontier environments.
+        proposals += draw_replay(c, loop, {p.env_id for p in proposals}, seed, timer)
     play(c, loop, proposals, seed, timer)
     with timer.phase("estimate", total=len(proposals)):
         mastered = estimate(c, loop, proposals, iteration)
+        retired = retire_aged(c, loop, proposals)
         timer.advance("estimate", len(proposals))
     for p in proposals:
         if p.status not in (EnvStatus.REJECTED, EnvStatus.DUPLICATE):
@@ -263,10 +275,15 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
         train_metrics = c.trainer.train(samples) or {}
         timer.advance("train", len(samples))
     for p in proposals:
-        artifacts.write_env(p.env_id, p.program or (p.completions[-1] if p.completions else ""),
-                            _env_details(iteration, p))
+        if p.replayed:  # its envs/<id>.json keeps the proposal; each replay is one line here
+            artifacts.append_jsonl("replays.jsonl", _replay_details(iteration, p))
+        else:
+            artifacts.write_env(p.env_id,
+                                p.program or (p.completions[-1] if p.completions else ""),
+                                _env_details(iteration, p))
     metrics = iteration_metrics(iteration, proposals, len(mastered), timer,
-                                loop.success_threshold)
+                                loop.success_threshold, retired=len(retired),
+                                memory_counts=c.memory.stats().get("by_status", {}))
     metrics["train"] = train_metrics
     metrics["corpus_state"] = c.corpus.state_dict()
     metrics["mode"] = loop.mode
