@@ -78,6 +78,11 @@ def iteration_table(rows: list[dict[str, Any]], total: int | None = None) -> Any
     slowest = sorted(((v, k) for k, v in seconds.items() if isinstance(v, (int, float))),
                      reverse=True)[:3]
     caption = []
+    if "frontier_size" in last:
+        caption.append(f"memory: frontier {_num(last.get('frontier_size'))}, mastered "
+                       f"{_num(last.get('envs_mastered_total'))}; replayed "
+                       f"{_num(last.get('envs_replayed'))}, retired "
+                       f"{_num(last.get('envs_retired'))}")
     if verdicts:
         caption.append("verdicts " + ", ".join(f"{k} {v}" for k, v in verdicts.items()))
     if slowest:
