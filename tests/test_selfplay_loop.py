@@ -81,14 +81,19 @@ def test_invalid_proposals_get_invalid_reward_and_are_kept(tmp_path):
     assert detail["status"] == "rejected" and detail["verdict"]["category"] == "syntax"
 
 
-def test_a_repair_turn_turns_a_rejected_program_into_a_valid_one(tmp_path):
-    plugin = FakeSelfPlayPlugin(texts=["broken doc"], repairable=True)
+def one_iteration(tmp_path, plugin, **loop):
+    """One iteration with ``plugin``'s fakes and ``loop`` overrides; returns the run directory."""
     loaded = load_test_plugins(plugin, designer_plugin, estimators_plugin, trainers_plugin)
     data = copy.deepcopy(FAKE_RUN_CONFIG)
-    data["run"]["dir"] = str(tmp_path / "run")
-    data["run"]["iterations"] = 1
-    run_dir = run(resolve_config(data, loaded.registry, "test.yaml"), loaded,
-                  report=lambda message: None)
+    data["run"].update(dir=str(tmp_path / "run"), iterations=1)
+    data["loop"] = {**data["loop"], **loop}
+    return run(resolve_config(data, loaded.registry, "test.yaml"), loaded,
+               report=lambda message: None)
+
+
+def test_a_repair_turn_turns_a_rejected_program_into_a_valid_one(tmp_path):
+    plugin = FakeSelfPlayPlugin(texts=["broken doc"], repairable=True)
+    run_dir = one_iteration(tmp_path, plugin)
     row = metrics(run_dir)[0]
     assert row["envs_valid"] == 2 and row["repairs"] == 2 and row["repaired_valid"] == 2
     assert row["designer_attempts"] == 4
@@ -102,13 +107,7 @@ def test_a_repair_turn_turns_a_rejected_program_into_a_valid_one(tmp_path):
 
 def test_without_repairs_a_retry_samples_the_first_prompt_again(tmp_path):
     plugin = FakeSelfPlayPlugin(texts=["broken doc"], repairable=True)
-    loaded = load_test_plugins(plugin, designer_plugin, estimators_plugin, trainers_plugin)
-    data = copy.deepcopy(FAKE_RUN_CONFIG)
-    data["run"]["dir"] = str(tmp_path / "run")
-    data["run"]["iterations"] = 1
-    data["loop"] = {**data.get("loop", {}), "max_repairs": 0}
-    run_dir = run(resolve_config(data, loaded.registry, "test.yaml"), loaded,
-                  report=lambda message: None)
+    run_dir = one_iteration(tmp_path, plugin, max_repairs=0)
     row = metrics(run_dir)[0]
     assert row["envs_valid"] == 0 and row["repairs"] == 0
     prompts = plugin.backends[0].designer_prompts
