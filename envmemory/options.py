@@ -7,9 +7,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from envmemory.text import DEFAULT_REPRESENTATION
+from spade_core.interfaces.memory import StatusWindows, WindowedOptions
 
 
-class MemoryOptions(BaseModel):
+class MemoryOptions(BaseModel, WindowedOptions):
     """Where the memory lives, how environments are embedded and compared, and the status rules."""
 
     model_config = ConfigDict(extra="forbid")
@@ -56,6 +57,10 @@ class MemoryOptions(BaseModel):
     synchronous: Literal["normal", "full"] = Field(
         default="normal", description="SQLite synchronous mode: normal survives kill -9; full "
                                       "also survives power loss, slower")
+    def status_windows(self) -> StatusWindows:
+        """The mastery and too-hard windows, for the config's reachability check."""
+        return StatusWindows(self.mastery_rollouts, self.too_hard_rollouts)
+
     readonly: bool = Field(
         default=False,
         description="open the memory only to read it: no writer lock (works while a run writes "

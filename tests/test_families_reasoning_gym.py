@@ -387,7 +387,8 @@ def test_fixed_pool_run_plays_the_imported_environments(imported_pool, tmp_path)
                  "mode": "fixed-pool", "pool": str(pool_dir)},
         "families": ["reasoning-gym"],
         "sandbox": {"plugin": "process", "options": {"workers": 1}},
-        "memory": {"plugin": "faiss", "options": {"embedder": "hashing"}},
+        "memory": {"plugin": "faiss", "options": {"embedder": "hashing", "mastery_rollouts": 4,
+                                                  "too_hard_rollouts": 4}},
     })
     resolved = resolve_config(data, loaded.registry, "rg.yaml")
     run_dir = run(resolved, loaded, report=lambda message: None)

@@ -22,6 +22,8 @@ def test_quickstart_trains_logs_and_checkpoints(tmp_path):
         "--set", "loop.envs_per_iteration=2", "--set", "loop.rollouts_per_env=2",
         "--set", "loop.max_turns=1", "--set", "loop.designer_max_tokens=96",
         "--set", "loop.agent_max_tokens=24", "--set", "loop.hint_max_tokens=32",
+        # one iteration of 2 rollouts: memory windows it can fill (else the config is refused)
+        "--set", "memory.options.mastery_rollouts=2", "--set", "memory.options.too_hard_rollouts=2",
         "--set", "memory.options.embedder=hashing",
         timeout=900, env={"OMP_NUM_THREADS": "1"},
     )

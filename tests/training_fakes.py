@@ -85,7 +85,9 @@ def load_training_plugins(delay: float = 0.0):
 def training_config(run_dir: Path, iterations: int, **sections) -> dict:
     data = copy.deepcopy(FAKE_RUN_CONFIG)
     data["run"] = {"name": "t", "iterations": iterations, "dir": str(run_dir)}
-    data["memory"] = {"plugin": "faiss", "options": {"embedder": "hashing"}}
+    data["memory"] = {"plugin": "faiss", "options": {"embedder": "hashing",
+                                                     "mastery_rollouts": 3,
+                                                     "too_hard_rollouts": 3}}
     data["trainer"] = "fake-counting"
     data["checkpoint"] = {"every": 1, "keep": 2}
     data.update(sections)

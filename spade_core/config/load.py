@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from spade_core.components import Component, Registry
+from spade_core.config.reachable import window_problems
 from spade_core.config.schema import SECTION_KINDS, SpadeConfig
 from spade_core.config.yaml_safe import load_yaml_text, parse_scalar
 from spade_core.errors import ConfigError
@@ -239,6 +240,9 @@ def resolve_config(data: Any, registry: Registry, source: str) -> ResolvedConfig
         rc = resolve_one(section, getattr(config, section))
         if rc:
             resolved.components[section] = rc
+    memory = resolved.components.get("memory")
+    if memory is not None:
+        problems.extend(window_problems(config, memory.options))
     names = [rc.component.name for rc in resolved.families]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

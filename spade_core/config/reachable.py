@@ -1,0 +1,44 @@
+"""Refuse a run in which no environment can ever reach its memory's status windows.
+
+An environment is played ``loop.rollouts_per_env`` times unhinted and as many hinted per
+iteration it is played in, and it is played again only through replay (or a fixed pool's cyclic
+draw), at most ``loop.replay_max_age`` iterations and never more than ``run.iterations``. When
+that is fewer rollouts than both the memory's mastery and too-hard windows, no environment can
+ever leave the frontier by its statistics: the curriculum cannot work, so the config is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spade_core.config.schema import SpadeConfig
+from spade_core.interfaces.memory import WindowedOptions
+
+
+def most_rollouts(config: SpadeConfig) -> tuple[int, list[str]]:
+    """Most unhinted (and hinted) rollouts one environment can get in the run, and the keys
+    that bound it."""
+    loop, iterations = config.loop, config.run.iterations
+    if loop.mode == "fixed-pool" or loop.replay_envs > 0:
+        plays = min(iterations, loop.replay_max_age)
+        keys = ["run.iterations" if iterations <= loop.replay_max_age else "loop.replay_max_age"]
+    else:
+        plays, keys = 1, ["loop.replay_envs"]
+    return plays * loop.rollouts_per_env, ["loop.rollouts_per_env", *keys]
+
+
+def window_problems(config: SpadeConfig, memory_options: Any) -> list[str]:
+    """A message when no environment of the run can fill either of the memory's windows, so
+    none can ever leave the frontier by its statistics (empty when one window can be filled, or
+    when the memory declares no windows)."""
+    if not isinstance(memory_options, WindowedOptions):
+        return []
+    windows = memory_options.status_windows()
+    rollouts, keys = most_rollouts(config)
+    if rollouts >= min(windows.mastery_rollouts, windows.too_hard_rollouts):
+        return []
+    return [f"memory.options.{windows.mastery_key} and memory.options.{windows.too_hard_key}: the "
+            f"windows are {windows.mastery_rollouts} unhinted and {windows.too_hard_rollouts} "
+            f"hinted rollouts, but no environment can get more than {rollouts} of each in this "
+            f"run ({', '.join(keys)}), so none could ever become mastered or too hard; raise "
+            "those or lower a window"]
