@@ -18,6 +18,7 @@ import json
 import threading
 import time
 from collections import OrderedDict
+from functools import cached_property
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -102,20 +103,22 @@ class FaissEnvMemory(EnvMemory):
             self._embedder = load_embedder(name, options)
         return self._embedder
 
-    @property
+    @cached_property
     def embedder_name(self) -> str:
         """Name of the embedder the stored vectors come from (no model is loaded for it when
-        the memory already says)."""
+        the memory already says). The stored settings never change while the memory is open
+        (a writer checked them against its options; a restore refuses other settings), so they
+        are read once, not on every embedding."""
         stored = self.store.meta("embedder")
         return stored if stored is not None else self.embedder.name
 
-    @property
+    @cached_property
     def dim(self) -> int:
         """Dimension of the stored vectors."""
         stored = self.store.meta("dim")
         return int(stored) if stored is not None else int(self.embedder.dim)
 
-    @property
+    @cached_property
     def representation(self) -> str:
         """The text representation the stored vectors embed (``docs/memory.md``)."""
         return self.store.meta("representation") or self.options.representation

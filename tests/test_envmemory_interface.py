@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,9 +15,11 @@ from envmemory.options import MemoryOptions
 from envmemory.store import StoreLockedError
 from spade_core.errors import ConfigError
 from spade_core.hookspecs import hookimpl
-from spade_core.interfaces.memory import EnvIteration, EnvMemory, EnvRecord
+from spade_core.interfaces.memory import EnvMemory, EnvRecord
 from spade_core.records import EnvProgram
 from spade_core.selfplay.checkpoint import restore_memory, snapshot_memory
+
+from fake_selfplay import FakeDictMemory
 
 DATA = Path(__file__).parent / "envmemory_data"
 
@@ -36,57 +37,6 @@ def _record(row: dict, status: str = "frontier") -> EnvRecord:
     program = _program(row)
     return EnvRecord(id=program.id, source=program.source, family="games", status=status,
                      description=program.description)
-
-
-class FakeListMemory(EnvMemory):
-    """The least a memory must write: the required methods only, over a dict."""
-
-    def __init__(self) -> None:
-        self.by_id: dict[str, EnvRecord] = {}
-
-    def find_duplicate(self, program):
-        for record in self.by_id.values():
-            if record.status == "mastered" and record.source == program.source:
-                return record, 1.0
-        return None
-
-    def add(self, record):
-        if record.id in self.by_id:
-            self.by_id[record.id].times_proposed += 1
-        else:
-            self.by_id[record.id] = replace(record, history=list(record.history))
-
-    def update_stats(self, env_id, iteration, hinted, unhinted, figures, designer_reward):
-        record = self.by_id[env_id]
-        record.history.append(EnvIteration(iteration, list(hinted), list(unhinted),
-                                           dict(figures), designer_reward))
-        if unhinted and min(unhinted) >= 1.0:
-            record.status = "mastered"
-        record.stats = {"rollouts": sum(len(h.unhinted) for h in record.history)}
-        return record
-
-    def get(self, env_id):
-        return self.by_id.get(env_id)
-
-    def frontier_examples(self, k, family=None):
-        return [r for r in self.by_id.values() if r.status == "frontier"][:k]
-
-    def negative_examples(self, k, family=None):
-        return [r for r in self.by_id.values() if r.status == "mastered"][:k]
-
-    def records(self):
-        return iter(list(self.by_id.values()))
-
-    def search(self, query, k=10, *, statuses=None, family=None):
-        own = query.id if isinstance(query, EnvRecord) else None
-        return [(r, 1.0) for r in self.by_id.values() if r.id != own][:k]
-
-    def set_status(self, env_id, status):
-        self.by_id[env_id].status = status
-        return self.by_id[env_id]
-
-    def clear(self):
-        self.by_id.clear()
 
 
 def _fill(memory: EnvMemory) -> list[EnvRecord]:
@@ -119,7 +69,7 @@ def test_required_methods_are_abstract() -> None:
 
 
 def test_default_checkpoint_round_trips_and_drops_later_records(tmp_path: Path) -> None:
-    memory = FakeListMemory()
+    memory = FakeDictMemory()
     _fill(memory)
     before = _snapshot_view(memory)
     memory.save_checkpoint(tmp_path / "ckpt")
@@ -131,14 +81,14 @@ def test_default_checkpoint_round_trips_and_drops_later_records(tmp_path: Path) 
     memory.update_stats(first.id, 1, [1], [1], {}, 0.0)
     memory.restore_checkpoint(tmp_path / "ckpt")
     assert _snapshot_view(memory) == before
-    fresh = FakeListMemory()
+    fresh = FakeDictMemory()
     fresh.restore_checkpoint(tmp_path / "ckpt")
     assert _snapshot_view(fresh) == before
     assert fresh.get(first.id).history[0].hinted == [1, 1, 1, 1]
 
 
 def test_default_restore_refuses_a_damaged_snapshot_untouched(tmp_path: Path) -> None:
-    memory = FakeListMemory()
+    memory = FakeDictMemory()
     _fill(memory)
     memory.save_checkpoint(tmp_path / "ckpt")
     before = _snapshot_view(memory)
@@ -152,7 +102,7 @@ def test_default_restore_refuses_a_damaged_snapshot_untouched(tmp_path: Path) ->
 
 
 def test_default_optional_methods(tmp_path: Path) -> None:
-    memory = FakeListMemory()
+    memory = FakeDictMemory()
     records = _fill(memory)
     programs = [EnvProgram(records[0].source, "games"), EnvProgram("class XEnv: pass", "games")]
     assert [hit and hit[0].id for hit in memory.find_duplicates(programs)] == [records[0].id, None]
@@ -167,7 +117,7 @@ def test_default_optional_methods(tmp_path: Path) -> None:
 
 
 def test_checkpoint_module_goes_through_the_interface(tmp_path: Path) -> None:
-    memory = FakeListMemory()
+    memory = FakeDictMemory()
     _fill(memory)
     before = _snapshot_view(memory)
     checkpoint = tmp_path / "iter-000001"
@@ -331,7 +281,7 @@ def test_readonly_text_search_uses_the_stored_embedder(tmp_path: Path) -> None:
 class NoReadonlyMemoryPlugin:
     @hookimpl
     def register_env_memories(self, register):
-        register("list", lambda options, context: FakeListMemory())
+        register("list", lambda options, context: FakeDictMemory())
 
 
 def test_open_run_memory_follows_the_config(tmp_path: Path) -> None:
@@ -359,6 +309,6 @@ def test_open_run_memory_follows_the_config(tmp_path: Path) -> None:
             open_run_memory(tmp_path / "run", {"memory": "list"}, plugins=plugins)
         listed = open_run_memory(tmp_path / "run", {"memory": "list"}, readonly=False,
                                  plugins=plugins)
-        assert isinstance(listed, FakeListMemory)
+        assert isinstance(listed, FakeDictMemory)
     finally:
         writer.close()

@@ -43,13 +43,10 @@ class SharedSandbox:
 
     def __call__(self) -> Any:
         if self._sandbox is None:
-            from spade_core.components import BuildContext
             from spade_core.plugins import load_plugins
 
-            component = load_plugins().registry.resolve("sandbox", self.name, "sandbox")
-            options = (component.options.model_validate(self.options) if component.options
-                       else self.options)
-            self._sandbox = component.build(options, BuildContext())
+            self._sandbox = load_plugins().registry.build("sandbox", self.name, self.options,
+                                                          "sandbox")
         return self._sandbox
 
     def close(self) -> None:
@@ -61,17 +58,14 @@ class SharedSandbox:
 def installed_families() -> dict[str, Any]:
     """Every installed family built with its default options, by name (an optional family whose
     library is not installed is left out)."""
-    from spade_core.components import BuildContext
     from spade_core.errors import SpadeError
     from spade_core.plugins import load_plugins
 
     registry = load_plugins().registry
     families = {}
     for name in registry.names("env_family"):
-        component = registry.resolve("env_family", name, "families")
-        options = component.options() if component.options else {}
         try:
-            families[name] = component.build(options, BuildContext())
+            families[name] = registry.build("env_family", name, {}, "families")
         except SpadeError:  # an optional family whose library is not installed
             continue
     return families

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC
+from functools import cache
 from typing import Any
 
 from spade_core.interfaces.sandbox import Sandbox, SandboxSession
@@ -22,24 +23,24 @@ _WRAPPERS: dict[tuple[type, type, frozenset[str]], type] = {}
 _DATA = ("name", "batch_size", "env_class")
 
 
-def required_members(base: type) -> list[str]:
+@cache
+def required_members(base: type) -> tuple[str, ...]:
     """The abstract members a component of ``base`` must provide."""
-    return sorted(getattr(base, "__abstractmethods__", ()))
+    return tuple(sorted(getattr(base, "__abstractmethods__", ())))
 
 
-def optional_members(base: type) -> list[str]:
+@cache
+def optional_members(base: type) -> tuple[str, ...]:
     """Members of ``base`` with a working default that a component may override."""
     abstract = set(required_members(base))
-    names = []
+    names: set[str] = set()
     for klass in base.__mro__:
         if klass in (ABC, object):
             continue
-        for name, value in vars(klass).items():
-            if name.startswith("_") or name in abstract or name in names:
-                continue
-            if callable(value) or isinstance(value, property):
-                names.append(name)
-    return sorted(names)
+        names.update(name for name, value in vars(klass).items()
+                     if not name.startswith("_") and name not in abstract
+                     and (callable(value) or isinstance(value, property)))
+    return tuple(sorted(names))
 
 
 def missing_members(obj: object, base: type) -> list[str]:
@@ -79,9 +80,10 @@ def _wrapper_class(base: type, obj: object) -> type:
         "__getattr__": lambda self, name: getattr(self._wrapped, name),
         "__repr__": lambda self: f"<{base.__name__} conforming {self._wrapped!r}>",
     }
-    for name in required_members(base) + optional_members(base):
+    required = required_members(base)
+    for name in required + optional_members(base):
         declared = inspect.getattr_static(base, name)
-        if name in required_members(base) or hasattr(obj, name):
+        if name in required or hasattr(obj, name):
             namespace[name] = _forward_property(name) if isinstance(declared, property) \
                 else _forward(name, base)
     for name in _DATA:
@@ -118,7 +120,7 @@ def conform(base: type, obj: Any) -> Any:
     if missing:
         raise TypeError(f"{type(obj).__name__} does not implement {base.__name__}: missing "
                         f"{', '.join(missing)} (subclass spade_core.interfaces.{base.__name__})")
-    present = frozenset(n for n in optional_members(base) + list(_DATA) if hasattr(obj, n))
+    present = frozenset(n for n in optional_members(base) + _DATA if hasattr(obj, n))
     key = (base, type(obj), present)
     wrapper = _WRAPPERS.get(key)
     if wrapper is None:

@@ -84,6 +84,8 @@ class Proposal:
     #: A frontier environment from the memory, played again (no designer sample: its proposal
     #: was rewarded when it was first played).
     replayed: bool = False
+    #: Iterations the environment has been played in, this one included (from the memory).
+    plays: int = 0
     program: str | None = None
     verdict: Verdict | None = None
     status: str = EnvStatus.REJECTED
@@ -241,11 +243,8 @@ def retire_aged(c: Components, loop: LoopSection, proposals: list[Proposal]) -> 
     play leave it as ``retired``; returns their records."""
     retired = []
     for p in proposals:
-        if p.status != EnvStatus.FRONTIER or p.difficulty is None:
-            continue
-        record = c.memory.get(p.env_id)
-        if record is not None and len(record.history) >= loop.replay_max_age:
-            retired.append(c.memory.set_status(record.id, EnvStatus.RETIRED))
+        if p.status == EnvStatus.FRONTIER and p.plays >= loop.replay_max_age:
+            retired.append(c.memory.set_status(p.env_id, EnvStatus.RETIRED))
             p.status = EnvStatus.RETIRED
     return retired
 
@@ -388,7 +387,7 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
             _remember(c, p)
             record = c.memory.update_stats(env_id, iteration, hinted, unhinted,
                                            dict(p.difficulty.figures), p.designer_reward)
-            p.status = record.status
+            p.status, p.plays = record.status, len(record.history)
             if record.status == EnvStatus.MASTERED:
                 mastered.append(record)
             continue

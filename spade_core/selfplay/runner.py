@@ -58,12 +58,14 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
     ``backend``, when given, replaces the configured generation backend (benchmarks)."""
     built: dict[str, Any] = {}
 
+    def context() -> BuildContext:
+        return BuildContext(run_dir=run_dir, seed=seed, components=dict(built),
+                            model=resolved.config.model.path,
+                            success_threshold=resolved.config.loop.success_threshold)
+
     def build(section: str) -> Any:
         rc = resolved.components[section]
-        context = BuildContext(run_dir=run_dir, seed=seed, components=dict(built),
-                               model=resolved.config.model.path,
-                               success_threshold=resolved.config.loop.success_threshold)
-        instance = rc.component.build(rc.options, context)
+        instance = rc.component.build(rc.options, context())
         built[rc.component.kind] = instance
         opened.append(instance)
         return instance
@@ -77,9 +79,7 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
     corpus = build("corpus")
     designer = build("designer")
     estimator = build("estimator")
-    families = [rc.component.build(rc.options, BuildContext(
-        run_dir=run_dir, seed=seed, model=resolved.config.model.path,
-        success_threshold=resolved.config.loop.success_threshold)) for rc in resolved.families]
+    families = [rc.component.build(rc.options, context()) for rc in resolved.families]
     trainer = build("trainer")
     return Components(corpus=corpus, designer=designer, families=families, sandbox=sandbox,
                       estimator=estimator, memory=memory, backend=backend, trainer=trainer,
