@@ -50,7 +50,10 @@ CREATE TABLE IF NOT EXISTS envs (
     win_rate REAL,
     designer_reward REAL,
     pool_id INTEGER UNIQUE,
-    embedding BLOB
+    embedding BLOB,
+    skill TEXT NOT NULL DEFAULT '',
+    level INTEGER NOT NULL DEFAULT 0,
+    repairs INTEGER NOT NULL DEFAULT 0
 );
 -- prompt examples: frontier by regret, negatives by recency, optionally one family
 CREATE INDEX IF NOT EXISTS envs_status_family_regret ON envs (status, family, regret);
@@ -71,7 +74,25 @@ CREATE TABLE IF NOT EXISTS iterations (
 
 _COLUMNS = ("id, family, status, doc_id, description, verdict_category, verdict_message, hint, "
             "source, duplicate_of, duplicate_similarity, stats, times_proposed, created_at, "
-            "updated_at, embedding")
+            "updated_at, embedding, skill, level, repairs")
+
+#: Columns added after schema version 1 first shipped, with their defaults: a memory written
+#: before them gains them when opened for writing and reads them as the defaults when read-only.
+_ADDED_COLUMNS = {"skill": ("TEXT NOT NULL DEFAULT ''", "''"),
+                  "level": ("INTEGER NOT NULL DEFAULT 0", "0"),
+                  "repairs": ("INTEGER NOT NULL DEFAULT 0", "0")}
+
+
+def _envs_columns(conn: sqlite3.Connection) -> set[str]:
+    return {row[1] for row in conn.execute("PRAGMA table_info(envs)")}
+
+
+def _select_columns(conn: sqlite3.Connection) -> str:
+    """``_COLUMNS`` for this database: added columns an older database lacks read as defaults."""
+    have = _envs_columns(conn)
+    return ", ".join(name if name in have or name not in _ADDED_COLUMNS
+                     else f"{_ADDED_COLUMNS[name][1]} AS {name}"
+                     for name in (c.strip() for c in _COLUMNS.split(",")))
 
 
 class StoreLockedError(RuntimeError):
@@ -130,6 +151,7 @@ class RecordStore:
             self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
                                         isolation_level=None, check_same_thread=False)
             self.conn.execute("PRAGMA query_only=ON")
+            self._columns = _select_columns(self.conn)
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         self._lock_file = open(self.folder / LOCK_NAME, "a+")  # noqa: SIM115 - held while open
@@ -144,6 +166,11 @@ class RecordStore:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute(f"PRAGMA synchronous={synchronous}")
         self.conn.executescript(_SCHEMA)
+        have = _envs_columns(self.conn)
+        for name, (declaration, _) in _ADDED_COLUMNS.items():
+            if name not in have:
+                self.conn.execute(f"ALTER TABLE envs ADD COLUMN {name} {declaration}")
+        self._columns = _select_columns(self.conn)
         self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
                           (SCHEMA_VERSION,))
 
@@ -172,13 +199,15 @@ class RecordStore:
             "INSERT INTO envs (id, family, status, doc_id, description, verdict_category, "
             "verdict_message, hint, source, fingerprint, duplicate_of, duplicate_similarity, "
             "stats, times_proposed, created_at, updated_at, regret, win_rate, designer_reward, "
-            "pool_id, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "pool_id, embedding, skill, level, repairs) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (record.id, record.family, record.status, record.doc_id, record.description,
              record.verdict_category, record.verdict_message, record.hint, record.source,
              fingerprint, record.duplicate_of, record.duplicate_similarity,
              json.dumps(record.stats), record.times_proposed, record.created_at or now,
              record.updated_at or now, record.stats.get("regret"), record.stats.get("win_rate"),
-             record.stats.get("designer_reward"), pool_id, _blob(embedding)))
+             record.stats.get("designer_reward"), pool_id, _blob(embedding), record.skill,
+             int(record.level), int(record.repairs)))
         for entry in record.history:  # a record restored or imported with its play history
             self._insert_iteration(record.id, entry)
         return True
@@ -287,14 +316,15 @@ class RecordStore:
 
     def _record(self, row: tuple, with_history: bool = True) -> EnvRecord:
         (env_id, family, status, doc_id, description, vcat, vmsg, hint, source, dup_of, dup_sim,
-         stats, times, created, updated, emb) = row
+         stats, times, created, updated, emb, skill, level, repairs) = row
         vector = _vector(emb)
         record = EnvRecord(
             id=env_id, source=source, family=family, status=status, doc_id=doc_id,
             description=description, verdict_category=vcat, verdict_message=vmsg, hint=hint,
             stats=json.loads(stats), duplicate_of=dup_of, duplicate_similarity=dup_sim,
             created_at=created, updated_at=updated,
-            embedding=None if vector is None else vector.tolist(), times_proposed=times)
+            embedding=None if vector is None else vector.tolist(), times_proposed=times,
+            skill=skill, level=level, repairs=repairs)
         if with_history:
             record.history = self.history(env_id)
         return record
@@ -309,7 +339,7 @@ class RecordStore:
 
     def get(self, env_id: str) -> EnvRecord | None:
         with self._lock:
-            row = self.conn.execute(f"SELECT {_COLUMNS} FROM envs WHERE id = ?",
+            row = self.conn.execute(f"SELECT {self._columns} FROM envs WHERE id = ?",
                                     (env_id,)).fetchone()
             return self._record(row) if row else None
 
@@ -327,7 +357,7 @@ class RecordStore:
             return {}
         marks = ",".join("?" * len(pool_ids))
         with self._lock:
-            rows = self.conn.execute(f"SELECT pool_id, {_COLUMNS} FROM envs WHERE pool_id IN "
+            rows = self.conn.execute(f"SELECT pool_id, {self._columns} FROM envs WHERE pool_id IN "
                                      f"({marks})", [int(i) for i in pool_ids]).fetchall()
         return {r[0]: self._record(r[1:], with_history=False) for r in rows}
 
@@ -335,7 +365,7 @@ class RecordStore:
         marks = ",".join("?" * len(statuses))
         with self._lock:
             row = self.conn.execute(
-                f"SELECT {_COLUMNS} FROM envs WHERE fingerprint = ? AND status IN ({marks}) "
+                f"SELECT {self._columns} FROM envs WHERE fingerprint = ? AND status IN ({marks}) "
                 "ORDER BY seq LIMIT 1", (fingerprint, *statuses)).fetchone()
         return self._record(row, with_history=False) if row else None
 
@@ -345,7 +375,7 @@ class RecordStore:
         rate inside ``win_range``), by ``order`` (an SQL ORDER BY clause over the envs columns
         chosen by the caller, never user text)."""
         marks = ",".join("?" * len(statuses))
-        sql = f"SELECT {_COLUMNS} FROM envs WHERE status IN ({marks})"
+        sql = f"SELECT {self._columns} FROM envs WHERE status IN ({marks})"
         params: list[Any] = list(statuses)
         if family is not None:
             sql += " AND family = ?"
@@ -407,7 +437,7 @@ class RecordStore:
 
     def records(self, with_history: bool = True, batch: int = 1000) -> Iterator[EnvRecord]:
         """Every record in insertion order."""
-        for rows in self._pages(_COLUMNS, "seq", 0, batch=batch):
+        for rows in self._pages(self._columns, "seq", 0, batch=batch):
             for row in rows:
                 yield self._record(row[1:], with_history=with_history)
 

@@ -85,6 +85,12 @@ class EnvRecord:
     history: list[EnvIteration] = field(default_factory=list)
     #: How often the designer proposed this exact program (same id).
     times_proposed: int = 1
+    #: The skill the designer was asked for ("" when the prompt named none, e.g. a pool import).
+    skill: str = ""
+    #: The difficulty level the designer was asked for (1 = easiest; 0 when none was asked).
+    level: int = 0
+    #: Repair turns the designer used before this program (rejected answers sent back).
+    repairs: int = 0
 
 
 def record_to_dict(record: EnvRecord) -> dict[str, Any]:
