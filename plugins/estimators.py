@@ -1,20 +1,23 @@
-"""Built-in difficulty estimators: ``regret``, ``blend``, ``learnability`` and ``solve-rate``.
+"""Built-in difficulty estimators: ``regret``, ``blend``, ``learnability``, ``solve-rate``, and
+the history-aware ``learning-progress``, ``learning-progress-per-step`` and ``frontier``.
 
 Episode rewards are in [-1, 1]; an episode counts as a win when its reward is at least the run's
 ``loop.success_threshold`` (1.0 by default: full success). The formulas follow the SPADE reference
-implementation (regret, blend, plateau) and Absolute Zero (learnability); see ``docs/estimators.md``.
+implementation (regret, blend, plateau, learning potential, micro learning progress, frontier) and
+Absolute Zero (learnability); see ``docs/estimators.md``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from statistics import fmean
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from spade_core.components import BuildContext
 from spade_core.hookspecs import hookimpl
-from spade_core.interfaces import DifficultyEstimator
+from spade_core.interfaces import DifficultyEstimator, EnvIteration, EstimateInput
 from spade_core.records import Difficulty, EnvProgram
 
 
@@ -126,6 +129,116 @@ class SolveRate(_Estimator):
             figures["win_rate"], o.plateau_low, o.plateau_high, o.plateau_ramp))
 
 
+class ColdStartOptions(_Options):
+    cold_start: Literal["regret", "zero"] = Field(
+        default="regret", description="designer reward while no progress can be measured yet "
+        "(an environment's first play): max(regret, 0), or 0")
+
+
+class LearningProgressOptions(ColdStartOptions):
+    baseline_gamma: float = Field(
+        default=0.95, gt=0.0, le=1.0, description="weight of each newer iteration in the slow "
+        "moving average of the mean unhinted reward (the reference's gamma_slow)")
+
+
+class LearningProgressPerStepOptions(ColdStartOptions):
+    window: int = Field(default=8, ge=2, description="latest plays fitted, this one included")
+    signed: bool = Field(default=False,
+                         description="reward the fitted change itself, not max(change, 0)")
+
+
+class FrontierOptions(_Options):
+    window: int = Field(default=8, ge=1, description="latest plays pooled, this one included")
+
+
+class _ProgressEstimator(_Estimator):
+    """A learning-progress estimator: it needs earlier plays to measure a change, and its
+    ``cold_start`` option says what the designer gets until there are enough."""
+
+    def _cold(self, figures: dict) -> float:
+        """The designer reward while no progress is measurable (``cold_start`` option)."""
+        return max(figures["regret"], 0.0) if self.options.cold_start == "regret" else 0.0
+
+
+def _plays(data: EstimateInput) -> list[EnvIteration]:
+    """The earlier iterations that were played (unhinted rewards recorded), then this one."""
+    current = EnvIteration(data.iteration, list(data.hinted), list(data.unhinted))
+    return [h for h in data.history if h.unhinted] + [current]
+
+
+class LearningProgress(_ProgressEstimator):
+    """The reference's learning potential: |mean unhinted reward now - its slow moving average
+    over the earlier iterations|; progress (or forgetting) measured against the recent past."""
+
+    def estimate_with_history(self, data: EstimateInput) -> Difficulty:
+        figures = _figures(data.hinted, data.unhinted, self.threshold)
+        now = figures["unhinted_mean"]
+        earlier = [fmean(h.unhinted) for h in data.history if h.unhinted]
+        if not earlier:
+            figures |= {"baseline": now, "progress": 0.0, "cold_start": 1.0}
+            return Difficulty(figures=figures, regret=figures["regret"],
+                              designer_reward=self._cold(figures))
+        gamma = self.options.baseline_gamma
+        baseline = earlier[0]
+        for mean in earlier[1:]:
+            baseline = (1.0 - gamma) * baseline + gamma * mean
+        figures |= {"baseline": baseline, "progress": now - baseline, "cold_start": 0.0}
+        return Difficulty(figures=figures, regret=figures["regret"],
+                          designer_reward=abs(now - baseline))
+
+
+class LearningProgressPerStep(_ProgressEstimator):
+    """The reference's micro learning progress: the change in mean unhinted reward over the latest
+    plays, from a least-squares line through the per-iteration means (weighted by episodes)."""
+
+    def estimate_with_history(self, data: EstimateInput) -> Difficulty:
+        figures = _figures(data.hinted, data.unhinted, self.threshold)
+        plays = [p for p in _plays(data) if p.unhinted][-self.options.window:]
+        slope = _weighted_slope([float(p.iteration) for p in plays],
+                                [fmean(p.unhinted) for p in plays],
+                                [float(len(p.unhinted)) for p in plays])
+        if slope is None:
+            figures |= {"progress": 0.0, "progress_per_iteration": 0.0,
+                        "window_plays": float(len(plays)), "cold_start": 1.0}
+            return Difficulty(figures=figures, regret=figures["regret"],
+                              designer_reward=self._cold(figures))
+        change = slope * (plays[-1].iteration - plays[0].iteration)
+        figures |= {"progress": change, "progress_per_iteration": slope,
+                    "window_plays": float(len(plays)), "cold_start": 0.0}
+        return Difficulty(figures=figures, regret=figures["regret"],
+                          designer_reward=change if self.options.signed else max(change, 0.0))
+
+
+def _weighted_slope(xs: Sequence[float], ys: Sequence[float],
+                    weights: Sequence[float]) -> float | None:
+    """Slope of the weighted least-squares line through the points; ``None`` when the points do
+    not span two distinct x values (no line to fit)."""
+    total = sum(weights)
+    if total <= 0:
+        return None
+    x_mean = sum(w * x for w, x in zip(weights, xs, strict=True)) / total
+    y_mean = sum(w * y for w, y in zip(weights, ys, strict=True)) / total
+    spread = sum(w * (x - x_mean) ** 2 for w, x in zip(weights, xs, strict=True))
+    if spread <= 0:
+        return None
+    return sum(w * (x - x_mean) * (y - y_mean)
+               for w, x, y in zip(weights, xs, ys, strict=True)) / spread
+
+
+class Frontier(_Estimator):
+    """4 p (1 - p), p = unhinted win rate pooled over the latest plays: 1 at p = 0.5, 0 when the
+    environment is always or never solved (the reference's frontier term, (p - 0.5)^2, turned
+    into a reward in [0, 1])."""
+
+    def estimate_with_history(self, data: EstimateInput) -> Difficulty:
+        figures = _figures(data.hinted, data.unhinted, self.threshold)
+        rewards = [r for p in _plays(data)[-self.options.window:] for r in p.unhinted]
+        p = _win_rate(rewards, self.threshold)
+        figures |= {"window_win_rate": p, "window_episodes": float(len(rewards))}
+        return Difficulty(figures=figures, regret=figures["regret"],
+                          designer_reward=4.0 * p * (1.0 - p))
+
+
 def _factory(cls: type[_Estimator]):  # noqa: ANN202 - a component factory
     def build(options: BaseModel, context: BuildContext) -> _Estimator:
         return cls(options, context.success_threshold)
@@ -143,3 +256,10 @@ def register_difficulty_estimators(register):
              "Absolute Zero: 1 - p for 0 < p < 1, else 0")
     register("solve-rate", _factory(SolveRate), SolveRateOptions,
              "win-rate plateau only")
+    register("learning-progress", _factory(LearningProgress), LearningProgressOptions,
+             "|mean unhinted reward - its slow average over earlier iterations| (SPADE)")
+    register("learning-progress-per-step", _factory(LearningProgressPerStep),
+             LearningProgressPerStepOptions,
+             "fitted change of mean unhinted reward over the latest plays (SPADE micro-LP)")
+    register("frontier", _factory(Frontier), FrontierOptions,
+             "4 p (1 - p), p = unhinted win rate over the latest plays")

@@ -10,6 +10,7 @@ import hashlib
 import math
 from dataclasses import dataclass, field
 from enum import StrEnum
+from collections.abc import Mapping
 from typing import Any
 
 class VerdictCategory(StrEnum):
@@ -168,3 +169,17 @@ class Difficulty:
     def has_regret(self) -> bool:
         """Whether the estimator filled ``regret`` with a finite number (the contract)."""
         return isinstance(self.regret, (int, float)) and math.isfinite(self.regret)
+
+
+@dataclass(frozen=True)
+class DesignTarget:
+    """What one proposal asks the designer for, chosen by the family's rotation
+    (:meth:`EnvFamily.design_target`): one skill, one difficulty level and, for families that have
+    them, further variant choices (the tool-use family's domain and task type)."""
+
+    #: The skill asked for (``None``: the family has no skills; all of its guide applies).
+    skill: str | None = None
+    #: The difficulty level asked for, 1 = easiest (0: the family has no levels).
+    level: int = 0
+    #: Further choices by name, e.g. ``{"domain": "banking", "task_type": "execute"}``.
+    variant: Mapping[str, str] = field(default_factory=dict)

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from spade_core.components import KIND_BY_NAME, BuildContext, Component
 from spade_core.errors import PluginError
-from spade_core.interfaces import BASES
+from spade_core.interfaces import BASES, EnvIteration, EstimateInput
 from spade_core.interfaces.conform import missing_members
 from spade_core.plugins import LoadedPlugins, PluginInfo, Registry, collect_components, new_manager
 from spade_core.plugins import register_plugin
@@ -66,26 +66,50 @@ def default_options(component: Component) -> Any:
     return component.options()
 
 
+def _check_difficulty(result: Any, call: str, hinted: list[float], unhinted: list[float]) -> None:
+    if not isinstance(result, Difficulty):
+        raise AssertionError(f"{call} must return Difficulty, got {type(result).__name__}")
+    if not math.isfinite(result.designer_reward):
+        raise AssertionError(f"{call}: designer_reward {result.designer_reward!r} is not finite "
+                             f"for hinted={hinted} unhinted={unhinted}")
+    for key, value in result.figures.items():
+        if not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise AssertionError(f"{call}: figure {key!r}={value!r} is not a finite number")
+    if not result.has_regret or not -2.0 <= result.regret <= 2.0:
+        raise AssertionError(f"{call}: Difficulty.regret {result.regret!r} must be filled with the "
+                             "mean hinted minus mean unhinted reward (a finite number in [-2, 2]) "
+                             f"for hinted={hinted} unhinted={unhinted}")
+
+
+def _histories(rng: random.Random) -> list[tuple[EnvIteration, ...]]:
+    """Earlier iterations to estimate with: none, one, a flat run, a rising run, a noisy run."""
+    def play(iteration: int, unhinted: list[float], hinted: list[float] | None = None
+             ) -> EnvIteration:
+        return EnvIteration(iteration, hinted=hinted or [1.0] * len(unhinted), unhinted=unhinted,
+                            figures={"regret": 0.0}, designer_reward=0.0)
+
+    noisy = tuple(play(i, [rng.uniform(-1, 1) for _ in range(8)],
+                       [rng.uniform(-1, 1) for _ in range(8)]) for i in range(6))
+    return [(), (play(2, [0.0] * 4),), tuple(play(i, [1.0] * 4) for i in range(3)),
+            tuple(play(i, [0.0] * (4 - i) + [1.0] * i) for i in range(5)), noisy]
+
+
 def _check_estimator(estimator: Any) -> None:
     env = EnvProgram(source="class TestEnv: pass\n", family="test")
     rng = random.Random(0)
     cases = [([], []), ([1.0] * 4, [0.0] * 4), ([0.0] * 4, [1.0] * 4), ([1.0] * 8, [1.0] * 8)]
     cases += [([rng.uniform(-1, 1) for _ in range(8)], [rng.uniform(-1, 1) for _ in range(8)])
               for _ in range(20)]
+    histories = _histories(rng)
     for hinted, unhinted in cases:
-        result = estimator.estimate(env, hinted, unhinted)
-        if not isinstance(result, Difficulty):
-            raise AssertionError(f"estimate() must return Difficulty, got {type(result).__name__}")
-        if not math.isfinite(result.designer_reward):
-            raise AssertionError(f"designer_reward {result.designer_reward!r} is not finite "
-                                 f"for hinted={hinted} unhinted={unhinted}")
-        for key, value in result.figures.items():
-            if not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise AssertionError(f"figure {key!r}={value!r} is not a finite number")
-        if not result.has_regret or not -2.0 <= result.regret <= 2.0:
-            raise AssertionError(f"Difficulty.regret {result.regret!r} must be filled with the mean "
-                                 "hinted minus mean unhinted reward (a finite number in [-2, 2]) "
-                                 f"for hinted={hinted} unhinted={unhinted}")
+        _check_difficulty(estimator.estimate(env, hinted, unhinted), "estimate()", hinted,
+                          unhinted)
+        for history in histories:
+            data = EstimateInput(env=env, hinted=hinted, unhinted=unhinted, iteration=10,
+                                 history=history, success_threshold=1.0)
+            _check_difficulty(estimator.estimate_with_history(data),
+                              f"estimate_with_history() after {len(history)} earlier iterations",
+                              hinted, unhinted)
 
 
 def _check_sandbox(sandbox: Any) -> None:
@@ -107,9 +131,10 @@ def check_component(
 
     Checks: the plugin loaded without error, the options schema forbids unknown keys, the factory
     builds with default options, the result subclasses the kind's base class (or has every
-    required member, and is then wrapped), for estimators that ``estimate`` returns finite figures
-    and a filled ``regret`` on a spread of reward lists, and for sandboxes that validation tells a
-    valid program from a broken one through them.
+    required member, and is then wrapped), for estimators that ``estimate`` and
+    ``estimate_with_history`` (with no history and with several made-up earlier iterations) return
+    finite figures and a filled ``regret`` on a spread of reward lists, and for sandboxes that
+    validation tells a valid program from a broken one through them.
     """
     if kind not in KIND_BY_NAME:
         raise ValueError(f"unknown kind {kind!r}; kinds: {', '.join(KIND_BY_NAME)}")

@@ -17,7 +17,7 @@ from spade_core.interfaces import (
     SandboxSession,
 )
 from spade_core.interfaces.memory import EnvIteration, EnvMemory, EnvRecord
-from spade_core.records import Document, StepResult, Verdict
+from spade_core.records import DesignTarget, Document, StepResult, Verdict
 
 FAKE_SKELETON = '''
 # {{QUESTION}}: the question
@@ -53,6 +53,22 @@ class FakeFamily(EnvFamily):
 
     def solution_actions(self, solution, tools=None):
         return [solution] if isinstance(solution, str) else solution
+
+
+class FakeSkilledFamily(FakeFamily):
+    """The fake family with two skills and three levels, rotated like the built-in families."""
+
+    name = "fake-qa"
+    skills = ("alpha", "beta")
+
+    def designer_guide(self, skill=None):
+        return f"Write a question about {skill or 'anything'}."
+
+    def design_target(self, n):
+        return DesignTarget(skill=self.skills[n % 2], level=1 + n % 3)
+
+    def target_brief(self, target):
+        return f"LEVEL {target.level} of 3."
 
 
 class FakeScriptedBackend(GenerationBackend):
@@ -224,10 +240,11 @@ class FakeListCorpus(CorpusSampler):
 
 class FakeSelfPlayPlugin:
     def __init__(self, always_right=False, texts=("six times seven", "forty two"),
-                 repairable=False, learn_after=None):
+                 repairable=False, learn_after=None, family=FakeFamily):
         self.always_right = always_right
         self.repairable = repairable
         self.learn_after = learn_after
+        self.family = family
         self.texts = list(texts)
         self.backends = []
 
@@ -254,7 +271,7 @@ class FakeSelfPlayPlugin:
 
     @hookimpl
     def register_env_families(self, register):
-        register("fake-qa", lambda o, c: FakeFamily())
+        register("fake-qa", lambda o, c: self.family())
 
 
 class RecordingPlugin:

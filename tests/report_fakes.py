@@ -6,12 +6,15 @@ The scripted agent makes each environment's fate depend on its document: "easy" 
 without the hint (mastered), "impossible" ones never (too hard), "broken" ones get no program
 (rejected), the others only with the hint (frontier, regret 1); "easy forty two!" is a
 near-duplicate of a mastered one (hashing similarity 0.84, threshold 0.8). Two families
-alternate.
+alternate. :func:`add_curriculum` and :func:`strip_curriculum` turn a copy of such a run into one
+with known per-skill and per-level counts, or into one written before the curriculum (no memory
+pools, skills, levels or repairs).
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import envmemory.plugin as envmemory_plugin
@@ -110,3 +113,62 @@ def make_report_run(tmp_path: Path, iterations: int = 2, *extra_plugins: object)
         "mastery_rollouts": 3, "too_hard_rollouts": 3}}
     resolved = resolve_config(data, loaded.registry, "report-test.yaml")
     return run(resolved, loaded, report=lambda message: None)
+
+
+#: Per-skill and per-level counts written into the fake run's ``metrics.jsonl`` rows by
+#: :func:`add_curriculum` (four fresh proposals per iteration, as in the fake run). Totals:
+#: arithmetic 5 proposed, 4 valid (80%), 5 played; logic 3, 2 (67%), 2; all 8, 6 (75%), 7.
+#: Levels (sorted as numbers: 1, 2, 10): 1: 3, 3 (100%), 2; 2: 3, 1 (33%), 3; 10: 2, 2, 1.
+FAKE_BREAKDOWNS: dict[int, dict[str, dict[str, dict[str, int]]]] = {
+    0: {"skills": {"arithmetic": {"proposed": 3, "valid": 2, "played": 2},
+                   "logic": {"proposed": 1, "valid": 1, "played": 1}},
+        "levels": {"1": {"proposed": 3, "valid": 3, "played": 2},
+                   "2": {"proposed": 1, "valid": 0, "played": 1}}},
+    1: {"skills": {"arithmetic": {"proposed": 2, "valid": 2, "played": 3},
+                   "logic": {"proposed": 2, "valid": 1, "played": 1}},
+        "levels": {"2": {"proposed": 2, "valid": 1, "played": 2},
+                   "10": {"proposed": 2, "valid": 2, "played": 1}}},
+}
+#: The skill each fake family's environments get from :func:`add_curriculum`.
+FAKE_FAMILY_SKILLS = {"fake-qa": "arithmetic", "fake-riddle": "logic"}
+#: Keys a run written before the curriculum (issue 13) lacks: :func:`strip_curriculum` drops them.
+CURRICULUM_METRICS = ("skills", "levels", "envs_replayed", "envs_retired", "envs_mastered_total",
+                      "frontier_size", "dedupe_hits", "repairs", "repaired_valid")
+CURRICULUM_ENV_KEYS = ("skill", "level", "repairs")
+
+
+def _rewrite(run_dir: Path, metrics, envs) -> Path:
+    """Apply ``metrics(row)`` to each ``metrics.jsonl`` row and ``envs(details)`` to each
+    ``envs/<id>.json``, in place."""
+    path = run_dir / "metrics.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    path.write_text("".join(json.dumps(metrics(row)) + "\n" for row in rows))
+    for detail in run_dir.glob("envs/*.json"):
+        detail.write_text(json.dumps(envs(json.loads(detail.read_text()))))
+    return run_dir
+
+
+def add_curriculum(run_dir: Path) -> Path:
+    """Give a fake run known per-skill and per-level counts (:data:`FAKE_BREAKDOWNS`) and each
+    environment a skill (by family), a level (iteration + 1) and its repairs, whatever the loop
+    itself wrote, so tests can assert exact numbers."""
+    def metrics(row):
+        return {**row, **FAKE_BREAKDOWNS[row["iteration"]]}
+
+    def envs(details):
+        return {**details, "skill": FAKE_FAMILY_SKILLS[details["family"]],
+                "level": details["iteration"] + 1, "repairs": details.get("repairs", 0)}
+
+    return _rewrite(run_dir, metrics, envs)
+
+
+def strip_curriculum(run_dir: Path) -> Path:
+    """Make a fake run look written before replay, repair turns and skills: no memory pools,
+    breakdowns or repairs in ``metrics.jsonl``, no skill, level or repairs per environment."""
+    def metrics(row):
+        return {k: v for k, v in row.items() if k not in CURRICULUM_METRICS}
+
+    def envs(details):
+        return {k: v for k, v in details.items() if k not in CURRICULUM_ENV_KEYS}
+
+    return _rewrite(run_dir, metrics, envs)

@@ -23,7 +23,8 @@ def plugins_json(env=None):
 def test_builtins_listed_with_kind_distribution_version():
     rows = plugins_json()
     estimators = {r["name"]: r for r in rows if r["kind"] == "difficulty_estimator"}
-    assert {"regret", "blend", "learnability", "solve-rate"} <= set(estimators)
+    assert {"regret", "blend", "learnability", "solve-rate", "learning-progress",
+            "learning-progress-per-step", "frontier"} <= set(estimators)
     for row in estimators.values():
         assert row["distribution"] == "spade-rl" and row["version"] and row["error"] is None
     assert not [r for r in rows if r["error"] and r["distribution"] == "spade-rl"], rows
@@ -123,7 +124,8 @@ def test_hook_register_difficulty_estimators():
     import plugins.estimators as builtin
 
     loaded = load_test_plugins(builtin)
-    for name in ("regret", "blend", "learnability", "solve-rate"):
+    for name in ("regret", "blend", "learnability", "solve-rate", "learning-progress",
+                 "learning-progress-per-step", "frontier"):
         check_component(loaded, "difficulty_estimator", name)
 
 

@@ -99,7 +99,7 @@ def test_math_verify_stand_in():
 
 def test_prelude_exports_what_it_documents():
     names = exported_names(read_source("answers.py"))
-    assert set(names) == {"extract_boxed", "extract_all_boxed", "normalize_answer",
+    assert set(names) == {"extract_boxed", "extract_all_boxed", "extract_choice", "normalize_answer",
                           "parse_number", "answers_match", "verify_answer"}
     namespace: dict = {"__name__": "__prelude__"}
     exec(compile(read_source("answers.py"), "<prelude>", "exec"), namespace)  # noqa: S102

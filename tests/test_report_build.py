@@ -20,7 +20,7 @@ from plugins.report import build_report
 from plugins.report.rundata import load_run
 
 from conftest import ROOT, run_spade
-from report_fakes import make_report_run
+from report_fakes import FAKE_FAMILY_SKILLS, add_curriculum, make_report_run, strip_curriculum
 
 PLOT_IDS = ("plot-regret", "plot-counts", "plot-success", "plot-verdicts", "plot-phases",
             "plot-family-curves", "plot-family-status", "plot-family-verdicts",
@@ -226,3 +226,127 @@ def test_report_builds_when_the_memory_plugin_is_not_installed(finished_run, tmp
     html = build_report(run_dir, tmp_path / "r.html").read_text()
     assert "environment memory is unavailable" in html and "not-installed-memory" in html
     assert html.count('<details class="env"') == len(_envs(finished_run))
+
+
+def _table(html, table_id):
+    """The cells of an HTML table of the page, row by row (header first), tags stripped."""
+    body = html.split(f'id="{table_id}"')[1].split("</table>")[0]
+    return [[re.sub(r"<[^>]+>", "", cell).strip()
+             for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, flags=re.S)]
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, flags=re.S)]
+
+
+def _copy(finished_run, tmp_path, name):
+    return shutil.copytree(finished_run, tmp_path / name)
+
+
+@pytest.fixture(scope="module")
+def curriculum_html(finished_run, tmp_path_factory):
+    run_dir = add_curriculum(_copy(finished_run, tmp_path_factory.mktemp("curriculum"), "run"))
+    return build_report(run_dir, run_dir / "report.html").read_text()
+
+
+@pytest.fixture(scope="module")
+def old_html(finished_run, tmp_path_factory):
+    run_dir = strip_curriculum(_copy(finished_run, tmp_path_factory.mktemp("old"), "run"))
+    return build_report(run_dir, run_dir / "report.html").read_text()
+
+
+def test_skill_and_level_totals(curriculum_html):
+    """Totals of report_fakes.FAKE_BREAKDOWNS over both iterations; levels in numeric order."""
+    assert _table(curriculum_html, "skill-table") == [
+        ["skill", "proposed", "valid", "validity", "played"],
+        ["arithmetic", "5", "4", "80%", "5"], ["logic", "3", "2", "67%", "2"],
+        ["all", "8", "6", "75%", "7"]]
+    assert _table(curriculum_html, "level-table")[1:] == [
+        ["1", "3", "3", "100%", "2"], ["2", "3", "1", "33%", "3"], ["10", "2", "2", "100%", "1"],
+        ["all", "8", "6", "75%", "6"]]
+    assert '<a href="#skills">Per skill</a>' in curriculum_html
+
+
+def _svg_texts(html, plot_id):
+    figure = html.split(f'id="{plot_id}"')[1].split("</figure>")[0]
+    return [t.strip() for t in re.findall(r"<text[^>]*>([^<]*)</text>", figure)]
+
+
+def test_validity_maps_label_each_cell(curriculum_html):
+    skills = _svg_texts(curriculum_html, "plot-skill-validity")
+    # Cells row by row (arithmetic, logic), iterations 0 and 1: valid/proposed.
+    assert [t for t in skills if "/" in t] == ["2/3", "2/2", "1/1", "1/2"]
+    assert {"arithmetic", "logic", "skill", "valid share"} <= set(skills)
+    levels = _svg_texts(curriculum_html, "plot-level-validity")
+    assert [t for t in levels if "/" in t] == ["3/3", "0/1", "1/2", "2/2"]  # no level 10 at 0
+    assert "<image" not in curriculum_html  # the colour bar is vector too
+
+
+def test_memory_pools_over_iterations(finished_run, curriculum_html):
+    rows = [json.loads(line) for line in (finished_run / "metrics.jsonl").read_text().splitlines()]
+    table = _table(curriculum_html, "iterations-table")
+    header = table[0]
+    for key, label in (("envs_replayed", "replayed"), ("envs_retired", "retired or too hard"),
+                       ("frontier_size", "frontier"),
+                       ("envs_mastered_total", "mastered in memory"), ("repairs", "repairs")):
+        column = header.index(label)
+        assert [r[column] for r in table[1:]] == [str(m[key]) for m in rows], label
+    assert 'id="plot-pool"' in curriculum_html
+    assert {"frontier", "mastered", "retired or too hard (total)",
+            "replayed this iteration"} <= set(_svg_texts(curriculum_html, "plot-pool"))
+    tile = curriculum_html.split('id="pool-tile"')[1].split("</div></div>")[0]
+    last = rows[-1]
+    assert f'{last["frontier_size"]} / {last["envs_mastered_total"]}' in tile
+
+
+def test_pool_plot_counts_retirements_cumulatively():
+    from plugins.report.plots import _cumulative
+
+    rows = [{"iteration": 0, "envs_retired": 1}, {"iteration": 1}, {"iteration": 2,
+                                                                    "envs_retired": 0},
+            {"iteration": 3, "envs_retired": 2}]
+    assert _cumulative(rows, "envs_retired") == ([0, 2, 3], [1.0, 1.0, 3.0])
+
+
+def test_cards_show_skill_level_and_repairs(finished_run, curriculum_html):
+    for env_id, details in _envs(finished_run).items():
+        card = curriculum_html.split(f'id="env-{env_id}"')[1].split("<h3>Verdict</h3>")[0]
+        skill = FAKE_FAMILY_SKILLS[details["family"]]
+        assert f'data-skill="{skill}"' in card
+        assert f"<dt>skill</dt><dd>{skill}</dd>" in card
+        assert f"<dt>level</dt><dd>{details['iteration'] + 1}</dd>" in card
+        assert f"<dt>repair turns</dt><dd>{details['repairs']}</dd>" in card
+        assert "<dt>repairs</dt>" not in card  # not listed again among the unknown fields
+    options = curriculum_html.split('id="filter-skill"')[1].split("</select>")[0]
+    assert re.findall(r'<option value="([^"]*)">', options) == ["", "arithmetic", "logic"]
+
+
+def test_a_run_from_before_the_curriculum(old_html):
+    """No memory pools, skills, levels or repairs recorded: no such plot, column or table."""
+    for absent in ('id="plot-pool"', 'id="plot-skill-validity"', 'id="plot-level-validity"',
+                   'id="skills"', 'href="#skills"', 'id="filter-skill"', 'id="pool-tile"',
+                   "<dt>skill</dt>", "<dt>repair turns</dt>", 'data-skill="arithmetic"'):
+        assert absent not in old_html, absent
+    header = _table(old_html, "iterations-table")[0]
+    assert "frontier" not in header and "replayed" not in header and "proposed" in header
+    for plot_id in PLOT_IDS:
+        assert f'id="{plot_id}"' in old_html, plot_id
+
+
+def test_odd_breakdowns_do_not_break_the_page(tmp_path):
+    from plugins.report.build import breakdown_rows
+
+    run_dir = tmp_path / "odd"
+    run_dir.mkdir()
+    rows = [{"iteration": 0, "skills": {"a": "many", "b": {"proposed": "3", "valid": None}},
+             "levels": [1, 2]},
+            {"iteration": 1, "skills": {"b": {"proposed": 2, "valid": 1, "played": True},
+                                        "": {"proposed": 1, "valid": 0, "played": 1}}}]
+    (run_dir / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = load_run(run_dir)
+    assert [(r.name, r.proposed, r.valid, r.played, r.validity)
+            for r in breakdown_rows(data.metrics, "skills")] == [
+        ("(none)", 1, 0, 1, 0.0), ("b", 2, 1, 0, 0.5), ("all", 3, 1, 1, 1 / 3)]
+    assert breakdown_rows(data.metrics, "levels") == []
+    html = build_report(run_dir, tmp_path / "r.html").read_text()
+    assert _table(html, "skill-table")[1:] == [["(none)", "1", "0", "0%", "1"],
+                                               ["b", "2", "1", "50%", "0"],
+                                               ["all", "3", "1", "33%", "1"]]
+    assert 'id="level-table"' not in html and 'id="plot-level-validity"' not in html

@@ -65,7 +65,8 @@ def test_run_writes_config_metrics_envs_summary(tmp_path):
 
 @pytest.mark.parametrize("estimator,expected", [
     ("regret", 1.0), ("blend", 0.4 * 1.0 + 0.6 * 0.0), ("learnability", 0.0),
-    ("solve-rate", 0.0),
+    ("solve-rate", 0.0), ("learning-progress", 1.0), ("learning-progress-per-step", 1.0),
+    ("frontier", 0.0),
 ])
 def test_switching_estimator_changes_designer_reward(tmp_path, estimator, expected):
     run_dir, _ = make_run(tmp_path, {"estimator": estimator})

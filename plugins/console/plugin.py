@@ -18,6 +18,23 @@ from spade_core.hookspecs import hookimpl
 
 #: How many iterations the table shows: the latest and the ones before it, for comparison.
 ROWS = 5
+#: Columns of every table: (header, metrics key).
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("iter", "iteration"), ("prop", "envs_proposed"), ("valid", "envs_valid"),
+    ("dup", "envs_duplicate"), ("play", "envs_played"), ("mast", "envs_mastered"),
+    ("hard", "envs_too_hard"))
+#: The curriculum's columns, shown when the rows have them (runs with replay): environments
+#: replayed this iteration, then the memory's frontier and mastered pools after it.
+POOL_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("repl", "envs_replayed"), ("front", "frontier_size"), ("mast Σ", "envs_mastered_total"))
+#: Figures after the counts.
+FIGURE_COLUMNS: tuple[tuple[str, str], ...] = (("regret", "mean_regret"),
+                                               ("d.rew", "mean_designer_reward"))
+#: At most this many skills (or levels) are named in the caption; the rest are counted.
+CAPTION_BREAKDOWN = 6
+#: Width of this plugin's own console when stderr is not a terminal (a log file, where rich would
+#: assume 80 and squeeze the table's pool columns) and ``COLUMNS`` does not say.
+LOG_WIDTH = 100
 ENV_SWITCH = "SPADE_LIVE_TABLE"
 
 _history: dict[str, list[dict[str, Any]]] = {}
@@ -44,8 +61,41 @@ def _pct(value: Any) -> str:
     return f"{100 * value:.0f}%"
 
 
+def _breakdown(row: dict[str, Any], field: str, label: str, prefix: str = "") -> str | None:
+    """Caption entry of ``row[field]`` (``skills`` or ``levels``): ``valid/proposed`` per name
+    that had fresh proposals, e.g. ``skills: logic 1/2, math 3/4``; None when there is none."""
+    parts = row.get(field)
+    if not isinstance(parts, dict):
+        return None
+    entries = []
+    for name, counts in parts.items():
+        counts = counts if isinstance(counts, dict) else {}
+        proposed, valid = counts.get("proposed"), counts.get("valid")
+        if isinstance(proposed, int) and not isinstance(proposed, bool) and proposed > 0:
+            text = f"{prefix}{name or '(none)'} {_num(valid)}/{proposed}"
+            entries.append((str(name), text))
+    if not entries:
+        return None
+    entries.sort(key=lambda e: (not e[0].isdigit(), int(e[0]) if e[0].isdigit() else 0, e[0]))
+    shown = [text for _, text in entries[:CAPTION_BREAKDOWN]]
+    if len(entries) > CAPTION_BREAKDOWN:
+        shown.append(f"+{len(entries) - CAPTION_BREAKDOWN} more")
+    return f"{label}: " + ", ".join(shown)
+
+
+def _memory_caption(rows: list[dict[str, Any]]) -> str | None:
+    """The retired environments of the last iteration and of the run so far (the pools
+    themselves are columns); None for rows from before replay."""
+    last = rows[-1]
+    if "envs_retired" not in last:
+        return None
+    so_far = sum(r["envs_retired"] for r in rows if isinstance(r.get("envs_retired"), int))
+    return f"retired or too hard {_num(last.get('envs_retired'))} ({so_far} so far)"
+
+
 def iteration_table(rows: list[dict[str, Any]], total: int | None = None) -> Any:
-    """A rich Table of ``rows`` (metrics of finished iterations), the last one in bold."""
+    """A rich Table of ``rows`` (metrics of finished iterations, oldest first), the last one in
+    bold; the caption names the last iteration's per-skill and per-level validity."""
     from rich import box
     from rich.table import Table
 
@@ -53,19 +103,18 @@ def iteration_table(rows: list[dict[str, Any]], total: int | None = None) -> Any
     title = f"iteration {last.get('iteration', '?')}"
     if total:
         title += f" of {total}"
-    # Two spaces between columns and no rules: 75 characters wide, so it fits an 80-column
-    # terminal (and a log file, where rich assumes 80).
+    # Two spaces between columns and no rules: 75 characters wide without the pool columns, so
+    # it fits an 80-column terminal; about 95 with them, which fit LOG_WIDTH in a log file.
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
                   pad_edge=False, padding=(0, 1), collapse_padding=True)
-    columns = (("iter", "iteration"), ("prop", "envs_proposed"), ("valid", "envs_valid"),
-               ("dup", "envs_duplicate"), ("play", "envs_played"), ("mast", "envs_mastered"),
-               ("hard", "envs_too_hard"), ("regret", "mean_regret"),
-               ("d.rew", "mean_designer_reward"))
+    shown = rows[-ROWS:]
+    pools = [(h, k) for h, k in POOL_COLUMNS if any(k in row for row in shown)]
+    columns = (*COLUMNS, *pools, *FIGURE_COLUMNS)
     for header, _ in columns:
         table.add_column(header, justify="right")
     table.add_column("succ u/h", justify="right")
     table.add_column("secs", justify="right")
-    for row in rows[-ROWS:]:
+    for row in shown:
         seconds = row.get("seconds") if isinstance(row.get("seconds"), dict) else {}
         spent = sum(v for v in seconds.values() if isinstance(v, (int, float)))
         cells = [_num(row.get(key)) for _, key in columns]
@@ -77,12 +126,9 @@ def iteration_table(rows: list[dict[str, Any]], total: int | None = None) -> Any
     seconds = last.get("seconds") if isinstance(last.get("seconds"), dict) else {}
     slowest = sorted(((v, k) for k, v in seconds.items() if isinstance(v, (int, float))),
                      reverse=True)[:3]
-    caption = []
-    if "frontier_size" in last:
-        caption.append(f"memory: frontier {_num(last.get('frontier_size'))}, mastered "
-                       f"{_num(last.get('envs_mastered_total'))}; replayed "
-                       f"{_num(last.get('envs_replayed'))}, retired "
-                       f"{_num(last.get('envs_retired'))}")
+    caption = [entry for entry in (_memory_caption(rows), _breakdown(last, "skills", "skills"),
+                                   _breakdown(last, "levels", "levels", prefix="L"))
+               if entry]
     if verdicts:
         caption.append("verdicts " + ", ".join(f"{k} {v}" for k, v in verdicts.items()))
     if slowest:
@@ -101,6 +147,8 @@ def _console(run: Any) -> Any:
     if isinstance(given, Console):
         return given
     console = Console(stderr=True)
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console.width = LOG_WIDTH
     if isinstance(extra, dict):
         extra["console"] = console
     return console

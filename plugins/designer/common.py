@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from spade_core.interfaces import EnvFamily, PromptExamples
+from spade_core.records import DesignTarget
 
 DESIGNER_SYSTEM = (
     "You are an environment designer. You read a document and turn what it teaches into a "
@@ -41,5 +42,11 @@ def code_blocks(text: str) -> list[str]:
     return [m.group(1).strip("\n") for m in _FENCE.finditer(text)]
 
 
-def family_block(family: EnvFamily) -> str:
-    return family.designer_guide().strip()
+def family_block(family: EnvFamily, target: DesignTarget | None = None) -> str:
+    """The family's guide: for ``target``, its skill's guide and what its level and variant ask;
+    without one, the guide for every selected skill."""
+    if target is None:
+        return family.designer_guide().strip()
+    guide = family.designer_guide(target.skill) if target.skill else family.designer_guide()
+    brief = family.target_brief(target).strip()
+    return guide.strip() + (f"\n\n{brief}" if brief else "")

@@ -8,7 +8,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field
 
 from spade_core.interfaces import EnvFamily, PromptExamples, PromptStrategy
-from spade_core.records import Document
+from spade_core.records import DesignTarget, Document
 
 from plugins.designer.common import (
     DESIGNER_SYSTEM,
@@ -37,10 +37,18 @@ class FullProgram(PromptStrategy):
 
     def build(self, document: Document, family: EnvFamily,
               examples: PromptExamples) -> list[dict[str, str]]:
+        return self._messages(document, family, examples, None)
+
+    def build_for(self, document: Document, family: EnvFamily, examples: PromptExamples,
+                  target: DesignTarget) -> list[dict[str, str]]:
+        return self._messages(document, family, examples, target)
+
+    def _messages(self, document: Document, family: EnvFamily, examples: PromptExamples,
+                  target: DesignTarget | None) -> list[dict[str, str]]:
         shown = examples_text(examples, self.options.example_chars)
         user = (
             f"Document:\n{grounding(document.text, self.options.document_chars)}\n\n"
-            f"{family_block(family)}\n\n"
+            f"{family_block(family, target)}\n\n"
             + (f"{shown}\n\n" if shown else "")
             + "Write one complete environment program grounded in the document, in a single "
             "```python code block."

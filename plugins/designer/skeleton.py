@@ -18,7 +18,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field
 
 from spade_core.interfaces import EnvFamily, PromptExamples, PromptStrategy
-from spade_core.records import Document
+from spade_core.records import DesignTarget, Document
 
 from plugins.designer.common import DESIGNER_SYSTEM, family_block, grounding
 from plugins.designer.full_program import extract_program
@@ -43,15 +43,21 @@ def slots(template: str) -> dict[str, str]:
 
 
 def parse_values(completion: str, names: list[str]) -> dict[str, str]:
-    """``NAME: value`` sections; a value runs until the next known ``NAME:`` line."""
-    pattern = re.compile(r"^\s*\**(" + "|".join(map(re.escape, names)) + r")\**\s*:\s*",
+    """``NAME: value`` sections; a value runs until the next known ``NAME:`` line. A slot may also
+    be labelled by its initial when no other slot shares it (``Q:`` for ``QUESTION``), the way
+    small models often write question and answer pairs."""
+    initials = [n[0] for n in names]
+    alias = {n[0]: n for n in names if initials.count(n[0]) == 1 and n[0] not in names}
+    labels = list(names) + list(alias)
+    pattern = re.compile(r"^\s*\**(" + "|".join(map(re.escape, labels)) + r")\**\s*:\s*",
                          re.M | re.I)
     matches = list(pattern.finditer(completion))
     values: dict[str, str] = {}
     for i, match in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(completion)
         value = completion[match.end():end].strip().strip("`").strip()
-        values.setdefault(match.group(1).upper(), value)
+        label = match.group(1).upper()
+        values.setdefault(alias.get(label, label), value)
     return values
 
 
@@ -66,40 +72,48 @@ class Skeleton(PromptStrategy):
 
     def build(self, document: Document, family: EnvFamily,
               examples: PromptExamples) -> list[dict[str, str]]:
-        template = family.skeleton()
+        return self.build_for(document, family, examples, DesignTarget())
+
+    def build_for(self, document: Document, family: EnvFamily, examples: PromptExamples,
+                  target: DesignTarget) -> list[dict[str, str]]:
+        template, example = family.skeleton_for(target)
         parts = slots(template)
         if not parts:
             user = (
                 f"Document:\n{grounding(document.text, self.options.document_chars)}\n\n"
-                f"{family_block(family)}\n\nComplete this template into a task grounded in the "
-                f"document. Replace every marked part; keep everything else.\n```python\n"
+                f"{family_block(family, target)}\n\nComplete this template into a task grounded "
+                f"in the document. Replace every marked part; keep everything else.\n```python\n"
                 f"{template}\n```\nAnswer with the completed program in one ```python block."
             )
             return [{"role": "system", "content": DESIGNER_SYSTEM},
                     {"role": "user", "content": user}]
         lines = "\n".join(f"{name}: <{desc}>" for name, desc in parts.items())
+        aim = _aim(family, target)
         messages = [{"role": "system", "content": DESIGNER_SYSTEM}]
         # A worked example, when the family gives one, is what makes a small model keep the format.
-        example = family.skeleton_example()
         if example is not None:
             example_doc, example_values = example
             messages += [
-                {"role": "user", "content": self._ask(example_doc, lines)},
+                {"role": "user", "content": self._ask(example_doc, aim, lines)},
                 {"role": "assistant", "content": "\n".join(
                     f"{name}: {example_values[name]}" for name in parts)},
             ]
-        messages.append({"role": "user", "content": self._ask(document.text, lines)})
+        messages.append({"role": "user", "content": self._ask(document.text, aim, lines)})
         return messages
 
-    def _ask(self, text: str, lines: str) -> str:
+    def _ask(self, text: str, aim: str, lines: str) -> str:
         return (
             f"Document:\n{grounding(text, self.options.document_chars)}\n\n"
-            "Make one question about this document whose answer is short and exact. "
+            f"{aim}Make one question about this document whose answer is short and exact. "
             f"Reply with exactly these lines:\n{lines}"
         )
 
     def extract(self, completion: str, family: EnvFamily) -> str | None:
-        template = family.skeleton()
+        return self.extract_for(completion, family, DesignTarget())
+
+    def extract_for(self, completion: str, family: EnvFamily,
+                    target: DesignTarget) -> str | None:
+        template, _ = family.skeleton_for(target)
         names = list(slots(template))
         if not names:
             return extract_program(completion)
@@ -108,3 +122,10 @@ class Skeleton(PromptStrategy):
             return None
         limit = self.options.max_value_chars
         return fill(template, {k: v[:limit] for k, v in values.items()})
+
+
+def _aim(family: EnvFamily, target: DesignTarget) -> str:
+    """One short paragraph naming the target's skill and level, for a small model's prompt."""
+    parts = [f"Skill: {target.skill}." if target.skill else "", family.target_brief(target)]
+    text = " ".join(p.strip() for p in parts if p.strip())
+    return f"{text}\n" if text else ""

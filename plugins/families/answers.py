@@ -17,6 +17,7 @@ from fractions import Fraction as _Fraction
 __all__ = [
     "extract_boxed",
     "extract_all_boxed",
+    "extract_choice",
     "normalize_answer",
     "parse_number",
     "answers_match",
@@ -76,6 +77,27 @@ def extract_boxed(text: str) -> str | None:
     ``None`` when there is none."""
     found = extract_all_boxed(text)
     return found[-1] if found else None
+
+
+def extract_choice(text: str, options: list) -> str | None:
+    """The option a reply chooses: its last ``\\boxed{...}`` when it has one, else the option it
+    names last (as a whole word, any case; the longer one when two end at the same place), else
+    ``None``. This is the answer format of small-answer-set tasks, which a small model can meet
+    by ending its reply with its choice."""
+    boxed = extract_boxed(text)
+    if boxed is not None:
+        return boxed
+    best, best_key = None, (-1, -1)
+    for option in options:
+        option = str(option).strip()
+        if not option:
+            continue
+        pattern = r"(?<!\w)" + _re.escape(option) + r"(?!\w)"
+        for match in _re.finditer(pattern, text, _re.I):
+            key = (match.end(), len(option))
+            if key > best_key:
+                best, best_key = option, key
+    return best
 
 
 _TEXT_COMMANDS = _re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|operatorname|mbox)\s*\{([^{}]*)\}")

@@ -7,9 +7,12 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
+from spade_core.records import DesignTarget
+
 from plugins.families.base import SourceFamily, read_source
 from plugins.families.skills import REASONING_SKILLS, Skill
 from plugins.families.solutions import boxed_actions
+from plugins.families.steering import REASONING_LEVELS, level_text, rotate
 
 CONTRACT = """\
 Write ONE Python module defining exactly one class whose name ends in "Env" (a reasoning game).
@@ -38,7 +41,8 @@ Rules:
   actions in every observation.
 - Injected helpers (do not import them): extract_boxed(text) -> str | None (last \\boxed{}),
   answers_match(given, expected) -> bool (numbers, fractions, percentages, equivalent
-  expressions), parse_number(text), normalize_answer(text), verify_answer(given, expected).
+  expressions), parse_number(text), normalize_answer(text), verify_answer(given, expected),
+  extract_choice(text, options) -> str | None (the last \\boxed{}, else the option named last).
   `from math_verify import parse, verify` also works.
 """
 
@@ -113,6 +117,43 @@ class GroundedQuestionEnv:
         return "\\\\boxed{" + self.ANSWER + "}"
 '''
 
+#: The level-1 ``slots`` skeleton: a yes/no question, the smallest answer set, in two slots (a
+#: ~100M designer fills two slots far more reliably than three). The reply's choice is its last
+#: ``\\boxed{}`` or else the last "yes" or "no" it says (``extract_choice``), so a small agent
+#: that ends its reply with its choice is read correctly. One answer per episode: a second turn
+#: would let elimination solve it.
+CHOICE_SKELETON = '''\
+# {{QUESTION}}: one yes/no question about the document, with every fact needed to answer it
+# {{ANSWER}}: yes or no
+import re
+
+
+class GroundedYesNoEnv:
+    """A yes/no question grounded in a document; the agent answers yes or no."""
+
+    QUESTION = {{QUESTION}}
+    ANSWER = {{ANSWER}}
+    OPTIONS = ["yes", "no"]
+
+    def __init__(self, max_turns=1, **kwargs):
+        if normalize_answer(self.ANSWER) not in self.OPTIONS:
+            raise ValueError("ANSWER must be yes or no")
+        if re.search(r"\\b" + normalize_answer(self.ANSWER) + r"\\b", self.QUESTION, re.I):
+            raise ValueError("the question gives its own answer away")
+
+    def reset(self, seed=None):
+        return self.QUESTION + "\\n\\nAnswer yes or no, as \\\\boxed{yes} or \\\\boxed{no}.", {}
+
+    def step(self, action):
+        given = extract_choice(action, self.OPTIONS)
+        if given is not None and normalize_answer(given) == normalize_answer(self.ANSWER):
+            return "Correct!", 1.0, True, False, {}
+        return "Wrong.", 0.0, True, False, {}
+
+    def solution(self):
+        return "\\\\boxed{" + normalize_answer(self.ANSWER) + "}"
+'''
+
 SLOT_EXAMPLE: tuple[str, dict[str, str]] = (
     "The Euclidean algorithm finds the greatest common divisor of two numbers by repeatedly "
     "replacing the larger number with the remainder of dividing it by the smaller one, until the "
@@ -120,6 +161,36 @@ SLOT_EXAMPLE: tuple[str, dict[str, str]] = (
     {"QUESTION": "Use the Euclidean algorithm: what is the greatest common divisor of 84 and 36?",
      "ANSWER": "12"},
 )
+
+#: Worked fills per skill: a level-1 choice (``CHOICE_SKELETON``) and an open answer
+#: (``SLOT_SKELETON``, levels 2 and up). Each pairs a short document with its filled slots.
+CHOICE_EXAMPLES: dict[str, tuple[str, dict[str, str]]] = {
+    "math": (SLOT_EXAMPLE[0], {
+        "QUESTION": "Is 6 the greatest common divisor of 12 and 18?", "ANSWER": "yes"}),
+    "logic": (
+        "A syllogism draws a conclusion from two premises: if every member of one group belongs "
+        "to a second group, and something is in the first group, it is in the second.",
+        {"QUESTION": "Every cat is an animal. Tom is a cat. Is Tom an animal?", "ANSWER": "yes"}),
+    "algorithmic": (
+        "A counter starts at a value and a loop adds the same step to it a fixed number of "
+        "times; tracing the loop means writing down the value after each pass.",
+        {"QUESTION": "A counter starts at 0 and adds 2 three times. Is its final value 8?",
+         "ANSWER": "no"}),
+    "cognition": (
+        "An arithmetic sequence adds the same difference to each term to get the next one.",
+        {"QUESTION": "Does the sequence 2, 4, 6, 8 continue with 10?", "ANSWER": "yes"}),
+}
+OPEN_EXAMPLES: dict[str, tuple[str, dict[str, str]]] = {
+    "math": SLOT_EXAMPLE,
+    "logic": (CHOICE_EXAMPLES["logic"][0], {
+        "QUESTION": "Every square is a rectangle, and every rectangle has four right angles. How "
+                    "many right angles does a square have?", "ANSWER": "4"}),
+    "algorithmic": (CHOICE_EXAMPLES["algorithmic"][0], {
+        "QUESTION": "A counter starts at 5 and adds 3 four times. What is its final value?",
+        "ANSWER": "17"}),
+    "cognition": (CHOICE_EXAMPLES["cognition"][0], {
+        "QUESTION": "What comes next in the sequence 3, 7, 11, 15?", "ANSWER": "19"}),
+}
 
 AGENT_INSTRUCTIONS = """\
 You are solving a reasoning task or playing a text game. Think step by step, then give your
@@ -140,9 +211,11 @@ class ReasoningFamily(SourceFamily):
     seed_folder = "reasoning"
     prelude_files = ("answers.py",)
 
-    def __init__(self, skills: list[Skill] | None = None, skeleton: str = "slots") -> None:
+    def __init__(self, skills: list[Skill] | None = None, skeleton: str = "slots",
+                 levels: list[int] | None = None) -> None:
         super().__init__(skills if skills is not None else list(REASONING_SKILLS.values()))
         self.skeleton_kind = skeleton
+        self.levels = list(levels) if levels else list(REASONING_LEVELS)
 
     @cached_property
     def modules(self) -> dict[str, str]:
@@ -158,6 +231,23 @@ class ReasoningFamily(SourceFamily):
     def skeleton_example(self) -> tuple[str, dict[str, str]]:
         """A worked fill of the ``slots`` skeleton, shown to the designer as an example."""
         return SLOT_EXAMPLE
+
+    def design_target(self, n: int) -> DesignTarget:
+        """Skills and levels rotated together (see :func:`rotate`)."""
+        skill, level = rotate(n, [self.skills, self.levels])
+        return DesignTarget(skill=skill, level=level)
+
+    def target_brief(self, target: DesignTarget) -> str:
+        return level_text(REASONING_LEVELS, target.level) if target.level else ""
+
+    def skeleton_for(self, target: DesignTarget) -> tuple[str, tuple[str, dict[str, str]] | None]:
+        """Level 1 uses the choice template (a small answer set); other levels the open one.
+        The worked example is the target skill's."""
+        if self.skeleton_kind != "slots":
+            return SKELETON, None
+        if target.level == 1:
+            return CHOICE_SKELETON, CHOICE_EXAMPLES.get(target.skill or "", CHOICE_EXAMPLES["math"])
+        return SLOT_SKELETON, OPEN_EXAMPLES.get(target.skill or "", SLOT_EXAMPLE)
 
     def agent_instructions(self) -> str:
         return AGENT_INSTRUCTIONS

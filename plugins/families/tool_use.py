@@ -8,9 +8,18 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
+from spade_core.records import DesignTarget
+
 from plugins.families.base import SourceFamily
 from plugins.families.skills import TOOL_USE_SKILLS, Skill
 from plugins.families.solutions import tool_use_actions
+from plugins.families.steering import (
+    TOOL_USE_DOMAINS,
+    TOOL_USE_LEVELS,
+    TOOL_USE_TASK_TYPES,
+    level_text,
+    rotate,
+)
 
 BASE_METHODS: tuple[str, ...] = (
     "__init__", "reset", "step", "solution", "close", "get_tools", "execute_tool",
@@ -103,9 +112,30 @@ class ToolUseFamily(SourceFamily):
     prelude_files = ("answers.py", "preludes/tool_use_base.py")
     base_classes = {"ToolUseBaseEnv": BASE_METHODS}
 
-    def __init__(self, skills: list[Skill] | None = None, multi_step: bool = True) -> None:
+    def __init__(self, skills: list[Skill] | None = None, multi_step: bool = True,
+                 levels: list[int] | None = None, task_types: list[str] | None = None,
+                 domains: list[str] | None = None) -> None:
         super().__init__(skills if skills is not None else list(TOOL_USE_SKILLS.values()))
         self.multi_step = multi_step
+        self.levels = list(levels) if levels else list(TOOL_USE_LEVELS)
+        self.task_types = list(task_types) if task_types else list(TOOL_USE_TASK_TYPES)
+        self.domains = list(domains) if domains else list(TOOL_USE_DOMAINS)
+
+    def design_target(self, n: int) -> DesignTarget:
+        """Skills, the reference's four task types, levels and domains rotated together."""
+        skill, task_type, level, domain = rotate(
+            n, [self.skills, self.task_types, self.levels, self.domains])
+        return DesignTarget(skill=skill, level=level,
+                            variant={"task_type": task_type, "domain": domain})
+
+    def target_brief(self, target: DesignTarget) -> str:
+        lines = [level_text(TOOL_USE_LEVELS, target.level)] if target.level else []
+        task_type = target.variant.get("task_type")
+        if task_type:
+            lines.append(f"TASK TYPE: {task_type} - {TOOL_USE_TASK_TYPES[task_type]}")
+        if target.variant.get("domain"):
+            lines.append(f"DOMAIN: {target.variant['domain']}")
+        return "\n".join(lines)
 
     @cached_property
     def modules(self) -> dict[str, str]:

@@ -9,12 +9,23 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from plugins.report.rundata import EnvView, RunData, as_number, load_run, success_rate
+from plugins.report.rundata import (EnvView, RunData, as_number, breakdown, load_run,
+                                    success_rate)
 
 #: Figures summed over iterations for the overview when ``summary.json`` is not written yet.
 TOTAL_KEYS: tuple[tuple[str, str], ...] = (
     ("envs_proposed", "proposed"), ("envs_valid", "valid"), ("envs_duplicate", "duplicate"),
     ("envs_played", "played"), ("envs_mastered", "mastered"), ("envs_too_hard", "too hard"),
+)
+#: Totals shown only when some row has them (runs from before replay and repair turns lack them).
+OPTIONAL_TOTAL_KEYS: tuple[tuple[str, str], ...] = (
+    ("envs_replayed", "replayed"), ("repairs", "repairs"),
+)
+#: Columns of the iterations table that older runs lack, shown only when some row has them:
+#: replays and retirements this iteration, then the memory's pools after it.
+CURRICULUM_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("envs_replayed", "replayed"), ("envs_retired", "retired or too hard"), ("repairs", "repairs"),
+    ("frontier_size", "frontier"), ("envs_mastered_total", "mastered in memory"),
 )
 
 
@@ -54,10 +65,43 @@ def family_rows(envs: list[EnvView], threshold: float = 1.0) -> list[FamilyRow]:
     return rows
 
 
+@dataclass
+class BreakdownRow:
+    """One line of the per-skill (or per-level) table: counts summed over the run."""
+
+    name: str
+    proposed: int
+    valid: int
+    played: int
+
+    @property
+    def validity(self) -> float | None:
+        """Share of fresh proposals that were valid (None when none was proposed)."""
+        return self.valid / self.proposed if self.proposed else None
+
+
+def breakdown_rows(metrics: list[dict[str, Any]], field: str) -> list[BreakdownRow]:
+    """Per-name totals of ``field`` (``skills`` or ``levels``) over every iteration, plus an
+    ``all`` line when there are several names; empty for runs that do not record ``field``."""
+    rows = [BreakdownRow(name, *(sum(c[k] for c in per.values())
+                                 for k in ("proposed", "valid", "played")))
+            for name, per in breakdown(metrics, field).items()]
+    if len(rows) > 1:
+        rows.append(BreakdownRow("all", sum(r.proposed for r in rows),
+                                 sum(r.valid for r in rows), sum(r.played for r in rows)))
+    return rows
+
+
+def present_columns(metrics: list[dict[str, Any]], columns: tuple[tuple[str, str], ...]
+                    ) -> list[tuple[str, str]]:
+    """The ``(key, header)`` pairs of ``columns`` that at least one row of ``metrics`` has."""
+    return [(key, label) for key, label in columns if any(key in m for m in metrics)]
+
+
 def totals(data: RunData) -> dict[str, float]:
     """Totals over the finished iterations (summed from metrics.jsonl, so they hold mid-run)."""
     result: dict[str, float] = {"iterations": len(data.metrics)}
-    for key, label in TOTAL_KEYS:
+    for key, label in (*TOTAL_KEYS, *present_columns(data.metrics, OPTIONAL_TOTAL_KEYS)):
         values = [as_number(m.get(key)) for m in data.metrics]
         total = sum(v for v in values if v is not None)
         result[label] = int(total) if float(total).is_integer() else total
@@ -111,7 +155,12 @@ def render_html(data: RunData, neighbours: int = 5, max_envs: int = 0) -> str:
     return template.render(
         data=data, plots=[p for p in plots if p.section == "run"],
         family_plots=[p for p in plots if p.section == "family"],
-        families=family_rows(data.envs, data.success_threshold), cards=build_cards(envs, memory.neighbours),
+        skill_plots=[p for p in plots if p.section == "skill"],
+        skill_rows=breakdown_rows(data.metrics, "skills"),
+        level_rows=breakdown_rows(data.metrics, "levels"),
+        curriculum_columns=present_columns(data.metrics, CURRICULUM_COLUMNS),
+        families=family_rows(data.envs, data.success_threshold),
+        cards=build_cards(envs, memory.neighbours),
         envs_left_out=len(data.envs) - len(envs), memory=memory, totals=totals(data),
         code_css=code_css(), status_colours=STATUS_COLOURS, version=__version__,
         generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"), last=data.metrics[-1]

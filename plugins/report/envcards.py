@@ -14,7 +14,7 @@ SHOWN_KEYS = frozenset({
     "id", "iteration", "family", "status", "doc_id", "verdict", "attempts", "attempt_categories",
     "duplicate_of", "duplicate_similarity", "hint", "hint_redacted", "difficulty",
     "designer_reward", "hinted_rewards", "unhinted_rewards", "sample_unhinted", "sample_hinted",
-    "designer_completion",
+    "designer_completion", "skill", "level", "repairs",
 })
 
 

@@ -1,7 +1,8 @@
 """The report's plots, drawn with matplotlib into inline SVG (text kept as text, no external
 fonts or images), so the page needs nothing but itself.
 
-Run-wide curves come from ``metrics.jsonl``; per-family figures from ``envs/*.json`` (each file
+Run-wide curves come from ``metrics.jsonl``, and so do the per-skill and per-level validity maps
+(its rows' ``skills`` and ``levels``); per-family figures come from ``envs/*.json`` (each file
 holds an environment's latest proposal, so a program proposed again counts at its last iteration).
 """
 
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any, Callable
 
-from plugins.report.rundata import STATUS_ORDER, EnvView, RunData, as_number, success_rate
+from plugins.report.rundata import (STATUS_ORDER, EnvView, RunData, as_number, breakdown,
+                                    success_rate)
 
 #: Fixed colours per environment status, so every plot and badge agrees.
 STATUS_COLOURS: dict[str, str] = {
@@ -134,6 +136,100 @@ def _stacked(metrics: list[dict[str, Any]], field: str, ylabel: str,
     _integer_x(ax, iterations)
     if table:
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
+    return fig
+
+
+#: Keys of the memory's pools in ``metrics.jsonl``; a run without any of them gets no pool plot.
+POOL_KEYS: tuple[str, ...] = ("frontier_size", "envs_mastered_total", "envs_retired",
+                              "envs_replayed")
+
+
+def _cumulative(metrics: list[dict[str, Any]], key: str) -> tuple[list[int], list[float]]:
+    """Running total of ``row[key]`` per iteration (rows without it add nothing)."""
+    xs, ys = _series(metrics, key)
+    total, sums = 0.0, []
+    for y in ys:
+        total += y
+        sums.append(total)
+    return xs, sums
+
+
+def _pool(metrics: list[dict[str, Any]]) -> Any | None:
+    """The memory's pools after each iteration (frontier, mastered, and the running total of
+    retired or too-hard environments) as lines over the environments replayed per iteration
+    as bars; None for runs from before the memory's counts were logged."""
+    if not any(key in row for row in metrics for key in POOL_KEYS):
+        return None
+    fig, (ax,) = _figure()
+    seen: list[int] = []
+    xs, ys = _series(metrics, "envs_replayed")
+    if xs:
+        ax.bar(xs, ys, width=0.6, color="#c9d3e0", label="replayed this iteration")
+        seen.extend(xs)
+    # Distinct markers, fills and dashes, frontier on top: pools of equal size overlap.
+    lines = (("frontier_size", _series, "frontier", "frontier", "o", "-"),
+             ("envs_mastered_total", _series, "mastered", "mastered", "s", "-"),
+             ("envs_retired", _cumulative, "retired or too hard (total)", "retired", "^", "--"))
+    for order, (key, series, label, status, marker, style) in zip((4, 3, 2), lines):
+        xs, ys = series(metrics, key)
+        if xs:
+            colour = STATUS_COLOURS[status]
+            ax.plot(xs, ys, marker=marker, linestyle=style, label=label, zorder=order,
+                    color=colour, markersize=5 if marker == "o" else 8,
+                    markerfacecolor="white" if marker == "s" else colour)
+            seen.extend(xs)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("environments")
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    _integer_x(ax, seen)
+    ax.legend(loc="upper left", fontsize="small", frameon=False)
+    return fig
+
+
+#: Above this many iterations the validity map leaves out the "valid/proposed" cell labels.
+MAX_LABELLED_ITERATIONS = 24
+
+
+def _validity_map(table: dict[str, dict[int, dict[str, int]]], axis_label: str) -> Any | None:
+    """Heat-map of the share of valid proposals per name (row) and iteration (column), each cell
+    labelled "valid/proposed" while they fit; a cell without proposals stays blank. None when
+    ``table`` (from :func:`~plugins.report.rundata.breakdown`) is empty."""
+    import numpy as np
+    from matplotlib import colormaps
+
+    names = list(table)
+    iterations = sorted({i for per in table.values() for i in per})
+    if not names or not iterations:
+        return None
+    shares = np.full((len(names), len(iterations)), np.nan)
+    for row, name in enumerate(names):
+        for column, iteration in enumerate(iterations):
+            counts = table[name].get(iteration)
+            if counts and counts["proposed"]:
+                shares[row, column] = counts["valid"] / counts["proposed"]
+    fig, (ax,) = _figure(height=max(1.8, 0.32 * len(names) + 1.2))
+    ax.grid(False)
+    mesh = ax.pcolormesh(np.arange(len(iterations) + 1) - 0.5, np.arange(len(names) + 1) - 0.5,
+                         np.ma.masked_invalid(shares), cmap=colormaps["RdYlGn"].resampled(10),
+                         vmin=0.0, vmax=1.0,
+                         edgecolors="white", linewidth=0.5)
+    if len(iterations) <= MAX_LABELLED_ITERATIONS:
+        for row, name in enumerate(names):
+            for column, iteration in enumerate(iterations):
+                counts = table[name].get(iteration)
+                if counts and counts["proposed"]:
+                    share = shares[row, column]
+                    ax.text(column, row, f"{counts['valid']}/{counts['proposed']}",
+                            ha="center", va="center", fontsize="small",
+                            color="white" if share < 0.2 or share > 0.85 else "black")
+    step = -(-len(iterations) // 12)  # at most a dozen iteration ticks
+    ax.set_xticks(range(0, len(iterations), step), [str(i) for i in iterations[::step]])
+    ax.set_yticks(range(len(names)), names)
+    ax.set_ylim(len(names) - 0.5, -0.5)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel(axis_label)
+    bar = fig.colorbar(mesh, ax=ax, label="valid share", fraction=0.05, pad=0.02)
+    bar.solids.set_rasterized(False)  # vector bands, not an embedded bitmap
     return fig
 
 
@@ -290,6 +386,10 @@ def render_plots(data: RunData) -> list[Plot]:
                    "success rate", ylim=(-0.03, 1.03)))
         names = {str(n) for row in m if isinstance(row.get("verdicts"), dict)
                  for n in row["verdicts"]}
+        add("plot-pool", "Memory pools over iterations",
+            "Environments on the frontier and mastered in the memory after each iteration, the "
+            "running total retired or found too hard, and the environments replayed from the "
+            "memory in each iteration (bars).", _pool(m))
         add("plot-verdicts", "Validity by verdict category",
             "Final verdict of each proposal per iteration: ok is valid, every other category "
             "names why the sandbox refused the program.",
@@ -298,6 +398,13 @@ def render_plots(data: RunData) -> list[Plot]:
             "Seconds spent in each phase of the iteration.", _stacked(m, "seconds", "seconds"))
         add("plot-train", "Training", "Numeric figures the trainer reported per iteration.",
             _train(m))
+        add("plot-skill-validity", "Validity per skill",
+            "Share of the designer's fresh proposals that were valid, per skill it was asked "
+            "for and iteration; each cell reads valid/proposed, blank when none was proposed.",
+            _validity_map(breakdown(m, "skills"), "skill"), "skill")
+        add("plot-level-validity", "Validity per level",
+            "The same per difficulty level asked for (1 is the easiest).",
+            _validity_map(breakdown(m, "levels"), "level"), "skill")
     families = data.families
     if data.envs:
         add("plot-family-curves", "Per family: regret and designer reward",

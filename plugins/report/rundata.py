@@ -18,6 +18,10 @@ from spade_core.errors import UsageError
 #: Statuses in the order the report lists them (``spade_core.interfaces.memory.ENV_STATUSES``).
 STATUS_ORDER: tuple[str, ...] = ("frontier", "mastered", "too_hard", "retired", "duplicate",
                                   "rejected")
+#: The counts of each skill or level in a ``metrics.jsonl`` row's ``skills`` and ``levels``.
+BREAKDOWN_COUNTS: tuple[str, ...] = ("proposed", "valid", "played")
+#: How the report names an empty skill (proposals whose prompt asked for none).
+NO_NAME = "(none)"
 
 
 def as_number(value: Any) -> float | None:
@@ -60,6 +64,24 @@ class EnvView:
     @property
     def status(self) -> str:
         return str(self.get("status", "unknown"))
+
+    @property
+    def skill(self) -> str | None:
+        """The skill the designer was asked for (None in old runs or when none was named)."""
+        value = self.details.get("skill")
+        return str(value) if value not in (None, "") else None
+
+    @property
+    def level(self) -> int | None:
+        """The difficulty level asked for (None in old runs or when none was asked: level 0)."""
+        value = as_number(self.details.get("level"))
+        return int(value) if value else None
+
+    @property
+    def repairs(self) -> int | None:
+        """Repair turns the designer took for this environment (None in old runs)."""
+        value = as_number(self.details.get("repairs"))
+        return None if value is None else int(value)
 
     @property
     def verdict(self) -> dict[str, Any]:
@@ -136,9 +158,40 @@ class RunData:
         return sorted({e.family for e in self.envs})
 
     @property
+    def skills(self) -> list[str]:
+        """Skills named by the environments' details (empty for runs written before skills)."""
+        return sorted({e.skill for e in self.envs if e.skill is not None})
+
+    @property
     def statuses(self) -> list[str]:
         present = {e.status for e in self.envs}
         return [s for s in STATUS_ORDER if s in present] + sorted(present - set(STATUS_ORDER))
+
+
+def breakdown_key(name: str) -> tuple[int, float, str]:
+    """Sort key for skill or level names: numbers (levels) in numeric order, then text."""
+    try:
+        return 0, float(name), name
+    except ValueError:
+        return 1, 0.0, name
+
+
+def breakdown(metrics: list[dict[str, Any]], field: str) -> dict[str, dict[int, dict[str, int]]]:
+    """``{name: {iteration: {"proposed", "valid", "played"}}}`` from each row's ``field``
+    (``skills`` or ``levels``); rows without it (older runs) or with odd values add nothing,
+    so an empty result means the run records no such breakdown."""
+    table: dict[str, dict[int, dict[str, int]]] = {}
+    for row in metrics:
+        iteration, parts = as_number(row.get("iteration")), row.get(field)
+        if iteration is None or not isinstance(parts, dict):
+            continue
+        for name, counts in parts.items():
+            if not isinstance(counts, dict):
+                continue
+            numbers = {k: as_number(counts.get(k)) for k in BREAKDOWN_COUNTS}
+            table.setdefault(str(name) or NO_NAME, {})[int(iteration)] = {
+                k: int(v) if v is not None else 0 for k, v in numbers.items()}
+    return {name: table[name] for name in sorted(table, key=breakdown_key)}
 
 
 def _read_jsonl(path: Path, warnings: list[str]) -> list[dict[str, Any]]:

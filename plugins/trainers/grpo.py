@@ -139,19 +139,23 @@ class GRPOTraining(Trainer):
 
     # -- one update per iteration ----------------------------------------------------------------
 
-    def _select(self, samples: Sequence[TrainingSample]) -> tuple[list[TrainingSample], dict]:
+    def _designer_on(self) -> bool:
         o = self.options
-        designer_on = o.train_designer and self.trained_iterations >= o.designer_delay_iterations
+        return o.train_designer and self.trained_iterations >= o.designer_delay_iterations
+
+    def _cap(self, rows: list[EncodedSample]) -> list[EncodedSample]:
+        """At most ``max_samples`` rows per role, a seeded random subset. Applied after the
+        advantages are computed on every sample, so baselines use whole groups and the cap only
+        chooses among rows that carry a gradient."""
+        limit = self.options.max_samples
+        if limit is None:
+            return rows
         rng = random.Random(self.seed * 1_000_003 + self.trained_iterations)
-        chosen: list[TrainingSample] = []
+        kept: list[EncodedSample] = []
         for role in ROLES:
-            members = [s for s in samples if s.role == role]
-            if role == Role.DESIGNER and not designer_on:
-                continue
-            if o.max_samples is not None and len(members) > o.max_samples:
-                members = rng.sample(members, o.max_samples)
-            chosen += members
-        return chosen, {"designer_trained": float(designer_on)}
+            mine = [r for r in rows if r.role == role]
+            kept += rng.sample(mine, limit) if len(mine) > limit else mine
+        return kept
 
     def _logps(self, batch: dict[str, Any], reference: bool) -> Any:
         """Per-token log-probs of a batch without gradients: the pre-update policy, or the
@@ -190,13 +194,15 @@ class GRPOTraining(Trainer):
             rewards = [s.reward for s in samples if s.role == role]
             metrics[f"{role}_samples"] = float(len(rewards))
             metrics[f"{role}_mean_reward"] = sum(rewards) / len(rewards) if rewards else 0.0
-        chosen, extra = self._select(samples)
-        metrics.update(extra)
+        designer_on = self._designer_on()
+        metrics["designer_trained"] = float(designer_on)
+        chosen = [s for s in samples if designer_on or s.role != Role.DESIGNER]
         rows, skipped = encode_samples(chosen, self.encoder, o.max_tokens)
         metrics.update({k: float(v) for k, v in skipped.items()})
         compute_advantages(rows, {Role.AGENT: o.agent_baseline, Role.DESIGNER: o.designer_baseline},
                            o.scale_rewards)
-        useful = [r for r in rows if o.kl_coef > 0 or abs(r.advantage) > 1e-8]
+        # Rows with no advantage (and no KL term) carry no gradient; the cap chooses among the rest.
+        useful = self._cap([r for r in rows if o.kl_coef > 0 or abs(r.advantage) > 1e-8])
         for role in ROLES:
             mine = [r for r in useful if r.role == role]
             metrics[f"{role}_samples_trained"] = float(len(mine))

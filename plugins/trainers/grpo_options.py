@@ -57,7 +57,9 @@ class GRPOOptions(BaseModel):
                                         "completions are cut, longer prompts skipped")
     max_samples: int | None = Field(
         default=None, ge=1, description="at most this many samples per role and iteration "
-                                        "(a seeded random subset); None trains on all")
+                                        "(a seeded random subset of those with a non-zero "
+                                        "advantage, computed on all samples); None trains on "
+                                        "all")
     temperature: float = Field(default=0.8, gt=0.0,
                                description="sampling temperature the log-probs are taken at; "
                                            "match loop.agent_temperature / designer_temperature")

@@ -1,8 +1,8 @@
 """Refuse a run in which no environment can ever reach its memory's status windows.
 
 An environment is played ``loop.rollouts_per_env`` times unhinted and as many hinted per
-iteration it is played in, and it is played again only through replay (or a fixed pool's cyclic
-draw), at most ``loop.replay_max_age`` iterations and never more than ``run.iterations``. When
+iteration it is played in, and it is played again only through replay (a fixed pool's draw
+included), at most ``loop.replay_max_age`` iterations and never more than ``run.iterations``. When
 that is fewer rollouts than both the memory's mastery and too-hard windows, no environment can
 ever leave the frontier by its statistics: the curriculum cannot work, so the config is refused.
 """

@@ -15,9 +15,13 @@ from spade_core.interfaces.backend import (
 )
 from spade_core.interfaces.conform import conform
 from spade_core.interfaces.corpus import CorpusSampler
-from spade_core.interfaces.estimator import DifficultyEstimator
+from spade_core.interfaces.estimator import (
+    ESTIMATOR_INTERFACE_VERSION,
+    DifficultyEstimator,
+    EstimateInput,
+)
 from spade_core.interfaces.family import EnvFamily
-from spade_core.interfaces.memory import EnvMemory, EnvRecord
+from spade_core.interfaces.memory import EnvIteration, EnvMemory, EnvRecord
 from spade_core.interfaces.prompts import PromptExamples, PromptStrategy
 from spade_core.interfaces.sandbox import Sandbox, SandboxSession
 from spade_core.interfaces.trainer import Trainer, TrainingSample
@@ -36,11 +40,14 @@ BASES: dict[str, type] = {
 
 __all__ = [
     "BASES",
+    "ESTIMATOR_INTERFACE_VERSION",
     "CorpusSampler",
     "DifficultyEstimator",
     "EnvFamily",
+    "EnvIteration",
     "EnvMemory",
     "EnvRecord",
+    "EstimateInput",
     "Generation",
     "GenerationBackend",
     "PromptExamples",

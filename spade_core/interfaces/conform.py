@@ -15,12 +15,18 @@ from abc import ABC
 from functools import cache
 from typing import Any
 
+from spade_core.interfaces.estimator import DifficultyEstimator
 from spade_core.interfaces.sandbox import Sandbox, SandboxSession
 
 #: Wrapper classes already made, by base class, wrapped type and the optional members present.
 _WRAPPERS: dict[tuple[type, type, frozenset[str]], type] = {}
 #: Attributes that are data, not methods: forwarded when the object has them.
 _DATA = ("name", "batch_size", "env_class")
+#: Required members an object may lack when it has the named alternative, from which the base
+#: class derives them: an estimator may define only ``estimate_with_history`` (interface 2).
+_DERIVABLE: dict[tuple[type, str], str] = {
+    (DifficultyEstimator, "estimate"): "estimate_with_history",
+}
 
 
 @cache
@@ -44,10 +50,19 @@ def optional_members(base: type) -> tuple[str, ...]:
 
 
 def missing_members(obj: object, base: type) -> list[str]:
-    """Required members of ``base`` that ``obj`` lacks."""
+    """Required members of ``base`` that ``obj`` lacks (and that ``base`` cannot derive from an
+    alternative ``obj`` has)."""
     if isinstance(obj, base):
         return []
-    return [name for name in required_members(base) if not hasattr(obj, name)]
+    return [name for name in required_members(base)
+            if not hasattr(obj, name) and not _derivable(obj, base, name)]
+
+
+def _derivable(obj: object, base: type, name: str) -> bool:
+    """Whether ``obj`` has the alternative from which ``base`` derives its required ``name`` (a
+    wrapper then leaves ``name`` to the base class unless ``obj`` has it too)."""
+    alternative = _DERIVABLE.get((base, name))
+    return alternative is not None and hasattr(obj, alternative)
 
 
 def _accepts(function: Any, keyword: str) -> bool:
@@ -83,7 +98,7 @@ def _wrapper_class(base: type, obj: object) -> type:
     required = required_members(base)
     for name in required + optional_members(base):
         declared = inspect.getattr_static(base, name)
-        if name in required or hasattr(obj, name):
+        if hasattr(obj, name) or (name in required and not _derivable(obj, base, name)):
             namespace[name] = _forward_property(name) if isinstance(declared, property) \
                 else _forward(name, base)
     for name in _DATA:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from spade_core.records import EnvProgram
+from spade_core.records import DesignTarget, EnvProgram
 
 
 class EnvFamily(ABC):
@@ -46,6 +46,25 @@ class EnvFamily(ABC):
     def skills(self) -> tuple[str, ...]:
         """The selected skills the designer may be asked for (empty: the family has none)."""
         return ()
+
+    def design_target(self, n: int) -> DesignTarget:
+        """What this family's ``n``-th proposal of a run asks for (``n`` counts from 0). The
+        default rotates through :attr:`skills`, one per proposal, with no level; a family with
+        levels or variants rotates those too, so that every combination comes round."""
+        skills = self.skills
+        return DesignTarget(skill=skills[n % len(skills)] if skills else None)
+
+    def target_brief(self, target: DesignTarget) -> str:
+        """Prompt text for what ``target`` asks beyond its skill (whose text is
+        ``designer_guide(target.skill)``): the level's meaning and the variant's choices. The
+        default has none (empty)."""
+        return ""
+
+    def skeleton_for(self, target: DesignTarget) -> tuple[str, tuple[str, dict[str, str]] | None]:
+        """The template and worked example (see :meth:`skeleton_example`) for ``target``; a
+        family whose easy levels use a simpler task format returns that format's template. The
+        default: :meth:`skeleton` and :meth:`skeleton_example` whatever the target."""
+        return self.skeleton(), self.skeleton_example()
 
     @abstractmethod
     def designer_guide(self, skill: str | None = None) -> str:

@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from spade_core.records import Document, Verdict
+from spade_core.records import DesignTarget, Document, Verdict
 
 if TYPE_CHECKING:
     from spade_core.interfaces.family import EnvFamily
@@ -31,9 +31,22 @@ class PromptStrategy(ABC):
     ) -> list[dict[str, str]]:
         """Chat messages (``{"role": ..., "content": ...}``) asking for one environment."""
 
+    def build_for(self, document: Document, family: "EnvFamily", examples: PromptExamples,
+                  target: DesignTarget) -> list[dict[str, str]]:
+        """Messages asking for one environment aimed at ``target`` (a skill, a level, ...). This
+        is what the loop calls; the default ignores the target and calls :meth:`build`, so a
+        strategy written before targets existed keeps working."""
+        return self.build(document, family, examples)
+
     @abstractmethod
     def extract(self, completion: str, family: "EnvFamily") -> str | None:
         """The environment program inside the designer's completion, or ``None`` if there is none."""
+
+    def extract_for(self, completion: str, family: "EnvFamily",
+                    target: DesignTarget) -> str | None:
+        """The program in an answer to :meth:`build_for` with ``target`` (whose template may
+        depend on the target). The default calls :meth:`extract`."""
+        return self.extract(completion, family)
 
     def repair(self, messages: list[dict[str, str]], completion: str, verdict: Verdict,
                family: "EnvFamily") -> list[dict[str, str]]:

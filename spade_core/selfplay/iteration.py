@@ -22,6 +22,7 @@ from spade_core.interfaces import (
     EnvFamily,
     EnvMemory,
     EnvRecord,
+    EstimateInput,
     GenerationBackend,
     PromptExamples,
     PromptStrategy,
@@ -31,6 +32,7 @@ from spade_core.interfaces import (
     TrainingSample,
 )
 from spade_core.records import (
+    DesignTarget,
     Difficulty,
     Document,
     EnvProgram,
@@ -81,6 +83,8 @@ class Proposal:
     attempt_prompts: list[list[dict[str, str]]] = field(default_factory=list)
     #: Repair turns used: rejected answers sent back with their verdict.
     repairs: int = 0
+    #: What the designer was asked for: skill, level, variant (from the family's rotation).
+    target: DesignTarget = field(default_factory=DesignTarget)
     #: A frontier environment from the memory, played again (no designer sample: its proposal
     #: was rewarded when it was first played).
     replayed: bool = False
@@ -135,11 +139,16 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
         timer.advance("sample", len(documents))
     proposals = []
     for i, document in enumerate(documents):
-        family = c.families[(iteration * loop.envs_per_iteration + i) % len(c.families)]
+        # Families take turns; each family's own proposals walk through its targets (skills,
+        # levels, variants), counted over the whole run so a resumed run continues the rotation.
+        turn = iteration * loop.envs_per_iteration + i
+        family = c.families[turn % len(c.families)]
+        target = family.design_target(turn // len(c.families))
         examples = PromptExamples(positive=c.memory.frontier_examples(2, family.name),
                                   negative=c.memory.negative_examples(1, family.name))
-        proposals.append(Proposal(index=i, family=family, document=document,
-                                  prompt=c.designer.build(document, family, examples)))
+        proposals.append(Proposal(
+            index=i, family=family, document=document, target=target,
+            prompt=c.designer.build_for(document, family, examples, target)))
     pending = list(proposals)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spade-validate") as validator:
         for attempt in range(loop.max_attempts):
@@ -160,7 +169,8 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
                     timer.advance("design", len(part))
                 for proposal, generation in zip(part, generations, strict=True):
                     proposal.completions.append(generation.text)
-                    proposal.program = c.designer.extract(generation.text, proposal.family)
+                    proposal.program = c.designer.extract_for(generation.text, proposal.family,
+                                                              proposal.target)
                     proposal.verdict = None if proposal.program else _no_program(generation.text)
                 timer.expect("validate", len(part))
                 running.append(validator.submit(_validate_chunk, c, part, timer))
@@ -187,18 +197,27 @@ def _validate_chunk(c: Components, part: list[Proposal], timer: PhaseTimer) -> N
         timer.advance("validate", len(part))
 
 
-def draw_from_pool(c: Components, loop: LoopSection, sampler: Any,
+def draw_from_pool(c: Components, loop: LoopSection, seed: int,
                    timer: PhaseTimer) -> list[Proposal]:
-    """Fixed-pool mode: the next environments of the pool, already valid, instead of designing."""
+    """Fixed-pool mode, through the same draw as self-play's replay: the pool stands in for the
+    designer. The next ``envs_per_iteration`` pool environments never played yet (in the pool's
+    order, by id) are this iteration's fresh ones; ``loop.replay_envs`` frontier environments
+    already played are replayed as in self-play, and replays also fill the fresh slots once
+    every pool environment has been played. Retired environments (mastered, too hard, aged)
+    are never drawn."""
     from spade_core.selfplay.pool import POOL_VERDICT, pool_document
 
     family_of = {f.name: f for f in c.families}
     with timer.phase("sample"):
-        envs = sampler.draw(loop.envs_per_iteration, c.memory)
-    return [Proposal(index=i, family=family_of[env.family], document=pool_document(env),
-                     prompt=[], program=env.source, verdict=POOL_VERDICT,
-                     status=EnvStatus.FRONTIER)
-            for i, env in enumerate(envs)]
+        unplayed = sorted((r for r in c.memory.by_status((EnvStatus.FRONTIER,))
+                           if r.family in family_of and not r.history), key=lambda r: r.id)
+    fresh = [Proposal(index=i, family=family_of[r.family], document=pool_document(r),
+                      prompt=[], program=r.source, verdict=POOL_VERDICT,
+                      status=EnvStatus.FRONTIER,
+                      target=DesignTarget(skill=r.skill or None, level=r.level))
+             for i, r in enumerate(unplayed[:loop.envs_per_iteration])]
+    more = loop.replay_envs + loop.envs_per_iteration - len(fresh)
+    return fresh + draw_replay(c, loop, {p.env_id for p in fresh}, seed, timer, count=more)
 
 
 #: The verdict a replayed environment carries: it passed validation when it was proposed.
@@ -219,22 +238,25 @@ def _replay_order(records: list[EnvRecord], priority: str, seed: int) -> list[En
 
 
 def draw_replay(c: Components, loop: LoopSection, exclude: set[str], seed: int,
-                timer: PhaseTimer) -> list[Proposal]:
-    """Up to ``loop.replay_envs`` frontier environments already played (and younger than
-    ``loop.replay_max_age`` iterations), of the run's families, not among ``exclude``."""
-    if loop.replay_envs == 0:
+                timer: PhaseTimer, count: int | None = None) -> list[Proposal]:
+    """Up to ``count`` (default ``loop.replay_envs``) frontier environments already played (and
+    younger than ``loop.replay_max_age`` iterations), of the run's families, not among
+    ``exclude``, in ``loop.replay_priority`` order."""
+    count = loop.replay_envs if count is None else count
+    if count <= 0:
         return []
     family_of = {f.name: f for f in c.families}
     with timer.phase("sample"):
         candidates = [r for r in c.memory.by_status((EnvStatus.FRONTIER,))
                       if r.family in family_of and r.history and r.id not in exclude
                       and len(r.history) < loop.replay_max_age]
-    chosen = _replay_order(candidates, loop.replay_priority, seed)[:loop.replay_envs]
+    chosen = _replay_order(candidates, loop.replay_priority, seed)[:count]
     return [Proposal(index=i, family=family_of[r.family],
                      document=Document(id=r.doc_id or f"memory:{r.id}", text=r.description,
                                        source="memory"),
                      prompt=[], program=r.source, verdict=REPLAY_VERDICT,
-                     status=EnvStatus.FRONTIER, hint=r.hint, replayed=True)
+                     status=EnvStatus.FRONTIER, hint=r.hint, replayed=True,
+                     target=DesignTarget(skill=r.skill or None, level=r.level))
             for i, r in enumerate(chosen)]
 
 
@@ -375,13 +397,16 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
         if p.status == EnvStatus.FRONTIER and p.unhinted:
             hinted = [e.reward for e in p.hinted]
             unhinted = [e.reward for e in p.unhinted]
-            p.difficulty = c.estimator.estimate(
-                EnvProgram(source=p.program, family=p.family.name, doc_id=p.document.id),
-                hinted, unhinted)
+            earlier = c.memory.get(env_id)  # read before update_stats adds this iteration
+            p.difficulty = c.estimator.estimate_with_history(EstimateInput(
+                env=EnvProgram(source=p.program, family=p.family.name, doc_id=p.document.id),
+                hinted=hinted, unhinted=unhinted, iteration=iteration,
+                history=[h for h in earlier.history if h.iteration < iteration] if earlier else (),
+                success_threshold=loop.success_threshold))
             if not isinstance(p.difficulty, Difficulty) or not p.difficulty.has_regret:
                 raise PluginError(
                     f"estimator {type(c.estimator).__name__} returned "
-                    f"{p.difficulty!r}: estimate() must return a Difficulty with a finite "
+                    f"{p.difficulty!r}: an estimate must be a Difficulty with a finite "
                     "regret (mean hinted minus mean unhinted reward)")
             p.designer_reward = p.difficulty.designer_reward
             _remember(c, p)
@@ -411,7 +436,8 @@ def _remember(c: Components, p: Proposal) -> None:
         verdict_category=verdict.category if verdict else "",
         verdict_message=verdict.message if verdict else "", hint=p.hint,
         duplicate_of=p.duplicate_of, duplicate_similarity=p.similarity,
-        created_at=now, updated_at=now,
+        created_at=now, updated_at=now, skill=p.target.skill or "", level=p.target.level,
+        repairs=p.repairs,
     ))
 
 
@@ -446,6 +472,22 @@ def training_samples(loop: LoopSection, proposals: list[Proposal]) -> list[Train
 
 def _success(episodes: list[Episode], threshold: float) -> float:
     return fmean([1.0 if e.reward >= threshold else 0.0 for e in episodes]) if episodes else 0.0
+
+
+def _by_target(proposals: list[Proposal], key: Any) -> dict[str, dict[str, int]]:
+    """Per skill (or level): fresh proposals asking for it, how many were valid, and how many
+    environments of it were played (replays included). Proposals without one are left out."""
+    counts: dict[str, dict[str, int]] = {}
+    for p in proposals:
+        name = key(p)
+        if not name:
+            continue
+        row = counts.setdefault(name, {"proposed": 0, "valid": 0, "played": 0})
+        if not p.replayed:
+            row["proposed"] += 1
+            row["valid"] += bool(p.verdict and p.verdict.valid)
+        row["played"] += p.difficulty is not None
+    return dict(sorted(counts.items()))
 
 
 def iteration_metrics(iteration: int, proposals: list[Proposal], mastered: int,
@@ -488,5 +530,7 @@ def iteration_metrics(iteration: int, proposals: list[Proposal], mastered: int,
         "agent_success_hinted": _success([e for p in played for e in p.hinted],
                                          success_threshold),
         "verdicts": categories,
+        "skills": _by_target(proposals, lambda p: p.target.skill),
+        "levels": _by_target(proposals, lambda p: str(p.target.level) if p.target.level else None),
         "seconds": {k: round(v, 3) for k, v in timer.seconds.items()},
     }

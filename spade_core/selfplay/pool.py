@@ -3,9 +3,9 @@
 ``loop.pool`` is either a run directory whose memory holds imported programs (``spade envs import
 PATH --run-dir DIR`` stores valid ones as ``frontier`` records) or a folder of ``.py`` programs /
 a ``.jsonl`` file, validated here with the run's sandbox as ``spade envs import`` would. The pool's
-environments are added to the run's own memory, which then records every play of them; each
-iteration draws the next ``envs_per_iteration`` environments in a fixed cyclic order, skipping those
-the memory has retired (``mastered`` or ``too_hard``). The draw position is checkpointed.
+environments are added to the run's own memory as ``frontier`` records; from there the loop draws
+them with the same mechanism as self-play's replay (``draw_from_pool`` in iteration.py), so pool
+environments become mastered, too hard or retired exactly as designed ones do.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from spade_core.interfaces.memory import EnvMemory, EnvRecord
 from spade_core.records import Document, EnvStatus, Verdict, program_id
 from spade_core.validation import ValidationOptions, validate
 
-RETIRED = (EnvStatus.MASTERED, EnvStatus.TOO_HARD, EnvStatus.RETIRED)
 
 
 @dataclass(frozen=True)
@@ -93,11 +92,10 @@ def load_pool(resolved: Any, families: list[Any], sandbox: Any) -> list[PoolEnv]
 
 
 class PoolSampler:
-    """Draws environments from the pool in a fixed cyclic order; resumable like a corpus sampler."""
+    """The pool's environments, put into the run's memory, from which the loop draws them."""
 
     def __init__(self, envs: list[PoolEnv]) -> None:
         self.envs = envs
-        self.position = 0
 
     def seed_memory(self, memory: EnvMemory) -> int:
         """Add the pool's environments the memory does not know yet, as ``frontier`` records."""
@@ -112,31 +110,19 @@ class PoolSampler:
                 added += 1
         return added
 
-    def draw(self, n: int, memory: EnvMemory) -> list[PoolEnv]:
-        """Up to ``n`` different environments the memory has not retired."""
-        chosen: list[PoolEnv] = []
-        for _ in range(len(self.envs)):
-            if len(chosen) == n:
-                break
-            env = self.envs[self.position % len(self.envs)]
-            self.position += 1
-            record = memory.get(env.id)
-            if record is None or record.status not in RETIRED:
-                chosen.append(env)
-        return chosen
-
     def state_dict(self) -> dict[str, Any]:
-        return {"position": self.position, "size": len(self.envs)}
+        """What a checkpoint keeps: the pool's size, to refuse resuming with another pool (what
+        is drawn next follows from the memory, which the checkpoint holds)."""
+        return {"size": len(self.envs)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state.get("size") != len(self.envs):
             raise ConfigError(f"loop.pool: the pool now has {len(self.envs)} environments but the "
                               f"checkpoint was taken with {state.get('size')}; resume with the "
                               "same pool")
-        self.position = int(state["position"])
 
 
-def pool_document(env: PoolEnv) -> Document:
+def pool_document(env: PoolEnv | EnvRecord) -> Document:
     return Document(id=env.doc_id or f"pool:{env.id}", text=env.description, source="pool")
 
 

@@ -99,7 +99,8 @@ def _env_details(iteration: int, p: Proposal) -> dict[str, Any]:
         "id": p.env_id, "iteration": iteration, "family": p.family.name, "status": p.status,
         "doc_id": p.document.id, "verdict": asdict(p.verdict) if p.verdict else None,
         "attempts": len(p.completions), "attempt_categories": p.attempt_categories,
-        "repairs": p.repairs,
+        "repairs": p.repairs, "skill": p.target.skill, "level": p.target.level,
+        "variant": dict(p.target.variant),
         "duplicate_of": p.duplicate_of, "duplicate_similarity": p.similarity, "hint": p.hint,
         "hint_redacted": p.hint_redacted,
         "difficulty": asdict(p.difficulty) if p.difficulty else None,
@@ -248,7 +249,7 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
     timer = PhaseTimer(lambda phase, completed, total: hook.spade_phase_progress(
         run=context, iteration=iteration, phase=phase, completed=completed, total=total))
     if pool is not None:
-        proposals = draw_from_pool(c, loop, pool, timer)
+        proposals = draw_from_pool(c, loop, seed, timer)
     else:
         proposals = design(c, loop, iteration, seed, timer)
         with timer.phase("dedupe", total=sum(1 for p in proposals if p.verdict and
@@ -256,7 +257,7 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
             dedupe(c, proposals)
             timer.advance("dedupe", sum(1 for p in proposals if p.status in (
                 EnvStatus.FRONTIER, EnvStatus.DUPLICATE)))
-        # Fixed pools replay by their own cyclic draw; self-play adds frontier environments.
+        # Fresh proposals plus frontier environments played again (a fixed pool draws both).
         proposals += draw_replay(c, loop, {p.env_id for p in proposals}, seed, timer)
     play(c, loop, proposals, seed, timer)
     with timer.phase("estimate", total=len(proposals)):
