@@ -2,9 +2,11 @@
 
 An environment is ``mastered`` once the agent's unhinted success rate over its last
 ``mastery_rollouts`` unhinted rollouts reaches ``mastery_threshold``; ``mastered`` is final (the
-environment is never issued again). It is ``too_hard`` while the hinted success rate over its last
-``too_hard_rollouts`` hinted rollouts stays at or below ``too_hard_threshold``; otherwise it is on
-the ``frontier``. A rollout succeeds when its episode reward is at least ``success_reward`` (the run's
+environment is never issued again). It is ``too_hard`` while the success rates over its last
+``too_hard_rollouts`` hinted rollouts *and* its last ``too_hard_rollouts`` unhinted ones both stay
+at or below ``too_hard_threshold`` (never solved, with or without the hint: a hint that misleads a
+small agent must not retire an environment the agent solves on its own); otherwise it is on the
+``frontier``. A rollout succeeds when its episode reward is at least ``success_reward`` (the run's
 ``loop.success_threshold``).
 """
 
@@ -49,7 +51,11 @@ def update_stats(stats: dict[str, Any], status: str, hinted: Sequence[float],
     new = dict(stats)
     wins_u = [1 if r >= rule.success_reward else 0 for r in unhinted]
     wins_h = [1 if r >= rule.success_reward else 0 for r in hinted]
-    recent_u = (list(new.get("recent_unhinted_wins", [])) + wins_u)[-rule.mastery_rollouts:]
+    # The unhinted window serves both rules, so it keeps the longer of their lengths.
+    kept_u = (list(new.get("recent_unhinted_wins", [])) + wins_u)[
+        -max(rule.mastery_rollouts, rule.too_hard_rollouts):]
+    recent_u = kept_u[-rule.mastery_rollouts:]
+    hard_u = kept_u[-rule.too_hard_rollouts:]
     recent_h = (list(new.get("recent_hinted_wins", [])) + wins_h)[-rule.too_hard_rollouts:]
     new.update({
         "iterations": int(new.get("iterations", 0)) + 1,
@@ -57,7 +63,7 @@ def update_stats(stats: dict[str, Any], status: str, hinted: Sequence[float],
         "rollouts_hinted": int(new.get("rollouts_hinted", 0)) + len(hinted),
         "wins_unhinted": int(new.get("wins_unhinted", 0)) + sum(wins_u),
         "wins_hinted": int(new.get("wins_hinted", 0)) + sum(wins_h),
-        "recent_unhinted_wins": recent_u,
+        "recent_unhinted_wins": kept_u,
         "recent_hinted_wins": recent_h,
         "unhinted_success": _mean(recent_u),
         "hinted_success": _mean(recent_h),
@@ -72,6 +78,7 @@ def update_stats(stats: dict[str, Any], status: str, hinted: Sequence[float],
         return new, status
     if len(recent_u) >= rule.mastery_rollouts and _mean(recent_u) >= rule.mastery_threshold:
         return new, EnvStatus.MASTERED
-    if len(recent_h) >= rule.too_hard_rollouts and _mean(recent_h) <= rule.too_hard_threshold:
+    if (len(recent_h) >= rule.too_hard_rollouts and len(hard_u) >= rule.too_hard_rollouts
+            and max(_mean(recent_h), _mean(hard_u)) <= rule.too_hard_threshold):
         return new, EnvStatus.TOO_HARD
     return new, EnvStatus.FRONTIER

@@ -167,3 +167,26 @@ def test_grpo_refuses_a_backend_without_a_model():
 
     with pytest.raises(ConfigError, match="exposes no model"):
         GRPOTraining(GRPOOptions(), Remote(), None, 0, None)
+
+
+def test_max_samples_caps_after_advantages_on_whole_groups(encoder):
+    """Six of 30 plays are capped to; the baseline is still each whole group's mean, and only
+    plays with a gradient are kept (a random six of 30 would usually all be zero-advantage)."""
+    from types import SimpleNamespace
+
+    from plugins.trainers.grpo import GRPOTraining
+    from plugins.trainers.grpo_options import GRPOOptions
+
+    samples = []
+    for env in range(5):  # four environments every play fails, one won by two plays of six
+        for k in range(6):
+            reward = 1.0 if env == 4 and k < 2 else 0.0
+            samples.append(TrainingSample("agent", CONVERSATION, reward, group=f"e{env}"))
+    rows, _ = encode_samples(samples, encoder, 512)
+    compute_advantages(rows, {"agent": "group"}, "none")
+    useful = [r for r in rows if abs(r.advantage) > 1e-8]
+    assert len(useful) == 6 and {r.group for r in useful} == {"e4"}
+    assert sorted(round(r.advantage, 4) for r in useful) == [-0.3333] * 4 + [0.6667] * 2
+    trainer = SimpleNamespace(options=GRPOOptions(max_samples=4), seed=0, trained_iterations=0)
+    kept = GRPOTraining._cap(trainer, useful)
+    assert len(kept) == 4 and all(r in useful for r in kept)

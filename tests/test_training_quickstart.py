@@ -19,7 +19,7 @@ def test_quickstart_trains_logs_and_checkpoints(tmp_path):
     result = run_spade(
         "run", str(ROOT / "configs" / "quickstart.yaml"),
         "--set", f"run.dir={run_dir}", "--set", "run.iterations=1",
-        "--set", "loop.envs_per_iteration=2", "--set", "loop.rollouts_per_env=2",
+        "--set", "loop.envs_per_iteration=4", "--set", "loop.rollouts_per_env=2",
         "--set", "loop.max_turns=1", "--set", "loop.designer_max_tokens=96",
         "--set", "loop.agent_max_tokens=24", "--set", "loop.hint_max_tokens=32",
         # one iteration of 2 rollouts: memory windows it can fill (else the config is refused)
