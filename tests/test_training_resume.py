@@ -139,6 +139,14 @@ def test_sigkill_at_random_points_then_resume_loses_and_duplicates_nothing(tmp_p
     assert [r["iteration"] for r in rows] == list(range(iterations))  # no gap, no duplicate
     assert [r["train"]["updates"] for r in rows] == list(range(1, iterations + 1))
     assert memory_rows(run_dir) == memory_rows(reference)  # no env lost or duplicated
+    # Replays continue exactly: the same environments replayed in the same iterations.
+    assert sum(r["envs_replayed"] for r in rows) > 0
+    assert [r["envs_replayed"] for r in rows] == [r["envs_replayed"] for r in metrics(reference)]
+    replayed = [(e["iteration"], e["id"]) for e in map(json.loads, (
+        run_dir / "replays.jsonl").read_text().splitlines())]
+    expected = [(e["iteration"], e["id"]) for e in map(json.loads, (
+        reference / "replays.jsonl").read_text().splitlines())]
+    assert replayed == expected  # no replay row lost or written twice
     assert [r["corpus_state"] for r in rows] == [r["corpus_state"] for r in metrics(reference)]
     state = read_state(latest_checkpoint(run_dir))
     assert state["next_iteration"] == iterations

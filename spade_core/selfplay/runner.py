@@ -226,7 +226,8 @@ def _checkpoint(run_dir: Path, next_iteration: int, c: Components, pool: Any,
 
 def _restore(c: Components, checkpoint: Path, state: dict[str, Any], pool: Any,
              artifacts: RunArtifacts, start: int) -> None:
-    """Put every component back where the checkpoint left it; drop later metrics rows."""
+    """Put every component back where the checkpoint left it; drop later metrics and replay
+    rows."""
     c.corpus.load_state_dict(state["corpus"])
     if pool is not None:
         if state.get("pool") is None:
@@ -237,7 +238,8 @@ def _restore(c: Components, checkpoint: Path, state: dict[str, Any], pool: Any,
         c.trainer.load(checkpoint / "trainer")
     restore_memory(c.memory, checkpoint, state.get("memory"))  # the open memory restores itself
     load_rng(checkpoint)
-    truncate_jsonl(artifacts.run_dir / "metrics.jsonl", start)
+    for log in ("metrics.jsonl", "replays.jsonl"):  # iterations after the checkpoint run again
+        truncate_jsonl(artifacts.run_dir / log, start)
 
 
 def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
