@@ -123,6 +123,26 @@ def _check_sandbox(sandbox: Any) -> None:
                              f"{broken.category}: {broken.message}")
 
 
+def _check_family(family: Any) -> None:
+    """Targets name selected skills, and the target texts and templates have the right types."""
+    from spade_core.records import DesignTarget
+
+    skills = tuple(family.skills)
+    for n in range(2 * max(1, len(skills)) + 1):
+        target = family.design_target(n)
+        if not isinstance(target, DesignTarget):
+            raise AssertionError(f"design_target({n}) returned {target!r}, not a DesignTarget")
+        if target.skill is not None and target.skill not in skills:
+            raise AssertionError(f"design_target({n}) asks for skill {target.skill!r}, which is "
+                                 f"not among the family's skills {skills}")
+        if not isinstance(family.target_brief(target), str):
+            raise AssertionError(f"target_brief({target!r}) must return a string")
+        template, example = family.skeleton_for(target)
+        if not isinstance(template, str) or not (example is None or len(example) == 2):
+            raise AssertionError(f"skeleton_for({target!r}) must return (template, example or "
+                                 "None)")
+
+
 def check_component(
     loaded: LoadedPlugins, kind: str, name: str, options: Any = None,
     context: BuildContext | None = None,
@@ -133,8 +153,9 @@ def check_component(
     builds with default options, the result subclasses the kind's base class (or has every
     required member, and is then wrapped), for estimators that ``estimate`` and
     ``estimate_with_history`` (with no history and with several made-up earlier iterations) return
-    finite figures and a filled ``regret`` on a spread of reward lists, and for sandboxes that
-    validation tells a valid program from a broken one through them.
+    finite figures and a filled ``regret`` on a spread of reward lists, for sandboxes that
+    validation tells a valid program from a broken one through them, and for families that their
+    design targets name selected skills and their target texts and templates are well-typed.
     """
     if kind not in KIND_BY_NAME:
         raise ValueError(f"unknown kind {kind!r}; kinds: {', '.join(KIND_BY_NAME)}")
@@ -159,6 +180,8 @@ def check_component(
         _check_estimator(instance)
     if kind == "sandbox":
         _check_sandbox(instance)
+    if kind == "env_family":
+        _check_family(instance)
     return instance
 
 

@@ -17,6 +17,7 @@ from plugins.families.plugin import ReasoningOptions, ToolUseOptions
 from plugins.families.reasoning import CHOICE_SKELETON, SLOT_SKELETON, ReasoningFamily
 from plugins.families.steering import TOOL_USE_TASK_TYPES, rotate
 from plugins.families.tool_use import ToolUseFamily
+from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import PromptExamples
 from spade_core.plugins import load_plugins
 from spade_core.records import DesignTarget, Document
@@ -181,3 +182,27 @@ def test_the_loop_records_targets_and_counts_them_per_skill_and_level(tmp_path):
     prompts = plugin.backends[0].designer_prompts
     assert any("Skill: alpha. LEVEL 1 of 3." in p[-1]["content"] for p in prompts)
     assert any("Skill: beta. LEVEL 2 of 3." in p[-1]["content"] for p in prompts)
+
+
+@pytest.mark.parametrize("name", ["reasoning", "tool-use"])
+def test_the_built_in_families_pass_the_contract_check(name):
+    import plugins.families.plugin as families_plugin
+    from spade_core.testing import check_component, load_test_plugins
+
+    check_component(load_test_plugins(families_plugin), "env_family", name)
+
+
+def test_the_contract_check_catches_a_target_outside_the_skills():
+    from spade_core.testing import check_component, load_test_plugins
+
+    class FakeStrayFamily(FakeSkilledFamily):
+        def design_target(self, n):
+            return DesignTarget(skill="gamma")
+
+    class FakeStrayPlugin:
+        @hookimpl
+        def register_env_families(self, register):
+            register("stray", lambda options, context: FakeStrayFamily())
+
+    with pytest.raises(AssertionError, match="'gamma'"):
+        check_component(load_test_plugins(FakeStrayPlugin()), "env_family", "stray")
