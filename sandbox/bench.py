@@ -6,6 +6,11 @@ worker per episode under the full isolation in force; multi-instance: one worker
 process, as the SPADE reference does (no isolation at all). Fresh interpreter: one
 ``python -I`` process per episode, as human-eval does. Figures are wall-clock on whatever else the
 machine is doing; per-core figures divide by the CPU seconds all processes used.
+
+``--sandbox ray`` instead runs the same episodes (same programs, seeds and actions) through the
+``ray`` sandbox (a local Ray cluster, one actor per CPU) and through the local ``process``
+sandbox (one fork server per CPU) in one run, side by side, and reports Ray's overhead per
+episode and per step as differences and ratios (``ray_bench.py``).
 """
 
 from __future__ import annotations
@@ -20,52 +25,7 @@ import sys
 import time
 from typing import Any
 
-#: The benchmark environment: a 10-step hot/cold search, typical of generated games.
-BENCH_PROGRAM = r'''
-import random
-
-
-class HotColdEnv:
-    """Find the hidden cell on a line; each step says warmer or colder."""
-
-    def __init__(self):
-        self._target = 0
-        self._last = None
-        self.steps = 0
-
-    def reset(self, seed=None):
-        self._rng = random.Random(seed)
-        self._target = self._rng.randint(0, 99)
-        self._last = None
-        self.steps = 0
-        return "A cell between 0 and 99 is hidden. Answer as \\boxed{n}.", {"max_steps": 10}
-
-    def step(self, action):
-        self.steps += 1
-        text = action.strip()
-        guess = None
-        if text.startswith("\\boxed{") and text.endswith("}"):
-            try:
-                guess = int(text[7:-1])
-            except ValueError:
-                guess = None
-        if guess is None:
-            obs, reward = "Answer as \\boxed{n}.", 0.0
-        elif guess == self._target:
-            obs, reward = "Found it!", 1.0
-        else:
-            distance = abs(guess - self._target)
-            warmer = self._last is not None and distance < self._last
-            self._last = distance
-            obs, reward = f"{'warmer' if warmer else 'colder'} ({self.steps}/10)", 0.0
-        done = reward == 1.0 or self.steps >= 10
-        return obs, reward, done, False, {"steps": self.steps}
-
-    def solution(self):
-        return f"\\boxed{{{self._target}}}"
-'''
-EPISODE_STEPS = 10
-ACTIONS = [f"\\boxed{{{i}}}" for i in range(200, 200 + EPISODE_STEPS)]  # never the answer
+from sandbox.bench_program import ACTIONS, BENCH_PROGRAM, EPISODE_STEPS, percentile
 
 _FRESH_DRIVER = r'''
 import sys
@@ -87,10 +47,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=3000,
                         help="step round trips to time for the latency figures (default 3000)")
     parser.add_argument("--fresh-episodes", type=int, default=20,
-                        help="episodes for the fresh-interpreter approach (default 20)")
+                        help="episodes for the fresh-interpreter approach; with --sandbox ray, "
+                        "episodes one at a time (default 20)")
     parser.add_argument("--instances", type=int, default=16,
                         help="environment instances per worker for the multi-instance figures "
                         "(open_many + batched reset_many/step_many; default 16)")
+    parser.add_argument("--sandbox", choices=("process", "ray"), default="process",
+                        help="'ray': the same episodes through the ray sandbox and the local "
+                        "process sandbox, side by side (needs the ray extra)")
+    parser.add_argument("--rounds", type=int, default=8,
+                        help="with --sandbox ray: batched rounds (each one group of --instances "
+                        "episodes per CPU) per sandbox (default 8)")
 
 
 def _cpu_children() -> float:
@@ -101,11 +68,6 @@ def _cpu_children() -> float:
 def _cpu_self() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def _isolated_throughput(seconds: float, streams: int) -> dict[str, Any]:
@@ -223,7 +185,7 @@ def _isolated_latency(steps: int) -> dict[str, Any]:
     finally:
         sandbox.close()
     return {"median_us": round(statistics.median(samples) * 1e6, 1),
-            "p99_us": round(_percentile(samples, 0.99) * 1e6, 1), "samples": len(samples)}
+            "p99_us": round(percentile(samples, 0.99) * 1e6, 1), "samples": len(samples)}
 
 
 def _plain_exec(seconds: float, steps: int) -> dict[str, Any]:
@@ -255,7 +217,7 @@ def _plain_exec(seconds: float, steps: int) -> dict[str, Any]:
     return {"episodes": episodes, "episodes_per_s": round(episodes / elapsed, 1),
             "episodes_per_cpu_s": round(episodes / cpu, 1) if cpu > 0 else None,
             "step_median_us": round(statistics.median(samples) * 1e6, 2),
-            "step_p99_us": round(_percentile(samples, 0.99) * 1e6, 2)}
+            "step_p99_us": round(percentile(samples, 0.99) * 1e6, 2)}
 
 
 def _fresh_interpreter(episodes: int) -> dict[str, Any]:
@@ -330,6 +292,17 @@ def run(args: argparse.Namespace) -> int:
             or not 1 <= instances <= 1024:
         raise UsageError("bench sandbox: --seconds must be > 0, --steps >= 10, "
                          "--fresh-episodes >= 1, --instances from 1 to 1024")
+    if getattr(args, "sandbox", "process") == "ray":
+        from sandbox.ray_bench import measure_ray, print_ray
+
+        if args.rounds < 1:
+            raise UsageError("bench sandbox: --rounds must be >= 1")
+        figures = measure_ray(args.rounds, instances, args.steps, args.fresh_episodes)
+        if args.json:
+            print(json.dumps(figures, indent=2))
+        else:
+            print_ray(figures)
+        return 0
     figures = measure(args.seconds, args.steps, args.fresh_episodes, instances)
     if args.json:
         print(json.dumps(figures, indent=2))

@@ -1,6 +1,8 @@
-"""Registers the built-in sandbox ``process``: fork servers under bubblewrap, one worker per
-episode (or per group of instances of one program, ``open_many``), and its benchmark command.
-Light at import: the sandbox itself is built inside the factory (``build.py``)."""
+"""Registers the built-in sandboxes ``process`` (fork servers under bubblewrap, one worker per
+episode or per group of instances of one program, ``open_many``) and ``ray`` (the process
+sandbox run by Ray actors over a cluster; needs the ``ray`` extra), and the benchmark command.
+Light at import: the sandboxes are built inside the factories (``build.py``,
+``ray_options.py``); Ray is imported only when the ``ray`` sandbox is built."""
 
 from __future__ import annotations
 
@@ -8,8 +10,10 @@ from spade_core.commands import from_module
 from spade_core.hookspecs import hookimpl
 
 from sandbox.build import ProcessSandboxOptions, build_sandbox
+from sandbox.ray_options import RaySandboxOptions, build_ray_sandbox
 
-__all__ = ["ProcessSandboxOptions", "build_sandbox", "register_commands", "register_sandboxes"]
+__all__ = ["ProcessSandboxOptions", "RaySandboxOptions", "build_ray_sandbox", "build_sandbox",
+           "register_commands", "register_sandboxes"]
 
 
 @hookimpl
@@ -17,6 +21,9 @@ def register_sandboxes(register):  # noqa: ANN001, ANN201 - pluggy hook
     register("process", build_sandbox, ProcessSandboxOptions,
              "fork servers under bubblewrap: one isolated worker per episode (no network, "
              "own uid, rlimits, RestrictedPython policy)")
+    register("ray", build_ray_sandbox, RaySandboxOptions,
+             "the process sandbox on Ray actors over a cluster: sessions routed to actors, "
+             "lost actors replaced and their episodes replayed (extra: spade-rl[ray])")
 
 
 @hookimpl
@@ -24,4 +31,4 @@ def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
     """``spade bench sandbox``: its module is imported only when the benchmark is typed."""
     register("sandbox", *from_module("sandbox.bench"), group="bench",
              help="sandbox throughput and latency: isolated workers, plain exec, fresh "
-             "interpreter")
+             "interpreter; --sandbox ray: through Ray actors vs the local process sandbox")
