@@ -62,6 +62,10 @@ class FakeAllKinds:
         register("none", _fake, None)
         register("fake-trainer", _fake, FakeOptions)
 
+    @hookimpl
+    def register_eval_suites(self, register):
+        register("fake-suite", _fake, FakeOptions)
+
 
 FAKE_CONFIG = {
     "run": {"name": "t", "dir": "runs/{name}"},

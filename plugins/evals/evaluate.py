@@ -1,0 +1,148 @@
+"""Build the configured backend (and sandbox when a suite needs one), the selected suites, and
+play them: the API behind ``spade eval``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from spade_core.components import BuildContext, Registry
+from spade_core.config.yaml_safe import parse_scalar
+from spade_core.errors import ConfigError, UsageError
+from spade_core.interfaces import EvalSettings, EvalSuite, GenerationBackend
+
+from plugins.evals.scoring import BucketScore, SuiteResult, summarise
+
+#: Suites that play programs through the sandbox with the config's families.
+SANDBOX_SUITES = frozenset({"pool"})
+
+
+@dataclass
+class EvalRequest:
+    """What to evaluate and how (``None``: take it from the config)."""
+
+    suites: list[str]
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    limit: int | None = None
+    samples: int = 1
+    temperature: float | None = None
+    max_new_tokens: int | None = None
+    seed: int | None = None
+    model_override: str | None = None
+
+
+def suite_options(pairs: list[str], suites: list[str]) -> dict[str, dict[str, Any]]:
+    """``SUITE.KEY=VALUE`` pairs (values parsed as YAML scalars or flow lists) by suite."""
+    options: dict[str, dict[str, Any]] = {}
+    for pair in pairs:
+        head, sep, raw = pair.partition("=")
+        suite, dot, key = head.rpartition(".")
+        if not sep or not dot or not key:
+            raise UsageError(f"eval: --option {pair!r}: write SUITE.KEY=VALUE, e.g. "
+                             "pool.path=runs/x/envs.jsonl")
+        if suite not in suites:
+            raise UsageError(f"eval: --option {pair!r}: suite {suite!r} is not selected "
+                             f"({', '.join(suites)})")
+        options.setdefault(suite, {})[key] = parse_scalar(raw, f"--option {pair}")
+    return options
+
+
+def settings_for(resolved: Any, request: EvalRequest) -> EvalSettings:
+    loop = resolved.config.loop
+    temperature = request.temperature
+    if temperature is None:
+        temperature = 0.0 if request.samples == 1 else 0.8
+    return EvalSettings(
+        samples=request.samples, temperature=temperature,
+        max_new_tokens=request.max_new_tokens or loop.agent_max_tokens,
+        seed=resolved.config.run.seed if request.seed is None else request.seed,
+        max_turns=loop.max_turns, success_threshold=loop.success_threshold)
+
+
+def evaluate(resolved: Any, registry: Registry, request: EvalRequest,
+             checkpoint: str | None = None, backend: GenerationBackend | None = None
+             ) -> tuple[list[SuiteResult], dict[str, Any]]:
+    """Play every requested suite with the config's backend (or ``backend``), after merging
+    ``checkpoint`` into it; returns the results and the settings used. Components built here are
+    closed before returning."""
+    settings = settings_for(resolved, request)
+    chosen = [(name, *resolve_suite(registry, name, request.options.get(name, {})))
+              for name in request.suites]  # before any model is loaded
+    opened: list[Any] = []
+    context = BuildContext(seed=settings.seed, model=resolved.config.model.path,
+                           success_threshold=settings.success_threshold)
+    try:
+        if backend is None:
+            rc = resolved.components["backend"]
+            options = rc.options
+            if request.model_override and "model" in type(options).model_fields:
+                options = options.model_copy(update={"model": request.model_override})
+            backend = rc.component.build(options, context)
+            opened.append(backend)
+        if checkpoint:
+            from plugins.evals.checkpoint import load_checkpoint
+
+            load_checkpoint(backend, checkpoint)
+        components: dict[str, Any] = {"generation_backend": backend}
+        if SANDBOX_SUITES & set(request.suites):
+            rc = resolved.components["sandbox"]
+            components["sandbox"] = rc.component.build(rc.options, context)
+            opened.append(components["sandbox"])
+            components["env_family"] = [f.component.build(f.options, context)
+                                        for f in resolved.families]
+            opened.extend(components["env_family"])
+        context = BuildContext(seed=settings.seed, model=resolved.config.model.path,
+                               success_threshold=settings.success_threshold,
+                               components=components)
+        suites: list[EvalSuite] = []
+        for _, component, options in chosen:
+            suite = component.build(options, context)
+            opened.append(suite)
+            suites.append(suite)
+        results = [run_suite(suite, name, backend, settings, request.limit)
+                   for suite, name in zip(suites, request.suites)]
+    finally:
+        for instance in reversed(opened):
+            try:
+                instance.close()
+            except Exception:  # noqa: BLE001 - closing must not hide the results
+                pass
+    return results, asdict(settings) | {"limit": request.limit}
+
+
+def resolve_suite(registry: Registry, name: str, options: dict[str, Any]) -> tuple[Any, Any]:
+    """The registered suite ``name`` and its validated options; a ``ConfigError`` saying what is
+    wrong (an unknown name with the installed ones, a missing or misspelled option)."""
+    where = f"--suite {name}"
+    component = registry.resolve("eval_suite", name, where)
+    if component.options is None:
+        return component, options
+    try:
+        return component, component.options.model_validate(options)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'options'}: {e['msg']}"
+                             for e in exc.errors())
+        raise ConfigError(f"{where}: invalid options ({problems}); set them with --option "
+                          f"{name}.KEY=VALUE or eval.options.{name} in the config") from None
+
+
+def run_suite(suite: EvalSuite, name: str, backend: GenerationBackend, settings: EvalSettings,
+              limit: int | None) -> SuiteResult:
+    """Items of ``suite`` for the seed, played and summarised."""
+    items = suite.items(limit, settings.seed)
+    scores = suite.play(items, backend, settings)
+    return summarise(name, items, scores, settings.samples, settings.success_threshold)
+
+
+def results_from_json(payload: dict[str, Any]) -> list[SuiteResult]:
+    """Suite results from a JSON file written by ``spade eval --out``."""
+    try:
+        return [SuiteResult(suite=s["suite"], k=s["k"], overall=BucketScore(**s["overall"]),
+                            buckets={b: BucketScore(**v) for b, v in s["buckets"].items()},
+                            items=s.get("items", []))
+                for s in payload["suites"]]
+    except (KeyError, TypeError) as exc:
+        raise UsageError(f"eval --baseline: not a file written by spade eval --out ({exc})"
+                         ) from None

@@ -1,0 +1,62 @@
+"""Named fake backends for testing eval suites through their real scorers: one answers every
+item with its gold replies, one always wrongly, one right on every other item. Build them from a
+suite's :meth:`~spade_core.interfaces.EvalSuite.gold` table."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from spade_core.interfaces import Generation, GenerationBackend
+from spade_core.interfaces.eval_suite import first_user_text
+
+WRONG_TEXT = "spade-wrong-answer"
+
+
+class FakeGoldBackend(GenerationBackend):
+    """Replies with the gold reply of the item it recognises by its first user message (turn by
+    turn for multi-turn items: the ``n``-th reply for the ``n``-th assistant turn)."""
+
+    def __init__(self, gold: Mapping[str, Sequence[str]]) -> None:
+        self.gold = {key: tuple(replies) for key, replies in gold.items()}
+
+    def reply(self, conversation: Sequence[dict[str, Any]],
+              tools: list[dict[str, Any]] | None) -> str:
+        replies = self.gold.get(first_user_text(conversation))
+        if not replies:
+            return wrong_reply(tools)
+        turn = sum(1 for m in conversation if m.get("role") == "assistant")
+        return replies[min(turn, len(replies) - 1)]
+
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+        return [Generation(text=self.reply(c, tools)) for c in conversations]
+
+
+class FakeWrongBackend(GenerationBackend):
+    """Always wrong: a junk boxed answer, or with tools a call to the first tool without
+    arguments (so irrelevance items fail too)."""
+
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+        return [Generation(text=wrong_reply(tools)) for _ in conversations]
+
+
+class FakeHalfBackend(FakeGoldBackend):
+    """Gold on the items it sees first, third, fifth... (by first user message, in order of
+    first appearance), wrong on the others: half right for an even number of items."""
+
+    def __init__(self, gold: Mapping[str, Sequence[str]]) -> None:
+        super().__init__(gold)
+        self.order: dict[str, int] = {}
+
+    def reply(self, conversation, tools):
+        key = first_user_text(conversation)
+        position = self.order.setdefault(key, len(self.order))
+        return super().reply(conversation, tools) if position % 2 == 0 else wrong_reply(tools)
+
+
+def wrong_reply(tools: list[dict[str, Any]] | None) -> str:
+    if tools:
+        name = tools[0].get("function", tools[0]).get("name", "tool")
+        return "<tool_call>" + json.dumps({"name": name, "arguments": {}}) + "</tool_call>"
+    return "\\boxed{" + WRONG_TEXT + "}"

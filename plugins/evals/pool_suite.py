@@ -1,0 +1,104 @@
+"""The ``pool`` eval suite: any folder or JSONL of environment programs (SPADE format included),
+played unhinted through the configured sandbox exactly as the loop plays them
+(:func:`spade_core.selfplay.rollouts.run_rollouts`). An episode succeeds when its final reward
+reaches ``loop.success_threshold``; each program is one item, played at one fixed seed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from spade_core.components import BuildContext
+from spade_core.errors import ConfigError, SandboxError
+from spade_core.interfaces import (
+    EnvFamily,
+    EvalItem,
+    EvalSettings,
+    EvalSuite,
+    GenerationBackend,
+    Sandbox,
+)
+from spade_core.program_files import choose_family, read_programs
+from spade_core.records import program_id
+from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
+
+from plugins.evals.items import spread
+from plugins.evals.options import PoolSuiteOptions
+
+
+class PoolSuite(EvalSuite):
+    """Programs of a folder or JSONL file, one item each, bucketed by family."""
+
+    name = "pool"
+
+    def __init__(self, path: str, sandbox: Sandbox, families: Sequence[EnvFamily],
+                 field: str | None = None) -> None:
+        self.path = Path(path).expanduser()
+        if not self.path.exists():
+            raise ConfigError(f"pool suite: path {path!r}: no such file or folder; give a folder "
+                              "of .py programs or a .jsonl file")
+        if not families:
+            raise ConfigError("pool suite: no env family is configured to read the programs")
+        self.sandbox = sandbox
+        self.families = list(families)
+        self.field = field
+
+    def items(self, limit: int | None, seed: int) -> list[EvalItem]:
+        by_family: dict[str, list[EvalItem]] = {}
+        for label, source, description in read_programs(self.path, self.field):
+            if source is None:
+                continue
+            family, _ = choose_family(source, self.families)
+            if family is None:
+                continue
+            items = by_family.setdefault(family.name, [])
+            items.append(EvalItem(
+                id=program_id(source), bucket=family.name, text=description or source,
+                data={"program": source, "family": family, "seed": seed + len(items),
+                      "label": label}))
+        if not by_family:
+            raise ConfigError(f"pool suite: {self.path} holds no program of the configured "
+                              f"families ({', '.join(f.name for f in self.families)})")
+        return spread(by_family, limit)
+
+    def play(self, items: Sequence[EvalItem], backend: GenerationBackend,
+             settings: EvalSettings) -> list[list[float]]:
+        requests = [RolloutRequest(env_id=item.id, program=item.data["program"],
+                                   family=item.data["family"],
+                                   seeds=[item.data["seed"]] * settings.samples)
+                    for item in items]
+        episodes, _ = run_rollouts(
+            self.sandbox, backend, requests, max_turns=settings.max_turns,
+            max_new_tokens=settings.max_new_tokens, temperature=settings.temperature,
+            seed=settings.seed)
+        return [[max(0.0, e.reward) for e in group] for group in episodes]
+
+    def gold(self, items: Sequence[EvalItem]) -> dict[str, tuple[str, ...]]:
+        """Each program's own ``solution()`` at the item's seed, as the family turns it into
+        actions, keyed by the first observation."""
+        found: dict[str, tuple[str, ...]] = {}
+        for item in items:
+            family = item.data["family"]
+            session = self.sandbox.open(item.data["program"], family=family)
+            try:
+                observation, info = session.reset(item.data["seed"])
+                actions = family.solution_actions(session.solution(),
+                                                  family.tools_from_info(info))
+            except SandboxError:
+                continue
+            finally:
+                session.close()
+            if isinstance(actions, str):
+                actions = [actions]
+            found[observation] = tuple(actions or ())
+        return found
+
+
+def build(options: PoolSuiteOptions, context: BuildContext) -> PoolSuite:
+    sandbox = context.components.get("sandbox")
+    if sandbox is None:
+        raise ConfigError("the pool suite plays programs through a sandbox; none was built")
+    families = context.components.get("env_family") or []
+    if not isinstance(families, list):
+        families = [families]
+    return PoolSuite(options.path, sandbox, families, options.field)
