@@ -47,6 +47,15 @@ ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
     "copy": frozenset({"copy", "deepcopy", "Error"}),
     "textwrap": None,
     "datetime": None,
+    # The operator functions, which are the operators themselves; ``attrgetter`` is a guarded
+    # version (below) and ``methodcaller`` is withheld (:data:`WITHHELD`).
+    "operator": frozenset({
+        "abs", "add", "and_", "attrgetter", "call", "concat", "contains", "countOf", "delitem",
+        "eq", "floordiv", "ge", "getitem", "gt", "iadd", "iand", "iconcat", "ifloordiv",
+        "ilshift", "imatmul", "imod", "imul", "index", "indexOf", "inv", "invert", "ior", "ipow",
+        "irshift", "is_", "is_none", "is_not", "is_not_none", "isub", "itemgetter", "itruediv",
+        "ixor", "le", "length_hint", "lshift", "lt", "matmul", "mod", "mul", "ne", "neg", "not_",
+        "or_", "pos", "pow", "rshift", "setitem", "sub", "truediv", "truth", "xor"}),
     "gymnasium": frozenset({"Env", "Space", "spaces"}),
     "gymnasium.spaces": frozenset({"Box", "Discrete", "MultiDiscrete", "MultiBinary", "Text",
                                    "Dict", "Tuple", "Sequence", "Graph", "GraphInstance", "OneOf",
@@ -60,6 +69,50 @@ DENIED_NAMES: dict[str, frozenset[str]] = {
                          "get_overloads", "clear_overloads"}),
     "random": frozenset({"SystemRandom"}),
     "enum": frozenset({"global_enum", "global_enum_repr", "global_str", "global_flag_repr"}),
+}
+
+#: Public names of allowed modules that programs may not have, and why: importing one is refused
+#: at compile time (``policy.py``) and reading one says this instead of "no attribute".
+WITHHELD: dict[str, dict[str, str]] = {
+    "operator": {"methodcaller": "it calls any method by name, past the sandbox's attribute "
+                                 "guards; call the method directly or use a lambda"},
+}
+
+
+def withheld_message(module: str, name: str) -> str | None:
+    """Why ``module.name`` is not available to programs, or ``None`` when it is not withheld."""
+    why = WITHHELD.get(module, {}).get(name)
+    return None if why is None else f"{module}.{name} is not available in the sandbox: {why}"
+
+
+def guarded_attrgetter(attr: str, *attrs: str) -> Any:
+    """``operator.attrgetter`` whose lookups go through the sandbox's attribute guard, so
+    ``attrgetter("__class__")`` is refused as ``x.__class__`` is."""
+    # The guard module imports this one, so it is looked up rather than imported (an import would
+    # be a cycle); a program only runs once the guards are loaded.
+    guarded_getattr = sys.modules["sandbox.guards"].guarded_getattr
+    names = (attr, *attrs)
+    for name in names:
+        if type(name) is not str:
+            raise TypeError("attribute name must be a string")
+    paths = [name.split(".") for name in names]
+
+    def resolve(obj: Any, path: list[str]) -> Any:
+        for part in path:
+            obj = guarded_getattr(obj, part)
+        return obj
+
+    def get(obj: Any) -> Any:
+        if len(paths) == 1:
+            return resolve(obj, paths[0])
+        return tuple(resolve(obj, path) for path in paths)
+
+    return get
+
+
+#: Stand-in values this module replaces itself (``replacements.py`` holds the others).
+_OWN_REPLACEMENTS: dict[tuple[str, str], Any] = {
+    ("operator", "attrgetter"): lambda _original: guarded_attrgetter,
 }
 
 #: Modules imported lazily by allowed modules at call time; importing them up front keeps them
@@ -172,9 +225,24 @@ def proxy(name: str) -> types.ModuleType:
             if full not in ALLOWED_MODULES:
                 continue
             value = proxy(full)
-        setattr(stand_in, attr, REPLACEMENTS.get((name, attr), lambda v: v)(value))
+        replace = REPLACEMENTS.get((name, attr)) or _OWN_REPLACEMENTS.get((name, attr))
+        setattr(stand_in, attr, replace(value) if replace else value)
+    if name in WITHHELD:
+        stand_in.__getattr__ = _withheld_getattr(name)  # module __getattr__: missing names only
     _proxies[name] = stand_in
     return stand_in
+
+
+def _withheld_getattr(module: str) -> Any:
+    def missing(name: str) -> Any:
+        message = withheld_message(module, name)
+        if message is not None:
+            from sandbox.violations import violation
+
+            raise violation(message)
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return missing
 
 
 #: Stand-ins made for one environment instance (its own ``random``), by id; kept alive here.
@@ -222,6 +290,9 @@ def allowed_import(name: str, fromlist: Iterable[str] | None) -> types.ModuleTyp
     target = proxy(name)
     if fromlist:
         for item in fromlist:
+            withheld = withheld_message(name, item)
+            if withheld is not None:
+                raise ImportError(withheld)
             if not hasattr(target, item):
                 raise ImportError(f"cannot import name {item!r} from {name!r} (not available "
                                   "in the sandbox)")

@@ -20,7 +20,7 @@ from RestrictedPython.transformer import (
     copy_locations,
 )
 
-from sandbox.modules import ALLOWED_MODULES
+from sandbox.modules import ALLOWED_MODULES, withheld_message
 
 #: File name given to compiled programs (tracebacks point at ``<env>`` lines).
 PROGRAM_FILENAME = "<env>"
@@ -106,6 +106,11 @@ class EnvPolicy(RestrictingNodeTransformer):
             if module not in ALLOWED_MODULES and module not in self.extra_modules:
                 self.error(node, f'import of module "{module}" is forbidden (not in the '
                            "sandbox's allowlist).")
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                withheld = withheld_message(node.module or "", alias.name)
+                if withheld is not None:
+                    self.error(node, f"{withheld}.")
         return super().check_import_names(node)
 
     # -- attributes -----------------------------------------------------------------------

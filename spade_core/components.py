@@ -33,6 +33,7 @@ KINDS: tuple[KindInfo, ...] = (
     KindInfo("generation_backend", "register_generation_backends", "backend",
              "generation backend"),
     KindInfo("trainer", "register_trainers", "trainer", "trainer"),
+    KindInfo("eval_suite", "register_eval_suites", "eval", "eval suite"),
 )
 KIND_BY_NAME: dict[str, KindInfo] = {k.kind: k for k in KINDS}
 
@@ -53,13 +54,19 @@ class BuildContext:
 
 
 Factory = Callable[[Any, BuildContext], Any]
+#: ``preflight(options, context) -> problems``: checks of a component's validated options against
+#: this machine that need no heavy import (files exist, optional packages are installed, settings
+#: agree); ``context`` is a :class:`spade_core.config.preflight.PreflightContext`; each problem
+#: starts with the config key at fault. See docs/plugins.md ("Preflight checks").
+Preflight = Callable[[Any, Any], list[str]]
 
 
 class Register(Protocol):
     """The callback a registration hook receives."""
 
     def __call__(
-        self, name: str, factory: Factory, options: type | None = None, summary: str = ""
+        self, name: str, factory: Factory, options: type | None = None, summary: str = "",
+        *, preflight: Preflight | None = None,
     ) -> None: ...
 
 
@@ -75,6 +82,8 @@ class Component:
     plugin: str
     distribution: str
     version: str
+    #: Optional checks run by ``spade config check`` and before ``spade run`` builds anything.
+    preflight: Preflight | None = None
 
     def build(self, options: Any, context: BuildContext) -> Any:
         """Call the factory and make sure the result honours the kind's base class (a duck-typed

@@ -8,7 +8,9 @@ passes an implementation the arguments it names. Each call of ``register`` decla
 
 ``factory(options, context)`` builds the component: ``options`` is an instance of the ``options``
 pydantic model validated from the config (or ``{}`` when the plugin declares none) and ``context``
-is a :class:`spade_core.components.BuildContext`.
+is a :class:`spade_core.components.BuildContext`. The optional keyword ``preflight=check`` adds a
+check of the options against this machine, ``check(options, context) -> problems``, run before
+anything is built (:mod:`spade_core.config.preflight`).
 
 Run-event hooks are called by the loop; loggers and reporters implement them.
 """
@@ -97,6 +99,15 @@ def register_generation_backends(register: "Register") -> None:
 
 
 @hookspec
+def register_eval_suites(register: "Register") -> None:
+    """Register held-out evaluation suites (interface :class:`spade_core.interfaces.EvalSuite`),
+    run by ``spade eval``.
+
+    :param register: callback ``register(name, factory, options=None, summary="")``.
+    """
+
+
+@hookspec
 def register_commands(register: "RegisterCommand") -> None:
     """Register command-line commands: top-level ``spade NAME`` commands, or members of a core
     command group such as ``spade bench NAME`` (see :mod:`spade_core.commands`).
@@ -171,4 +182,19 @@ def spade_run_end(run: "RunContext", status: str, error: str | None) -> None:
     :param run: the run context.
     :param status: how it ended.
     :param error: the error message when it failed, else ``None``.
+    """
+
+
+@hookspec
+def spade_preflight(config: Any, report: Any) -> None:
+    """Check a validated config against this machine before anything heavy starts (``spade config
+    check``, and ``spade run`` before it builds anything), for config sections that are not
+    components, such as ``logging``; a component checks its own options through
+    ``register(..., preflight=check)`` (:mod:`spade_core.config.preflight`). Import nothing heavy:
+    look at files, find packages with ``importlib.util.find_spec``, never download.
+
+    :param config: the resolved config (:class:`spade_core.config.load.ResolvedConfig`;
+        ``config.config.logging``, ``config.config.model.path``, ...).
+    :param report: callback ``report(key, message)``: ``key`` is the config key path at fault
+        (``logging.backends``), ``message`` says what is wrong and what would be right.
     """

@@ -115,12 +115,12 @@ def collect_components(loaded: LoadedPlugins) -> None:
 
             def register(
                 name: str, factory: Any, options: type | None = None, summary: str = "",
-                *, _kind: str = kind.kind, _info: PluginInfo = info,
+                *, preflight: Any = None, _kind: str = kind.kind, _info: PluginInfo = info,
             ) -> None:
                 component = Component(
                     kind=_kind, name=str(name), factory=factory, options=options,
                     summary=summary, plugin=_info.name, distribution=_info.distribution,
-                    version=_info.version,
+                    version=_info.version, preflight=preflight,
                 )
                 clash = loaded.registry.add(component)
                 if clash:

@@ -3,6 +3,7 @@ pick the family a program belongs to (``spade envs import`` and fixed pools shar
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -15,9 +16,11 @@ CODE_FIELDS: tuple[str, ...] = ("code", "source", "program", "env_code", "game_c
 DESCRIPTION_FIELDS: tuple[str, ...] = ("description", "name", "title", "skill", "game_name")
 
 
-def read_programs(path: Path, field: str | None = None) -> Iterator[tuple[str, str | None, str]]:
+def read_programs(path: Path, field: str | None = None, command: str = "envs import"
+                  ) -> Iterator[tuple[str, str | None, str]]:
     """``(label, source or None when unreadable, description)`` for each program under ``path``:
-    every ``*.py`` file of a folder (sorted), or every line of a ``.jsonl`` file."""
+    every ``*.py`` file of a folder (sorted), or every line of a ``.jsonl`` file. ``command``
+    starts the error messages."""
     from spade_core.errors import UsageError
 
     if path.is_dir():
@@ -28,7 +31,7 @@ def read_programs(path: Path, field: str | None = None) -> Iterator[tuple[str, s
                 yield str(file), None, ""
         return
     if not path.is_file():
-        raise UsageError(f"envs import: {path}: no such file or folder")
+        raise UsageError(f"{command}: {path}: no such file or folder")
     if path.suffix == ".py":
         yield str(path), path.read_text(encoding="utf-8", errors="replace"), ""
         return
@@ -41,12 +44,12 @@ def read_programs(path: Path, field: str | None = None) -> Iterator[tuple[str, s
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise UsageError(f"envs import: {label}: not JSON ({exc.msg}); expected one JSON "
+                raise UsageError(f"{command}: {label}: not JSON ({exc.msg}); expected one JSON "
                                  "object per line") from None
             code = next((row[f] for f in fields if isinstance(row, dict)
                          and isinstance(row.get(f), str)), None)
             if code is None:
-                raise UsageError(f"envs import: {label}: no code field (looked for "
+                raise UsageError(f"{command}: {label}: no code field (looked for "
                                  f"{', '.join(fields)}); name it with --field")
             description = next((str(row[f]) for f in DESCRIPTION_FIELDS if row.get(f)), "")
             yield label, code, description
@@ -63,3 +66,32 @@ def choose_family(source: str, families: Sequence[EnvFamily]
             return family, []
         problems.append(f"{family.name}: {found[0]}")
     return None, problems
+
+
+def _free_names(source: str) -> set[str]:
+    """Names a program reads but never binds itself (a parse failure gives none)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    read: set[str] = set()
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return read - bound
+
+
+def families_needed(source: str, families: Sequence[EnvFamily]) -> list[EnvFamily]:
+    """The families whose injected names (``ToolUseBaseEnv``, ``extract_boxed``, ...) the
+    program uses without defining them, most names used first; empty for a self-contained
+    program (the plain SPADE game format)."""
+    free = _free_names(source)
+    scored = [(len(free & set(f.injected_names)), i, f) for i, f in enumerate(families)]
+    return [f for used, _, f in sorted(scored, key=lambda t: (-t[0], t[1])) if used]

@@ -30,6 +30,7 @@ class VerdictCategory(StrEnum):
     UNSOLVABLE = "unsolvable"
     TRIVIAL = "trivial"
     ENDLESS = "endless"
+    CONTAMINATED = "contaminated"
 
 
 class EnvStatus(StrEnum):

@@ -108,3 +108,144 @@ def test_debug_shows_traceback(tmp_path):
 def test_usage_error_exits_2():
     result = run_spade("config", "check")
     assert result.returncode == 2 and "usage" in result.stderr
+
+
+# -- check-env without --family, folders and JSONL (issue 17) ---------------------------------
+
+SEEDS = ROOT / "plugins" / "families" / "seeds"
+
+
+def _rows(result: subprocess.CompletedProcess) -> list[dict]:
+    import json
+
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+@pytest.mark.timeout(300)
+def test_check_env_chooses_the_family_of_each_program(tmp_path):
+    import shutil
+
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    shutil.copy(SEEDS / "reasoning" / "modular_power.py", folder)  # uses extract_boxed
+    shutil.copy(SEEDS / "tool_use" / "bank_rebalance.py", folder)  # subclasses ToolUseBaseEnv
+    shutil.copy(ROOT / "tests" / "sandbox_corpus" / "benign" / "guess_number.py", folder)
+    result = run_spade("check-env", "--json", "--workers", "1", str(folder), timeout=240)
+    assert result.returncode == 0, result.stderr + result.stdout
+    families = {r["file"].rsplit("/", 1)[-1]: r["family"] for r in _rows(result)}
+    assert families == {"bank_rebalance.py": "tool-use", "guess_number.py": None,
+                        "modular_power.py": "reasoning"}
+
+
+@pytest.mark.timeout(300)
+def test_check_env_reads_jsonl_and_names_a_family_that_refuses(tmp_path):
+    import json
+
+    good = (SEEDS / "reasoning" / "modular_power.py").read_text()
+    # uses the tool-use family's base class but defines no environment class of it
+    bad = "class Helper(ToolUseBaseEnv):\n    pass\n"
+    jsonl = tmp_path / "programs.jsonl"
+    jsonl.write_text(json.dumps({"code": good}) + "\n" + json.dumps({"code": bad}) + "\n")
+    result = run_spade("check-env", "--json", "--workers", "1", str(jsonl), timeout=240)
+    assert result.returncode == 1, result.stderr
+    rows = _rows(result)
+    assert [r["file"] for r in rows] == [f"{jsonl}:1", f"{jsonl}:2"]
+    assert rows[0]["valid"] and rows[0]["family"] == "reasoning"
+    assert not rows[1]["valid"] and rows[1]["category"] == "interface"
+    assert "family 'tool-use'" in rows[1]["message"] and "--family" in rows[1]["message"]
+
+
+def test_check_env_missing_path_and_empty_folder(tmp_path):
+    missing = run_spade("check-env", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "no such file or folder" in missing.stderr
+    empty = run_spade("check-env", str(tmp_path))
+    assert empty.returncode == 2 and "no programs found" in empty.stderr
+
+
+# -- a closed stdout (issue 17) ----------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["plugins"], ["plugins", "--json"], ["--help"], ["--version"],
+                                  ["config", "check", "configs/quickstart.yaml"]])
+def test_a_closed_stdout_ends_quietly(args):
+    """The reader of the pipe is gone before spade writes anything (``spade plugins | head -0``):
+    no BrokenPipeError traceback, exit status 141 (128 + SIGPIPE) as coreutils report it."""
+    import os
+
+    from conftest import SPADE
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # a real pipe whose reader has already exited
+    try:
+        result = subprocess.run([*SPADE, *args], stdout=write_end, stderr=subprocess.PIPE,
+                                text=True, timeout=60, cwd=ROOT)
+    finally:
+        os.close(write_end)
+    assert result.stderr == "", result.stderr
+    # argparse itself swallows write errors of --help and --version and exits 0
+    assert result.returncode == (0 if args[0].startswith("--") else 141)
+
+
+def test_a_pipe_closed_after_the_first_line_ends_quietly():
+    from conftest import SPADE
+
+    process = subprocess.Popen([*SPADE, "plugins"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, cwd=ROOT)
+    assert process.stdout.readline()
+    process.stdout.close()  # as ``| head -1`` does
+    _, err = process.communicate(timeout=60)
+    assert b"Traceback" not in err and b"BrokenPipe" not in err
+    assert process.returncode in (0, 141)  # 0 when every line was already in the pipe's buffer
+
+
+# -- the end of a run (issue 17) -----------------------------------------------------------------
+
+def test_the_end_of_a_run_is_a_human_summary_with_next_steps(tmp_path):
+    from spade_core.selfplay.runner import end_message
+
+    done = end_message({"status": "completed", "error": None, "iterations_completed": 2,
+                        "seconds": 452.4, "envs_proposed": 8, "envs_valid": 7,
+                        "envs_played": 10, "envs_mastered": 1}, tmp_path, 2)
+    assert done.splitlines() == [
+        "spade: run completed after 2 of 2 iterations in 7 min 32 s: 8 environments proposed, "
+        "7 valid, 10 played, 1 mastered.",
+        f"spade: results in {tmp_path} (metrics.jsonl, summary.json, envs/)"]
+    assert "{" not in done  # no raw dict
+    failed = end_message({"status": "failed", "error": "ValueError: x",
+                          "iterations_completed": 1, "seconds": 3.0}, tmp_path, 4)
+    assert "run failed after 1 of 4 iterations in 3.0 s" in failed
+    assert "spade: error: ValueError: x" in failed
+    assert f"spade run --resume {tmp_path}" in failed
+
+
+def test_a_finished_run_points_at_spade_report(tmp_path, capsys):
+    from spade_core.cli.run_cmd import _suggest_report
+    from spade_core.plugins import load_plugins
+    from spade_core.testing import load_test_plugins
+
+    _suggest_report(load_plugins(), tmp_path)
+    hint = f"spade: see the run as one HTML page: spade report {tmp_path}\n"
+    assert capsys.readouterr().err == hint
+    _suggest_report(load_test_plugins(), tmp_path)  # no report plugin: no hint
+    assert capsys.readouterr().err == ""
+
+
+def test_resuming_a_run_stored_with_old_option_names_compares_under_the_new_ones(tmp_path):
+    import yaml
+
+    from spade_core.cli.run_cmd import check_resumable
+    from spade_core.config.load import load_config
+    from spade_core.errors import ConfigError
+    from spade_core.plugins import load_plugins
+
+    loaded = load_plugins()
+    config = ROOT / "configs" / "quickstart.yaml"
+    current = load_config(config, loaded.registry)
+    stored = current.to_dict()
+    options = stored["trainer"]["options"]
+    options["micro_batch_size"] = options.pop("per_device_train_batch_size")  # as 0.1 wrote it
+    (tmp_path / "config.resolved.yaml").write_text(yaml.safe_dump(stored))
+    check_resumable(tmp_path, current, loaded)
+    changed = load_config(config, loaded.registry,
+                          ["trainer.options.per_device_train_batch_size=2"])
+    with pytest.raises(ConfigError, match="trainer.options.per_device_train_batch_size"):
+        check_resumable(tmp_path, changed, loaded)

@@ -124,8 +124,8 @@ def test_grpo_step_trains_the_backends_module_and_checkpoints_round_trip(backend
     from plugins.trainers.grpo import GRPOTraining
     from plugins.trainers.grpo_options import GRPOOptions
 
-    options = GRPOOptions(learning_rate=1e-4, lora={"r": 4, "alpha": 8}, micro_batch_size=4,
-                          designer_delay_iterations=1)
+    options = GRPOOptions(learning_rate=1e-4, lora={"r": 4, "alpha": 8},
+                          per_device_train_batch_size=4, designer_delay_iterations=1)
     trainer = GRPOTraining(options, backend, None, 0, tmp_path)
     lora_b = {n: p.detach().clone() for n, p in backend.model.named_parameters() if "lora_B" in n}
     assert lora_b and all(not p.any() for p in lora_b.values())  # peft starts B at zero
@@ -190,3 +190,55 @@ def test_max_samples_caps_after_advantages_on_whole_groups(encoder):
     trainer = SimpleNamespace(options=GRPOOptions(max_samples=4), seed=0, trained_iterations=0)
     kept = GRPOTraining._cap(trainer, useful)
     assert len(kept) == 4 and all(r in useful for r in kept)
+
+
+# -- option names (issue 17): TRL's names, the old ones as deprecated aliases, grpo_config --------
+
+def test_trl_names_are_the_options_and_old_names_still_work_with_one_warning():
+    import warnings
+
+    from plugins.trainers import grpo_options
+    from plugins.trainers.grpo_options import RENAMED, GRPOOptions
+    from spade_core.config.load import DeprecatedOptionWarning
+
+    new = GRPOOptions(epsilon=0.1, epsilon_high=0.3, beta=0.01, per_device_train_batch_size=2,
+                      num_iterations=2)
+    grpo_options._warned.clear()
+    with pytest.warns(DeprecatedOptionWarning, match="clip_low is deprecated, use epsilon"):
+        old = GRPOOptions.model_validate({"clip_low": 0.1, "clip_high": 0.3, "kl_coef": 0.01,
+                                          "micro_batch_size": 2, "epochs": 2})
+    assert old == new
+    assert set(old.model_dump()) >= set(RENAMED.values())
+    assert not set(old.model_dump()) & set(RENAMED)  # written back under TRL's names
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a second use does not warn again
+        GRPOOptions.model_validate({"clip_low": 0.1})
+    with pytest.raises(ValueError, match="clip_low and epsilon are the same option"):
+        GRPOOptions.model_validate({"clip_low": 0.1, "epsilon": 0.2})
+
+
+def test_grpo_config_passthrough_is_checked_against_trl():
+    from plugins.trainers.preflight import grpo_config_problems
+
+    assert grpo_config_problems({"delta": 4.0, "importance_sampling_level": "sequence"}) == []
+    problems = grpo_config_problems({"detla": 4.0, "epsilon": 0.1, "output_dir": "x"})
+    assert problems == [
+        "trainer.options.grpo_config.epsilon: not settable here; set trainer.options.epsilon "
+        "instead",
+        "trainer.options.grpo_config.output_dir: not settable here; the trainer sets it itself",
+        "trainer.options.grpo_config.detla: trl.GRPOConfig has no field 'detla'; did you mean "
+        "'delta'?"]
+
+
+def test_the_installed_trl_has_what_the_trainer_uses_and_a_missing_member_is_named(monkeypatch):
+    from plugins.trainers import preflight
+    from plugins.trainers.grpo_options import GRPOOptions
+    from spade_core.errors import ConfigError
+
+    assert preflight.trl_problems() == []
+    monkeypatch.setattr(preflight, "TRL_TRAINER_MEMBERS",
+                        (*preflight.TRL_TRAINER_MEMBERS, "_no_such_method"))
+    (problem,) = preflight.trl_problems()
+    assert "lacks GRPOTrainer._no_such_method" in problem and "Tested versions" in problem
+    with pytest.raises(ConfigError, match="_no_such_method"):
+        preflight.require_trl(GRPOOptions())

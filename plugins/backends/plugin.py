@@ -135,14 +135,77 @@ def build_openai(options: OpenAIOptions, context: BuildContext) -> Any:
     return backend
 
 
+def model_problem(spec: str) -> str | None:
+    """Why the model spec cannot be loaded on this machine, or ``None``; looks at files only
+    (no conversion, no download): a bundled model's package and file, a local directory's
+    ``config.json``, a ``.gguf`` file, an ``hf:`` model's ``config.json`` in the local cache."""
+    import importlib.util
+    from pathlib import Path
+
+    from plugins.backends.errors import ModelSourceError
+    from plugins.backends.model_source import bundled_gguf_path
+
+    spec = spec.strip()
+    if spec.startswith("bundled:"):
+        try:
+            bundled_gguf_path(spec.removeprefix("bundled:"))
+        except ModelSourceError as exc:
+            return str(exc)
+        return None
+    if spec.startswith("hf:"):
+        repo = spec.removeprefix("hf:")
+        if importlib.util.find_spec("huggingface_hub") is None:
+            return f"model {spec!r}: huggingface_hub is not installed"
+        from huggingface_hub import try_to_load_from_cache
+
+        if not isinstance(try_to_load_from_cache(repo, "config.json"), str):
+            return (f"model {spec!r} is not in the local Hugging Face cache, and spade-rl never "
+                    f"downloads models at run time; download it beforehand (`hf download "
+                    f"{repo}`) or give a local directory")
+        return None
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            return (f"model directory {path} has no config.json; give a Hugging Face model "
+                    "directory (config.json, weights, tokenizer files) or a .gguf file")
+        return None
+    if path.is_file() and path.suffix == ".gguf":
+        return None
+    return (f"model {spec!r} is neither a bundled model (bundled:NAME), a local model directory, "
+            f"a .gguf file, nor hf:ORG/NAME: "
+            f"{'no such file or directory' if not path.exists() else 'unsupported file type'}")
+
+
+def _model_check(options: _LocalModelOptions, context: Any) -> list[str]:
+    key = f"{context.where}.model" if options.model else "model.path"
+    problem = model_problem(options.model or context.model)
+    return [f"{key}: {problem}"] if problem else []
+
+
+def preflight_transformers(options: TransformersOptions, context: Any) -> list[str]:
+    """The model can be found (nothing is loaded or converted)."""
+    return _model_check(options, context)
+
+
+def preflight_vllm(options: VLLMOptions, context: Any) -> list[str]:
+    """vllm is installed and the model can be found."""
+    from spade_core.config.preflight import missing_package
+
+    missing = missing_package("vllm", "gpu", context.where.removesuffix(".options"),
+                              "the vllm backend")
+    return ([missing] if missing else []) + _model_check(options, context)
+
+
 @hookimpl
 def register_generation_backends(register):
     register("transformers", build_transformers, TransformersOptions,
-             "Hugging Face transformers in this process, batched, CPU or GPU")
+             "Hugging Face transformers in this process, batched, CPU or GPU",
+             preflight=preflight_transformers)
     register("openai", build_openai, OpenAIOptions,
              "any OpenAI-compatible /chat/completions endpoint over HTTP")
     register("vllm", build_vllm, VLLMOptions,
-             "vLLM engine in this process (GPU; optional extra spade-rl[gpu])")
+             "vLLM engine in this process (GPU; optional extra spade-rl[gpu])",
+             preflight=preflight_vllm)
 
 
 @hookimpl

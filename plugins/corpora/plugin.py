@@ -37,11 +37,40 @@ def build_hf_dataset(options: HfDatasetOptions, context: Any) -> Any:
     return HfDatasetSampler(options, _seed(options, context))
 
 
+def _path_check(kind: str, needs_path: bool) -> Any:
+    """A preflight check that ``options.path`` names an existing ``kind`` (file, folder or
+    either) on this machine."""
+
+    def check(options: Any, context: Any) -> list[str]:
+        from plugins.corpora.paths import BUNDLED_CORPUS, resolve_path
+        from spade_core.errors import ConfigError
+
+        key = f"{context.where}.path"
+        try:
+            path = resolve_path(options.path, default=None if needs_path else BUNDLED_CORPUS)
+        except ConfigError as exc:
+            return [str(exc)]  # it names the key already
+        if not path.exists():
+            return [f"{key}: no such {kind}: {path}"]
+        if kind == "file" and not path.is_file():
+            return [f"{key}: {path} is not a file; the jsonl sampler reads one .jsonl file "
+                    "(use corpus: folder for a folder of documents)"]
+        if kind == "folder" and not path.is_dir():
+            return [f"{key}: {path} is not a folder; the folder sampler reads every matching "
+                    "file under a folder (use corpus: jsonl for one .jsonl file)"]
+        return []
+
+    return check
+
+
 @hookimpl
 def register_corpus_samplers(register):
     register("jsonl", build_jsonl, JsonlOptions,
-             "JSON Lines with 'text' or 'orig_doc' (SPADE format); default: bundled corpus")
+             "JSON Lines with 'text' or 'orig_doc' (SPADE format); default: bundled corpus",
+             preflight=_path_check("file", needs_path=False))
     register("folder", build_folder, FolderOptions,
-             "every .txt/.md file under a folder, recursively")
+             "every .txt/.md file under a folder, recursively",
+             preflight=_path_check("folder", needs_path=True))
     register("hf-dataset", build_hf_dataset, HfDatasetOptions,
-             "a local Hugging Face datasets dataset (save_to_disk folder or data file)")
+             "a local Hugging Face datasets dataset (save_to_disk folder or data file)",
+             preflight=_path_check("file or folder", needs_path=True))

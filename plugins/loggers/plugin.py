@@ -46,6 +46,20 @@ def _require(backend: str) -> None:
                           f"with pip install 'spade-rl[{extra}]' or drop it from logging.backends")
 
 
+@hookimpl
+def spade_preflight(config: Any, report: Any) -> None:
+    """Each of ``logging.backends`` must be installed (found, not imported)."""
+    from spade_core.config.preflight import missing_package
+
+    for backend in config.config.logging.backends:
+        module, extra = EXTRAS[backend]
+        problem = missing_package(module, extra, "logging.backends",
+                                  f"the {backend!r} logging backend")
+        if problem:
+            key, _, message = problem.partition(": ")
+            report(key, f"{message} (or drop {backend!r} from logging.backends)")
+
+
 class TensorBoardSink:
     def __init__(self, run: Any, options: dict[str, Any]) -> None:
         from torch.utils.tensorboard import SummaryWriter

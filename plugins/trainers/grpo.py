@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from plugins.trainers.grpo_options import GRPOOptions
+from plugins.trainers.preflight import require_trl
 from plugins.trainers.samples import (
     ROLES,
     ConversationEncoder,
@@ -46,6 +47,7 @@ class GRPOTraining(Trainer):
 
     def __init__(self, options: GRPOOptions, backend: Any, model_spec: str | None, seed: int,
                  run_dir: Path | None) -> None:
+        require_trl(options)
         import torch
         from datasets import Dataset
         from trl import GRPOConfig, GRPOTrainer
@@ -83,11 +85,12 @@ class GRPOTraining(Trainer):
             output_dir=str((run_dir or Path(".")) / "trainer-scratch"),
             use_cpu=device.type == "cpu", bf16=options.bf16, learning_rate=options.learning_rate,
             weight_decay=options.weight_decay, max_grad_norm=options.max_grad_norm,
-            epsilon=options.clip_low, epsilon_high=options.clip_high, beta=options.kl_coef,
+            epsilon=options.epsilon, epsilon_high=options.epsilon_high, beta=options.beta,
             loss_type=options.loss_type, temperature=options.temperature,
             activation_checkpointing=options.gradient_checkpointing, seed=seed,
             per_device_train_batch_size=2, num_generations=2, gradient_accumulation_steps=1,
-            report_to="none", save_strategy="no", logging_strategy="no", disable_dropout=True)
+            report_to="none", save_strategy="no", logging_strategy="no", disable_dropout=True,
+            **options.grpo_config)
         peft_config = None
         if options.lora is not None:
             from peft import LoraConfig
@@ -202,7 +205,7 @@ class GRPOTraining(Trainer):
         compute_advantages(rows, {Role.AGENT: o.agent_baseline, Role.DESIGNER: o.designer_baseline},
                            o.scale_rewards)
         # Rows with no advantage (and no KL term) carry no gradient; the cap chooses among the rest.
-        useful = self._cap([r for r in rows if o.kl_coef > 0 or abs(r.advantage) > 1e-8])
+        useful = self._cap([r for r in rows if o.beta > 0 or abs(r.advantage) > 1e-8])
         for role in ROLES:
             mine = [r for r in useful if r.role == role]
             metrics[f"{role}_samples_trained"] = float(len(mine))
@@ -211,15 +214,15 @@ class GRPOTraining(Trainer):
         if not useful:
             metrics.update(loss=0.0, optimizer_steps=0.0, seconds=time.perf_counter() - started)
             return metrics
-        batches = micro_batches(useful, o.micro_batch_size)
+        batches = micro_batches(useful, o.per_device_train_batch_size)
         random.Random(self.seed + 7 * self.trained_iterations).shuffle(batches)
         tensors = [collate(b, self.pad_id, self.device) for b in batches]
         per_step = o.gradient_accumulation_steps or len(tensors)
-        steps = math.ceil(len(tensors) / per_step) * o.epochs
+        steps = math.ceil(len(tensors) / per_step) * o.num_iterations
         if steps > 1:  # later steps see an updated policy: keep the sampling policy's log-probs
             for t in tensors:
                 t["old_per_token_logps"] = self._logps(t, reference=False)
-        if o.kl_coef > 0:
+        if o.beta > 0:
             for t in tensors:
                 t["ref_per_token_logps"] = self._logps(t, reference=True)
         losses, norms = self._optimize(tensors, per_step)
@@ -244,7 +247,7 @@ class GRPOTraining(Trainer):
         losses: list[float] = []
         norms: list[float] = []
         model.train()
-        for _ in range(self.options.epochs):
+        for _ in range(self.options.num_iterations):
             for start in range(0, len(tensors), per_step):
                 group = tensors[start:start + per_step]
                 trainer.current_gradient_accumulation_steps = len(group)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from plugins.trainers.grpo_options import GRPOOptions
+from plugins.trainers.preflight import preflight_grpo
 from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import Trainer, TrainingSample
 from spade_core.records import Role
@@ -43,4 +44,5 @@ def register_trainers(register):
     register("none", lambda options, context: NoTraining(), None,
              "no updates: designer and estimates only")
     register("grpo", _build_grpo, GRPOOptions,
-             "GRPO (TRL loss) on both roles' samples: agent turns only, per-role advantages")
+             "GRPO (TRL loss) on both roles' samples: agent turns only, per-role advantages",
+             preflight=preflight_grpo)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -99,10 +100,60 @@ def _report(exc: BaseException, debug: bool) -> int:
     return 1
 
 
+#: Exit status when the reader of stdout went away (``spade plugins | head -1``): 128 + SIGPIPE,
+#: what a program killed by SIGPIPE reports, as ``yes | head -1`` does.
+EXIT_CLOSED_STDOUT = 141
+
+
+def _closed_stdout() -> int:
+    """stdout's reader is gone: point stdout at /dev/null so that the interpreter's final flush
+    cannot fail again, and exit quietly (the standard SIGPIPE handling of Python CLIs)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no real file (tests capture it): nothing to do
+        pass
+    return EXIT_CLOSED_STDOUT
+
+
 def main(argv: Sequence[str] | None = None, *, plugins: "LoadedPlugins | None" = None) -> int:
     """Run ``spade`` with ``argv`` (default: the process's arguments). ``plugins`` replaces the
-    installed plugins (tests pass :func:`spade_core.testing.load_test_plugins`'s result)."""
+    installed plugins (tests pass :func:`spade_core.testing.load_test_plugins`'s result).
+    A closed stdout ends any command quietly with :data:`EXIT_CLOSED_STDOUT`."""
+    try:
+        status = _main(argv, plugins)
+        sys.stdout.flush()  # a pipe closed after the last write shows here, not at shutdown
+        return status
+    except BrokenPipeError:
+        return _closed_stdout()
+    except SystemExit as exit_:  # argparse's --help, --version and usage errors
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _closed_stdout()
+        raise exit_ from None
+
+
+def _show_deprecations() -> None:
+    """Show deprecated-option warnings as one ``spade: warning:`` line each (others as usual)."""
+    import warnings
+
+    original = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202
+        from spade_core.config.load import DeprecatedOptionWarning
+
+        if issubclass(category, DeprecatedOptionWarning):
+            print(f"spade: warning: {message}", file=sys.stderr)
+        else:
+            original(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
+def _main(argv: Sequence[str] | None, plugins: "LoadedPlugins | None") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _show_deprecations()
     debug = "--debug" in argv
     try:
         parser, _ = _build(argv, plugins)
@@ -118,6 +169,8 @@ def main(argv: Sequence[str] | None = None, *, plugins: "LoadedPlugins | None" =
     except KeyboardInterrupt:
         print("spade: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise
     except Exception as exc:  # noqa: BLE001 - a bug or a plugin's failure: say it, keep it short
         return _report(exc, args.debug)
 

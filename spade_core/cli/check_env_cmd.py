@@ -1,8 +1,13 @@
-"""``spade check-env FILE... [--json]``: validate environment programs in the sandbox.
+"""``spade check-env PATH... [--json]``: validate environment programs in the sandbox.
 
-One line per file (a JSON object with ``--json``): file, valid, category, message, first
-observation (at most 2 KB), seconds. Exit status 0 when every file is valid, 1 when any is not,
-2 on usage errors. All files are checked in one sandbox pool, several at once, as in training.
+PATH is a ``.py`` file, a folder (every ``.py`` in it, recursively) or a ``.jsonl`` file (one
+program per line, as ``spade envs import`` reads it). One line per program (a JSON object with
+``--json``): file, family, valid, category, message, first observation (at most 2 KB), seconds.
+Without ``--family`` each program's family is chosen as ``spade envs import`` chooses it, among
+the installed families whose injected names (``ToolUseBaseEnv``, ``extract_boxed``, ...) the
+program uses; a self-contained program is checked in the plain SPADE game format. Exit status 0
+when every program is valid, 1 when any is not, 2 on usage errors. All programs are checked in
+one sandbox pool, several at once, as in training.
 """
 
 from __future__ import annotations
@@ -11,16 +16,20 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check-env", help="validate environment programs in the sandbox",
                        description=__doc__.split("\n\n", 1)[1] if __doc__ else None)
-    p.add_argument("files", nargs="+", metavar="FILE", help="Python environment program(s)")
-    p.add_argument("--json", action="store_true", help="one JSON object per line per file")
+    p.add_argument("files", nargs="+", metavar="PATH",
+                   help="Python environment program(s), folders of them, or .jsonl files")
+    p.add_argument("--json", action="store_true", help="one JSON object per line per program")
     p.add_argument("--family", default=None, metavar="NAME",
-                   help="env family whose prelude and solution format to use (e.g. tool-use); "
-                   "default: plain SPADE game format")
+                   help="env family whose prelude and solution format to use for every program "
+                   "(e.g. tool-use); default: chosen per program, as `spade envs import` does")
+    p.add_argument("--field", metavar="NAME", default=None,
+                   help="JSONL field holding the code (default: the first of the usual names)")
     p.add_argument("--sandbox", default="process", metavar="NAME",
                    help="sandbox plugin to use (default: process)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
@@ -28,57 +37,113 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def read_paths(paths: list[str], field: str | None) -> list[tuple[str, str | None]]:
+    """``(label, source or None when not UTF-8)`` for every program the paths name."""
+    from spade_core.errors import UsageError
+    from spade_core.program_files import read_programs
+
+    programs: list[tuple[str, str | None]] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir() or (path.is_file() and path.suffix == ".jsonl"):
+            found = [(label, source) for label, source, _ in
+                     read_programs(path, field, command="check-env")]
+            if not found:
+                raise UsageError(f"check-env: {name}: no programs found (a folder needs .py "
+                                 "files, a .jsonl file one JSON object per line)")
+            programs += found
+            continue
+        if not path.is_file():
+            raise UsageError(f"check-env: {name}: no such file or folder")
+        try:
+            programs.append((name, path.read_bytes().decode("utf-8")))
+        except UnicodeDecodeError:
+            programs.append((name, None))
+    return programs
+
+
+def _installed_families(registry: Any, quiet: bool) -> list[Any]:
+    """Every installed family that can start (an optional one may lack its library)."""
+    from spade_core.errors import SpadeError
+
+    families = []
+    for name in registry.names("env_family"):
+        try:
+            families.append(registry.build("env_family", name, {}, "--family"))
+        except SpadeError as exc:
+            if not quiet:
+                print(f"# skipping env family {name!r}: {exc}", file=sys.stderr)
+    return families
+
+
 def run(args: argparse.Namespace) -> int:
     from spade_core.errors import UsageError
     from spade_core.plugins import load_plugins
+    from spade_core.program_files import choose_family, families_needed
+    from spade_core.records import Verdict
     from spade_core.validation import validate
 
-    programs = []
-    for name in args.files:
-        path = Path(name)
-        if not path.is_file():
-            raise UsageError(f"check-env: {name}: no such file")
-        data = path.read_bytes()
-        try:
-            programs.append(data.decode("utf-8"))
-        except UnicodeDecodeError:
-            programs.append(None)
+    programs = read_paths(args.files, args.field)
     if args.workers is not None and args.workers < 1:
         raise UsageError("check-env: --workers must be at least 1")
     registry = load_plugins().registry
-    family = registry.build("env_family", args.family, {}, "--family") if args.family else None
+    verdicts: dict[int, tuple[Any, Verdict]] = {}
+    groups: dict[str | None, tuple[Any, list[int]]] = {}
+    if args.family:
+        chosen = registry.build("env_family", args.family, {}, "--family")
+        families = [chosen]
+    else:
+        families = _installed_families(registry, args.json)
+    for index, (_, source) in enumerate(programs):
+        if source is None:
+            verdicts[index] = (None, Verdict(False, "syntax", "the file is not UTF-8 text"))
+            continue
+        if args.family:
+            family = chosen
+        else:
+            needed = families_needed(source, families)
+            family, problems = choose_family(source, needed) if needed else (None, [])
+            if needed and family is None:
+                used = " and ".join(f"family {f.name!r}" for f in needed)
+                verdicts[index] = (None, Verdict(
+                    False, "interface", f"it uses names injected by {used}, which does not "
+                    "accept it (give --family NAME to choose the family): "
+                    + "; ".join(problems)))
+                continue
+        key = family.name if family is not None else None
+        groups.setdefault(key, (family, []))[1].append(index)
     options = {} if args.workers is None else {"workers": args.workers}
     sandbox = registry.build("sandbox", args.sandbox, options, "--sandbox")
     try:
         method = sandbox.isolation().get("method", "unknown")
         if not args.json:
             print(f"# sandbox isolation: {method}", file=sys.stderr)
-        verdicts = iter(validate(sandbox, [p for p in programs if p is not None],
-                                 family=family))
-        status = 0
-        for name, program in zip(args.files, programs):
-            row = _row(name, None if program is None else next(verdicts))
-            row["isolation"] = method
-            if not row["valid"]:
-                status = 1
-            if args.json:
-                print(json.dumps(row, ensure_ascii=False), flush=True)
-            else:
-                where = f" (line {row['line']})" if row.get("line") else ""
-                verdict = "ok" if row["valid"] else f"INVALID [{row['category']}]"
-                print(f"{name}: {verdict} {row['message']}{where} ({row['seconds']:.2f} s)",
-                      flush=True)
-        return status
+        for family, indices in groups.values():
+            checked = validate(sandbox, [programs[i][1] for i in indices], family=family)
+            verdicts.update({i: (family, v) for i, v in zip(indices, checked)})
     finally:
         sandbox.close()
+    status = 0
+    for index, (name, _) in enumerate(programs):
+        family, verdict = verdicts[index]
+        row = _row(name, verdict, family.name if family is not None else None)
+        row["isolation"] = method
+        if not row["valid"]:
+            status = 1
+        if args.json:
+            print(json.dumps(row, ensure_ascii=False), flush=True)
+        else:
+            where = f" (line {row['line']})" if row.get("line") else ""
+            shown = "ok" if row["valid"] else f"INVALID [{row['category']}]"
+            as_family = f" [family {row['family']}]" if row["family"] else ""
+            print(f"{name}: {shown} {row['message']}{where}{as_family} "
+                  f"({row['seconds']:.2f} s)", flush=True)
+    return status
 
 
-def _row(name: str, verdict) -> dict:  # noqa: ANN001 - a spade_core.records.Verdict or None
-    if verdict is None:
-        return {"file": name, "valid": False, "category": "syntax",
-                "message": "the file is not UTF-8 text", "observation": "", "seconds": 0.0,
-                "line": None, "details": {}}
-    return {"file": name, "valid": verdict.valid, "category": verdict.category,
-            "message": verdict.message, "observation": verdict.observation[:2048],
-            "seconds": round(verdict.seconds, 4), "line": verdict.line,
-            "details": verdict.details}
+def _row(name: str, verdict: Any, family: str | None) -> dict:
+    """One output row; ``verdict`` is a :class:`spade_core.records.Verdict`."""
+    return {"file": name, "family": family, "valid": verdict.valid,
+            "category": verdict.category, "message": verdict.message,
+            "observation": verdict.observation[:2048], "seconds": round(verdict.seconds, 4),
+            "line": verdict.line, "details": verdict.details}

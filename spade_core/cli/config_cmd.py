@@ -1,4 +1,5 @@
-"""``spade config check``: validate a config without running anything."""
+"""``spade config check``: validate a config, and check it against this machine (preflight),
+without running or loading anything."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                        help="override a key, e.g. --set run.seed=3 (repeatable)")
     check.add_argument("--json", action="store_true", help="print the resolved config as JSON")
+    check.add_argument("--schema-only", action="store_true",
+                       help="skip the checks against this machine (model and corpus paths, "
+                            "installed extras, settings that must agree): e.g. a GPU config "
+                            "checked on a laptop")
     check.set_defaults(func=run_check)
 
 
@@ -23,7 +28,12 @@ def run_check(args: argparse.Namespace) -> int:
 
     import yaml
 
-    resolved = load_config(args.config, load_plugins().registry, args.overrides)
+    loaded = load_plugins()
+    resolved = load_config(args.config, loaded.registry, args.overrides)
+    if not args.schema_only:
+        from spade_core.config.preflight import preflight
+
+        preflight(resolved, loaded)
     data = resolved.to_dict()
     if args.json:
         print(json.dumps(data, indent=2))

@@ -5,6 +5,13 @@ run from its latest checkpoint (CONFIG may then be left out: the run's own resol
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from spade_core.config.load import ResolvedConfig
+    from spade_core.plugins import LoadedPlugins
 
 #: Keys that may differ between a run's stored config and the config it is resumed with.
 RESUMABLE_CHANGES = ("run.dir", "run.iterations", "logging")
@@ -59,17 +66,47 @@ def run(args: argparse.Namespace) -> int:
     # Everything below is validated before any heavy component is imported or built.
     resolved = load_config(args.config or stored_path, loaded.registry, args.overrides)
     if resume is not None:
-        from spade_core.config.yaml_safe import load_yaml_text
-        from spade_core.errors import ConfigError
+        check_resumable(resume, resolved, loaded)
+    from spade_core.config.preflight import preflight
 
-        stored = load_yaml_text(stored_path.read_bytes(), str(stored_path))
-        differing = config_differences(stored, resolved.to_dict())
-        if differing:
-            raise ConfigError(
-                f"run --resume {args.resume}: the config differs from the run's "
-                f"({', '.join(differing[:8])}{' ...' if len(differing) > 8 else ''}); only "
-                f"{', '.join(RESUMABLE_CHANGES)} may change on resume")
+    preflight(resolved, loaded)  # model, corpus, extras, settings: before anything heavy starts
     from spade_core.selfplay.runner import run as run_selfplay
 
-    run_selfplay(resolved, loaded, resume=resume)
+    run_dir = run_selfplay(resolved, loaded, resume=resume)
+    _suggest_report(loaded, run_dir)
     return 0
+
+
+def check_resumable(resume: "Path", resolved: "ResolvedConfig", loaded: "LoadedPlugins") -> None:
+    """Refuse (ConfigError) to resume the run in ``resume`` with a config that differs from the
+    one it stored in anything but :data:`RESUMABLE_CHANGES`."""
+    from spade_core.config.load import resolve_config
+    from spade_core.config.yaml_safe import load_yaml_text
+    from spade_core.errors import ConfigError
+
+    stored_path = resume / "config.resolved.yaml"
+    if not stored_path.is_file():
+        raise ConfigError(f"run --resume {resume}: no config.resolved.yaml there; give the "
+                          "directory a `spade run` wrote")
+    stored = load_yaml_text(stored_path.read_bytes(), str(stored_path))
+    try:  # written by an older version: compare it under today's option names
+        stored = resolve_config(stored, loaded.registry, str(stored_path)).to_dict()
+    except ConfigError:
+        pass  # compared as written; the differences name what changed
+    differing = config_differences(stored, resolved.to_dict())
+    if differing:
+        raise ConfigError(
+            f"run --resume {resume}: the config differs from the run's "
+            f"({', '.join(differing[:8])}{' ...' if len(differing) > 8 else ''}); only "
+            f"{', '.join(RESUMABLE_CHANGES)} may change on resume")
+
+
+def _suggest_report(loaded: "LoadedPlugins", run_dir: "Path") -> None:
+    """Point at ``spade report`` when a plugin provides it (it does unless SPADE_PLUGINS leaves
+    the plugin out)."""
+    import sys
+
+    from spade_core.cli import load_commands
+
+    if "report" in load_commands(loaded).commands:
+        print(f"spade: see the run as one HTML page: spade report {run_dir}", file=sys.stderr)

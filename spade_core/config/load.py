@@ -21,6 +21,11 @@ from spade_core.config.yaml_safe import load_yaml_text, parse_scalar
 from spade_core.errors import ConfigError
 
 
+class DeprecatedOptionWarning(FutureWarning):
+    """A plugin option was given by a name it no longer has (it still works); the CLI shows it as
+    one ``spade: warning:`` line."""
+
+
 @dataclass
 class ResolvedComponent:
     """One config section's selected component and its validated options."""
@@ -171,7 +176,7 @@ def _validate_options(rc_section: str, component: Component, options: dict[str, 
                                            f"{', '.join(sorted(options))}")
         return {}
     if isinstance(model, type) and issubclass(model, BaseModel):
-        unknown = sorted(set(options) - set(model.model_fields))
+        unknown = sorted(set(options) - _accepted_keys(model))
         if unknown:
             raise _fail_single(
                 f"{rc_section}.{unknown[0]}",
@@ -180,6 +185,19 @@ def _validate_options(rc_section: str, component: Component, options: dict[str, 
             )
         return model.model_validate(options)
     return TypeAdapter(model).validate_python(options)
+
+
+def _accepted_keys(model: type[BaseModel]) -> set[str]:
+    """The option names a model accepts: its fields and their validation aliases (a renamed
+    option's old name)."""
+    from pydantic import AliasChoices
+
+    names = set(model.model_fields)
+    for info in model.model_fields.values():
+        alias = info.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else [alias, info.alias]
+        names.update(c for c in choices if isinstance(c, str))
+    return names
 
 
 class _OptionProblem(Exception):

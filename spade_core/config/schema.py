@@ -112,6 +112,24 @@ class LoggingSection(Strict):
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
+class ContaminationSection(Strict):
+    """Refuse designed environments whose task text is too close to an item of ``eval.suites``
+    (verdict ``contaminated``), compared in the environment memory's embedding space."""
+
+    threshold: float | None = Field(default=None, gt=0.0, le=1.0)
+    limit: int = Field(default=500, ge=1)
+
+
+class EvalSection(Strict):
+    """Held-out evaluation (``docs/eval.md``): the suites ``spade eval`` runs by default and the
+    contamination guard compares with."""
+
+    suites: list[str] = Field(default_factory=list)
+    limit: int | None = Field(default=None, ge=1)
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    contamination: ContaminationSection = Field(default_factory=ContaminationSection)
+
+
 class SpadeConfig(Strict):
     """A whole run config."""
 
@@ -121,6 +139,7 @@ class SpadeConfig(Strict):
     validation: ValidationSection = Field(default_factory=ValidationSection)
     checkpoint: CheckpointSection = Field(default_factory=CheckpointSection)
     logging: LoggingSection = Field(default_factory=LoggingSection)
+    eval: EvalSection = Field(default_factory=EvalSection)
     corpus: Selection
     designer: Selection
     families: list[Selection] = Field(min_length=1)

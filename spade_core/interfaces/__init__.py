@@ -20,6 +20,7 @@ from spade_core.interfaces.estimator import (
     DifficultyEstimator,
     EstimateInput,
 )
+from spade_core.interfaces.eval_suite import EvalItem, EvalSettings, EvalSuite
 from spade_core.interfaces.family import EnvFamily
 from spade_core.interfaces.memory import EnvIteration, EnvMemory, EnvRecord
 from spade_core.interfaces.prompts import PromptExamples, PromptStrategy
@@ -36,6 +37,7 @@ BASES: dict[str, type] = {
     "env_memory": EnvMemory,
     "generation_backend": GenerationBackend,
     "trainer": Trainer,
+    "eval_suite": EvalSuite,
 }
 
 __all__ = [
@@ -48,6 +50,9 @@ __all__ = [
     "EnvMemory",
     "EnvRecord",
     "EstimateInput",
+    "EvalItem",
+    "EvalSettings",
+    "EvalSuite",
     "Generation",
     "GenerationBackend",
     "PromptExamples",

@@ -42,6 +42,7 @@ from spade_core.records import (
     Verdict,
     VerdictCategory,
 )
+from spade_core.selfplay.contamination import ContaminationGuard, refuse_contaminated
 from spade_core.selfplay.hints import generate_hints, redact_leaks, secrets_of
 from spade_core.selfplay.phases import PhaseTimer
 from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
@@ -282,8 +283,10 @@ def _validate(c: Components, proposals: list[Proposal]) -> None:
             proposal.verdict = verdict
 
 
-def dedupe(c: Components, proposals: list[Proposal]) -> None:
-    """Refuse near-duplicates of mastered environments before any rollout is spent on them."""
+def dedupe(c: Components, proposals: list[Proposal],
+           guard: ContaminationGuard | None = None) -> None:
+    """Refuse near-duplicates of mastered environments before any rollout is spent on them, and
+    with a contamination ``guard`` copies of held-out eval items (verdict ``contaminated``)."""
     candidates = []
     for p in proposals:
         if not (p.verdict and p.verdict.valid):
@@ -295,6 +298,7 @@ def dedupe(c: Components, proposals: list[Proposal]) -> None:
             p.status, p.duplicate_of, p.similarity = EnvStatus.DUPLICATE, existing.id, 1.0
             continue
         candidates.append((p, program))
+    candidates = refuse_contaminated(guard, candidates)
     matches = c.memory.find_duplicates([program for _, program in candidates])
     for (p, _), match in zip(candidates, matches, strict=True):
         if match is not None:

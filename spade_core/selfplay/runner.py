@@ -28,6 +28,7 @@ from spade_core.selfplay.checkpoint import (
     save_checkpoint,
     truncate_jsonl,
 )
+from spade_core.selfplay.contamination import ContaminationGuard, open_guard
 from spade_core.selfplay.iteration import (
     Components,
     PhaseTimer,
@@ -168,6 +169,13 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
         report(f"spade: run directory {run_dir}"
                + (f" (resuming at iteration {start} from {checkpoint.name})" if checkpoint else ""))
         components = build_components(resolved, run_dir, config.run.seed, opened)
+        guard = open_guard(resolved, loaded.registry, run_dir, BuildContext(
+            run_dir=run_dir, seed=config.run.seed, model=config.model.path,
+            success_threshold=config.loop.success_threshold,
+            components={"generation_backend": components.backend,
+                        "sandbox": components.sandbox, "env_family": components.families}))
+        if guard is not None:
+            opened.append(guard)
         pool = None
         if config.loop.mode == "fixed-pool":
             pool = PoolSampler(load_pool(resolved, components.families, components.sandbox))
@@ -186,7 +194,7 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
         for iteration in range(start, config.run.iterations):
             context.iteration = iteration
             metrics = run_iteration(components, resolved, iteration, artifacts, context, loaded,
-                                    pool)
+                                    pool, guard)
             for key in ("envs_proposed", "envs_valid", "envs_duplicate", "envs_played",
                         "envs_mastered"):
                 totals[key] = totals.get(key, 0) + metrics[key]
@@ -213,8 +221,27 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
             summary["resumed_from"] = start
         artifacts.write_summary(summary)
         hook.spade_run_end(run=context, status=status, error=error)
-        report(f"spade: run {status}: {summary}")
+        report(end_message(summary, run_dir, config.run.iterations))
     return run_dir
+
+
+def end_message(summary: dict[str, Any], run_dir: Path, planned: int) -> str:
+    """The run's last words, for a person: what happened, where it is, what to do next (the
+    figures themselves are in ``summary.json``)."""
+    seconds = float(summary.get("seconds", 0))
+    took = f"{int(seconds // 60)} min {seconds % 60:.0f} s" if seconds >= 60 else f"{seconds:.1f} s"
+    done = int(summary.get("iterations_completed", 0))
+    counts = ", ".join(f"{int(summary.get(key, 0))} {label}" for key, label in (
+        ("envs_proposed", "environments proposed"), ("envs_valid", "valid"),
+        ("envs_played", "played"), ("envs_mastered", "mastered")))
+    status = summary.get("status", "failed")
+    lines = [f"spade: run {status} after {done} of {planned} iterations in {took}: {counts}."]
+    if summary.get("error") and status != "interrupted":
+        lines.append(f"spade: error: {summary['error']}")
+    lines.append(f"spade: results in {run_dir} (metrics.jsonl, summary.json, envs/)")
+    if status != "completed":
+        lines.append(f"spade: continue it with: spade run --resume {run_dir}")
+    return "\n".join(lines)
 
 
 def _checkpoint(run_dir: Path, next_iteration: int, c: Components, pool: Any,
@@ -244,7 +271,8 @@ def _restore(c: Components, checkpoint: Path, state: dict[str, Any], pool: Any,
 
 def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
                   artifacts: RunArtifacts, context: RunContext,
-                  loaded: LoadedPlugins, pool: Any = None) -> dict[str, Any]:
+                  loaded: LoadedPlugins, pool: Any = None,
+                  guard: ContaminationGuard | None = None) -> dict[str, Any]:
     loop = resolved.config.loop
     seed = resolved.config.run.seed * 1_000_003 + iteration * 7919
     hook = loaded.manager.hook
@@ -256,7 +284,7 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
         proposals = design(c, loop, iteration, seed, timer)
         with timer.phase("dedupe", total=sum(1 for p in proposals if p.verdict and
                                              p.verdict.valid)):
-            dedupe(c, proposals)
+            dedupe(c, proposals, guard)
             timer.advance("dedupe", sum(1 for p in proposals if p.status in (
                 EnvStatus.FRONTIER, EnvStatus.DUPLICATE)))
         # Fresh proposals plus frontier environments played again (a fixed pool draws both).
