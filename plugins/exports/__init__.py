@@ -1,0 +1,3 @@
+"""Export a run's environments (``spade export-envs``) and its trained model (``spade
+export-model``) in formats other tools load: JSONL, a ``datasets`` dataset, a verifiers
+environment package, an OpenEnv environment, a ``save_pretrained`` model folder."""
