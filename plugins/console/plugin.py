@@ -93,6 +93,28 @@ def _memory_caption(rows: list[dict[str, Any]]) -> str | None:
     return f"retired or too hard {_num(last.get('envs_retired'))} ({so_far} so far)"
 
 
+def _held_out_caption(rows: list[dict[str, Any]]) -> str | None:
+    """pass@1 per suite of the latest in-run evaluation (``eval.every``), e.g. ``held-out
+    reasoning-gym 12.5%``, naming its iteration when an earlier row holds it; None without."""
+    for row in reversed(rows):
+        figures = row.get("eval")
+        if not isinstance(figures, dict) or not figures:
+            continue
+        parts = []
+        for suite, result in figures.items():
+            score = result.get("pass@1") if isinstance(result, dict) else None
+            parts.append(f"{suite} {_pct1(score)}")
+        when = "" if row is rows[-1] else f" (iteration {_num(row.get('iteration'))})"
+        return f"held-out{when} " + ", ".join(parts)
+    return None
+
+
+def _pct1(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "–"
+    return f"{100 * value:.1f}%"
+
+
 def iteration_table(rows: list[dict[str, Any]], total: int | None = None) -> Any:
     """A rich Table of ``rows`` (metrics of finished iterations, oldest first), the last one in
     bold; the caption names the last iteration's per-skill and per-level validity."""
@@ -126,7 +148,8 @@ def iteration_table(rows: list[dict[str, Any]], total: int | None = None) -> Any
     seconds = last.get("seconds") if isinstance(last.get("seconds"), dict) else {}
     slowest = sorted(((v, k) for k, v in seconds.items() if isinstance(v, (int, float))),
                      reverse=True)[:3]
-    caption = [entry for entry in (_memory_caption(rows), _breakdown(last, "skills", "skills"),
+    caption = [entry for entry in (_held_out_caption(rows), _memory_caption(rows),
+                                   _breakdown(last, "skills", "skills"),
                                    _breakdown(last, "levels", "levels", prefix="L"))
                if entry]
     if verdicts:

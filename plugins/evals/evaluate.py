@@ -11,9 +11,11 @@ from pydantic import ValidationError
 from spade_core.components import BuildContext, Registry
 from spade_core.config.yaml_safe import parse_scalar
 from spade_core.errors import ConfigError, UsageError
+from spade_core.evaluation import BucketScore, SuiteResult, run_suite
 from spade_core.interfaces import EvalSettings, EvalSuite, GenerationBackend
 
-from plugins.evals.scoring import BucketScore, SuiteResult, summarise
+__all__ = ["EvalRequest", "evaluate", "resolve_suite", "results_from_json", "run_suite",
+           "settings_for", "suite_options"]
 
 #: Suites that play programs through the sandbox with the config's families.
 SANDBOX_SUITES = frozenset({"pool"})
@@ -126,14 +128,6 @@ def resolve_suite(registry: Registry, name: str, options: dict[str, Any]) -> tup
                              for e in exc.errors())
         raise ConfigError(f"{where}: invalid options ({problems}); set them with --option "
                           f"{name}.KEY=VALUE or eval.options.{name} in the config") from None
-
-
-def run_suite(suite: EvalSuite, name: str, backend: GenerationBackend, settings: EvalSettings,
-              limit: int | None) -> SuiteResult:
-    """Items of ``suite`` for the seed, played and summarised."""
-    items = suite.items(limit, settings.seed)
-    scores = suite.play(items, backend, settings)
-    return summarise(name, items, scores, settings.samples, settings.success_threshold)
 
 
 def results_from_json(payload: dict[str, Any]) -> list[SuiteResult]:

@@ -16,7 +16,7 @@ from statistics import fmean
 from typing import Any, Callable
 
 from plugins.report.rundata import (STATUS_ORDER, EnvView, RunData, as_number, breakdown,
-                                    success_rate)
+                                    held_out, success_rate)
 
 #: Fixed colours per environment status, so every plot and badge agrees.
 STATUS_COLOURS: dict[str, str] = {
@@ -183,6 +183,24 @@ def _pool(metrics: list[dict[str, Any]]) -> Any | None:
     ax.yaxis.get_major_locator().set_params(integer=True)
     _integer_x(ax, seen)
     ax.legend(loc="upper left", fontsize="small", frameon=False)
+    return fig
+
+
+def _held_out(metrics: list[dict[str, Any]]) -> Any | None:
+    """pass@1 of each eval suite against iteration (the rows' ``eval``); None without any."""
+    series = held_out(metrics)
+    if not series:
+        return None
+    fig, (ax,) = _figure()
+    seen: list[int] = []
+    for (suite, (xs, ys)), colour in zip(series.items(), PALETTE * 4):
+        ax.plot(xs, ys, marker="o", label=suite, color=colour)
+        seen.extend(xs)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("pass@1")
+    ax.set_ylim(-0.03, 1.03)
+    _integer_x(ax, seen)
+    ax.legend(loc="best", fontsize="small", frameon=False)
     return fig
 
 
@@ -384,6 +402,9 @@ def render_plots(data: RunData) -> list[Plot]:
             "Share of episodes fully solved (reward at least 1) with and without the hint.",
             _lines(m, {"agent_success_unhinted": "unhinted", "agent_success_hinted": "hinted"},
                    "success rate", ylim=(-0.03, 1.03)))
+        add("plot-held-out", "Held-out evaluation",
+            "pass@1 of each eval suite (eval.suites), played with the policy after the training "
+            "of every eval.every-th iteration: the same items each time.", _held_out(m))
         names = {str(n) for row in m if isinstance(row.get("verdicts"), dict)
                  for n in row["verdicts"]}
         add("plot-pool", "Memory pools over iterations",

@@ -194,6 +194,23 @@ def breakdown(metrics: list[dict[str, Any]], field: str) -> dict[str, dict[int, 
     return {name: table[name] for name in sorted(table, key=breakdown_key)}
 
 
+def held_out(metrics: list[dict[str, Any]]) -> dict[str, tuple[list[int], list[float]]]:
+    """``{suite: (iterations, pass@1)}`` from the rows' ``eval`` (the in-run evaluation of
+    ``eval.every``); empty for runs without it. Rows without ``eval`` add nothing."""
+    series: dict[str, tuple[list[int], list[float]]] = {}
+    for row in metrics:
+        iteration, figures = as_number(row.get("iteration")), row.get("eval")
+        if iteration is None or not isinstance(figures, dict):
+            continue
+        for suite, result in figures.items():
+            score = as_number(result.get("pass@1")) if isinstance(result, dict) else None
+            if score is not None:
+                xs, ys = series.setdefault(str(suite), ([], []))
+                xs.append(int(iteration))
+                ys.append(score)
+    return series
+
+
 def _read_jsonl(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     if not path.is_file():

@@ -128,6 +128,21 @@ class EvalSection(Strict):
     limit: int | None = Field(default=None, ge=1)
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     contamination: ContaminationSection = Field(default_factory=ContaminationSection)
+    #: In-run evaluation: after the training of every ``every``-th iteration, ``suites`` are
+    #: played with the live policy and scored into that iteration's ``metrics.jsonl`` row
+    #: (``eval``). 0: never.
+    every: int = Field(default=0, ge=0)
+    #: Replies per item in the in-run evaluation (pass@``samples`` is logged too when above 1).
+    samples: int = Field(default=1, ge=1)
+    #: Tokens per reply in the in-run evaluation; ``None``: ``loop.agent_max_tokens``.
+    max_new_tokens: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _suites_for_every(self) -> "EvalSection":
+        if self.every and not self.suites:
+            raise ValueError("eval.every needs eval.suites: the suites to evaluate in the run "
+                             "(e.g. suites: [reasoning-gym], limit: 20)")
+        return self
 
 
 class SpadeConfig(Strict):

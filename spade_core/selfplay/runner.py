@@ -29,6 +29,7 @@ from spade_core.selfplay.checkpoint import (
     truncate_jsonl,
 )
 from spade_core.selfplay.contamination import ContaminationGuard, open_guard
+from spade_core.selfplay.evaluation import LoopEvaluator, open_evaluator
 from spade_core.selfplay.iteration import (
     Components,
     PhaseTimer,
@@ -169,13 +170,17 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
         report(f"spade: run directory {run_dir}"
                + (f" (resuming at iteration {start} from {checkpoint.name})" if checkpoint else ""))
         components = build_components(resolved, run_dir, config.run.seed, opened)
-        guard = open_guard(resolved, loaded.registry, run_dir, BuildContext(
+        suite_context = BuildContext(
             run_dir=run_dir, seed=config.run.seed, model=config.model.path,
             success_threshold=config.loop.success_threshold,
             components={"generation_backend": components.backend,
-                        "sandbox": components.sandbox, "env_family": components.families}))
+                        "sandbox": components.sandbox, "env_family": components.families})
+        guard = open_guard(resolved, loaded.registry, run_dir, suite_context)
         if guard is not None:
             opened.append(guard)
+        evaluator = open_evaluator(resolved, loaded.registry, suite_context)
+        if evaluator is not None:
+            opened.append(evaluator)
         pool = None
         if config.loop.mode == "fixed-pool":
             pool = PoolSampler(load_pool(resolved, components.families, components.sandbox))
@@ -194,7 +199,7 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
         for iteration in range(start, config.run.iterations):
             context.iteration = iteration
             metrics = run_iteration(components, resolved, iteration, artifacts, context, loaded,
-                                    pool, guard)
+                                    pool, guard, evaluator)
             for key in ("envs_proposed", "envs_valid", "envs_duplicate", "envs_played",
                         "envs_mastered"):
                 totals[key] = totals.get(key, 0) + metrics[key]
@@ -272,7 +277,8 @@ def _restore(c: Components, checkpoint: Path, state: dict[str, Any], pool: Any,
 def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
                   artifacts: RunArtifacts, context: RunContext,
                   loaded: LoadedPlugins, pool: Any = None,
-                  guard: ContaminationGuard | None = None) -> dict[str, Any]:
+                  guard: ContaminationGuard | None = None,
+                  evaluator: LoopEvaluator | None = None) -> dict[str, Any]:
     loop = resolved.config.loop
     seed = resolved.config.run.seed * 1_000_003 + iteration * 7919
     hook = loaded.manager.hook
@@ -305,6 +311,7 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
     with timer.phase("train", total=len(samples)):
         train_metrics = c.trainer.train(samples) or {}
         timer.advance("train", len(samples))
+    held_out = evaluator.evaluate(iteration, c.backend, timer) if evaluator else None
     for p in proposals:
         if p.replayed:  # its envs/<id>.json keeps the proposal; each replay is one line here
             artifacts.append_jsonl("replays.jsonl", _replay_details(iteration, p))
@@ -318,6 +325,8 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
     metrics["train"] = train_metrics
     metrics["corpus_state"] = c.corpus.state_dict()
     metrics["mode"] = loop.mode
+    if held_out is not None:
+        metrics["eval"] = held_out
     artifacts.log_metrics(metrics)
     hook.spade_iteration_end(run=context, iteration=iteration, metrics=metrics)
     return metrics

@@ -1,0 +1,92 @@
+"""Play held-out eval suites and score them: pass@k per bucket and overall.
+
+Generic over :class:`~spade_core.interfaces.EvalSuite`, so both ``spade eval`` and the self-play
+loop's in-run evaluation (``eval.every``) call it without naming any suite implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from math import comb
+from typing import Any
+
+from spade_core.interfaces import EvalItem, EvalSettings, EvalSuite, GenerationBackend
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Probability that at least one of ``k`` samples drawn from ``n`` (``c`` correct) is
+    correct: ``1 - C(n - c, k) / C(n, k)``."""
+    if n <= 0 or k <= 0:
+        return 0.0
+    k = min(k, n)
+    if n - c < k:
+        return 1.0
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+@dataclass
+class BucketScore:
+    """One bucket's (or a suite's overall) figures."""
+
+    items: int
+    samples: int
+    pass_at_1: float
+    pass_at_k: float
+    mean_score: float
+
+
+@dataclass
+class SuiteResult:
+    """A suite's figures per bucket and overall (mean over items, every bucket weighted by its
+    number of items)."""
+
+    suite: str
+    k: int
+    overall: BucketScore
+    buckets: dict[str, BucketScore] = field(default_factory=dict)
+    items: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summarise(suite: str, items: Sequence[EvalItem], scores: Sequence[Sequence[float]], k: int,
+              threshold: float) -> SuiteResult:
+    """Per-item successes (score at ``threshold``) into pass@1, pass@k and the mean score."""
+    rows = []
+    for item, item_scores in zip(items, scores, strict=True):
+        n = len(item_scores)
+        c = sum(1 for s in item_scores if s >= threshold)
+        rows.append({"id": item.id, "bucket": item.bucket, "n": n, "correct": c,
+                     "scores": [round(s, 4) for s in item_scores]})
+
+    def figures(selected: list[dict[str, Any]]) -> BucketScore:
+        if not selected:
+            return BucketScore(0, 0, 0.0, 0.0, 0.0)
+        return BucketScore(
+            items=len(selected), samples=sum(r["n"] for r in selected),
+            pass_at_1=_mean([pass_at_k(r["n"], r["correct"], 1) for r in selected]),
+            pass_at_k=_mean([pass_at_k(r["n"], r["correct"], k) for r in selected]),
+            mean_score=_mean([_mean(r["scores"]) for r in selected]))
+
+    buckets = {b: figures([r for r in rows if r["bucket"] == b])
+               for b in dict.fromkeys(r["bucket"] for r in rows)}
+    return SuiteResult(suite=suite, k=k, overall=figures(rows), buckets=buckets, items=rows)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def play_items(suite: EvalSuite, name: str, items: Sequence[EvalItem],
+               backend: GenerationBackend, settings: EvalSettings) -> SuiteResult:
+    """``items`` of ``suite`` played with ``backend`` and summarised."""
+    scores = suite.play(items, backend, settings)
+    return summarise(name, items, scores, settings.samples, settings.success_threshold)
+
+
+def run_suite(suite: EvalSuite, name: str, backend: GenerationBackend, settings: EvalSettings,
+              limit: int | None) -> SuiteResult:
+    """Items of ``suite`` for the seed, played and summarised."""
+    return play_items(suite, name, suite.items(limit, settings.seed), backend, settings)
