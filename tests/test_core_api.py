@@ -82,3 +82,94 @@ def test_run_refuses_what_preflight_finds(tmp_path):
             f"run.dir={tmp_path / 'run'}", "trainer=grpo", "loop.agent_temperature=0.5",
             "trainer.options.train_designer=false"])
     assert not (tmp_path / "run").exists()
+
+
+def test_evaluate_runs_the_eval_command_and_returns_its_result(capsys):
+    from importlib import metadata
+
+    from spade_core import evaluate
+    from spade_core.cli import main
+    from spade_core.hookspecs import hookimpl
+
+    from plugins.evals.fakes import FakeWrongBackend
+
+    class FakeBackendPlugin:
+        @hookimpl
+        def register_generation_backends(self, register):
+            register("fake-wrong", lambda options, context: FakeWrongBackend())
+
+    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
+                if ep.dist is not None and ep.dist.name == "spade-rl"]
+    loaded = load_test_plugins(*builtins, FakeBackendPlugin())
+    config = ROOT / "configs" / "quickstart.yaml"
+    result = evaluate(config, ["reasoning-gym"], overrides=["backend=fake-wrong"], limit=4,
+                      plugins=loaded)
+    [suite] = result["suites"]
+    assert suite["suite"] == "reasoning-gym" and suite["overall"]["items"] == 4
+    assert suite["overall"]["pass_at_1"] == 0.0
+    assert capsys.readouterr().out == ""  # the command's table is not printed
+    # The same as `spade eval ... --json` (but for the timing).
+    assert main(["eval", str(config), "--suite", "reasoning-gym", "--set", "backend=fake-wrong",
+                 "--limit", "4", "--json"], plugins=loaded) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["suites"] == result["suites"] and printed["settings"] == result["settings"]
+    # A config already loaded works too.
+    again = evaluate(load_config_for(config, loaded), ["reasoning-gym"], limit=4, plugins=loaded)
+    assert again["suites"] == result["suites"]
+
+
+def load_config_for(path, loaded):
+    from spade_core import load_config
+
+    return load_config(path, ["backend=fake-wrong"], loaded)
+
+
+def test_evaluate_without_the_eval_command_says_where_it_comes_from():
+    from spade_core import evaluate
+    from spade_core.errors import PluginError
+
+    loaded, _ = fakes()
+    with pytest.raises(PluginError, match="'eval' command.*'evals'"):
+        evaluate(FAKE_RUN_CONFIG, plugins=loaded)
+
+
+def documented_examples() -> list[str]:
+    """The fenced ``python`` blocks of docs/api.md."""
+    import re
+
+    text = (ROOT / "docs" / "api.md").read_text()
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+def test_the_documented_examples_use_the_api_as_it_is():
+    import inspect
+    import re
+
+    import spade_core
+
+    blocks = documented_examples()
+    assert len(blocks) >= 2
+    for block in blocks:
+        for name in re.findall(r"from spade_core import ([\w, ]+)", block):
+            for item in name.split(","):
+                assert item.strip() in spade_core.__all__, item
+    params = inspect.signature(spade_core.evaluate).parameters
+    assert {"suites", "limit", "max_new_tokens", "plugins"} <= set(params)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_documented_examples_run(tmp_path, monkeypatch, capsys):
+    """Every python block of docs/api.md, for real (the bundled model on CPU), in a scratch
+    folder so the run directory lands there."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "configs").symlink_to(ROOT / "configs")
+    namespace: dict = {}
+    for block in documented_examples():
+        exec(compile(block, "docs/api.md", "exec"), namespace)  # noqa: S102 - our own docs
+    assert namespace["problems"] == []
+    summary = json.loads((namespace["run_dir"] / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["iterations_completed"] == 1
+    assert namespace["run_dir"].resolve().is_relative_to(tmp_path.resolve())
+    assert [s["suite"] for s in namespace["result"]["suites"]] == ["reasoning-gym"]
+    assert "reasoning-gym" in capsys.readouterr().out

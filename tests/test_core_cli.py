@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -249,3 +250,91 @@ def test_resuming_a_run_stored_with_old_option_names_compares_under_the_new_ones
                           ["trainer.options.per_device_train_batch_size=2"])
     with pytest.raises(ConfigError, match="trainer.options.per_device_train_batch_size"):
         check_resumable(tmp_path, changed, loaded)
+
+
+#: rst/markdown left in help texts: ``literal``, :role:`target`, **bold**.
+MARKUP = re.compile(r"``|:(?:class|func|meth|mod|data|attr|ref|doc|obj):`|\*\*\w")
+
+
+def _subcommands(parser) -> dict:
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices
+    return {}
+
+
+def _help(path: list[str]) -> str:
+    import contextlib
+    import io
+
+    from spade_core.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main([*path, "--help"])
+    return out.getvalue()
+
+
+def test_help_texts_have_no_markup_residue():
+    from spade_core.cli import build_parser
+
+    paths = [[]]
+    for name, parser in _subcommands(build_parser()).items():
+        paths.append([name])
+        paths.extend([name, member] for member in _subcommands(parser))
+    assert len(paths) > 10
+    residue = {" ".join(path) or "spade": [line for line in _help(path).splitlines()
+                                            if MARKUP.search(line)] for path in paths}
+    assert {path: lines for path, lines in residue.items() if lines} == {}
+
+
+def test_doctor_reports_library_versions_without_importing_them():
+    import json
+
+    from spade_core.cli.doctor_cmd import LIBRARIES, NOT_INSTALLED, versions
+
+    found = versions()
+    assert found["python"] == "{}.{}.{}".format(*sys.version_info[:3])
+    assert set(LIBRARIES) <= set(found) and "bubblewrap" in found
+    assert found["vllm"] in (NOT_INSTALLED,) or found["vllm"][0].isdigit()
+    from importlib import metadata
+    assert found["transformers"] == metadata.version("transformers")
+    result = run_spade("doctor", "--json", timeout=120)
+    report = json.loads(result.stdout)
+    assert report["versions"] == found
+    text = run_spade("doctor", timeout=120).stdout
+    assert text.startswith("versions: python ") and f"transformers {found['transformers']}" in text
+    heavy = {"torch", "transformers", "trl", "vllm", "faiss", "peft", "ray"}
+    assert imported_after(["doctor", "--json"]) & heavy == set()
+
+
+def test_constraints_pin_the_installed_versions_within_pyproject_bounds():
+    """constraints.txt (docs/training.md) is what the suite runs with, and fits pyproject's
+    bounds: a bound raised past a pin, or a pin left behind by an upgrade, fails here."""
+    import tomllib
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[name.lower().replace("_", "-")] = version
+    assert "spade-rl" not in pins and len(pins) > 50
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = [Requirement(r) for r in project["dependencies"]]
+    wanted += [Requirement(r) for extra in project["optional-dependencies"].values()
+               for r in extra]
+    outside = [f"{r} vs {pins[r.name.lower()]}" for r in wanted
+               if r.name.lower() in pins and Version(pins[r.name.lower()]) not in r.specifier]
+    assert outside == []
+    for name in ("transformers", "trl", "torch", "openai", "math-verify"):
+        try:
+            installed = Version(metadata.version(name))
+        except metadata.PackageNotFoundError:  # an optional extra left out
+            continue
+        assert installed.public == pins[name], name  # torch's +cpu is a local label

@@ -1,10 +1,12 @@
-"""The ``openai`` generation backend: any OpenAI-compatible ``/chat/completions`` endpoint (a vLLM or
-llama.cpp server, or a hosted model) over plain HTTP with the standard library.
+"""The ``openai`` generation backend: any OpenAI-compatible ``/chat/completions`` endpoint (a vLLM
+or llama.cpp server, or a hosted model) through the ``openai`` SDK
+(``pip install 'spade-rl[openai]'``).
 
-Requests of one batch run concurrently (``max_concurrency``); connection failures, timeouts, HTTP 408,
-409, 429 and 5xx are retried with exponential backoff; every error names the URL. Tool calls that
-the server returns as structured ``tool_calls`` are written back into the text as
-``<tool_call>{json}</tool_call>`` so environments see one protocol whatever the server.
+Requests of one batch run concurrently (``max_concurrency``); the SDK retries connection failures,
+timeouts, HTTP 408, 409, 429 and 5xx with exponential backoff (honouring ``Retry-After``); every
+error names the URL. Tool calls that the server returns as structured ``tool_calls`` are written
+back into the text as ``<tool_call>{json}</tool_call>`` so environments see one protocol whatever
+the server.
 """
 
 from __future__ import annotations
@@ -12,8 +14,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -21,7 +21,40 @@ from typing import Any
 from plugins.backends.errors import GenerationError
 from spade_core.interfaces.backend import Generation, GenerationBackend
 
+#: Statuses the SDK retries (and 5xx); a final one of these means the retries ran out.
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+#: The SDK's first retry delay, which ``backoff_s`` replaces (its later delays double it).
+SDK_INITIAL_RETRY_DELAY = 0.5
+INSTALL_HINT = "pip install 'spade-rl[openai]'"
+
+
+def import_openai() -> Any:
+    """The ``openai`` SDK, or a :class:`GenerationError` saying how to install it."""
+    try:
+        import openai
+    except ImportError as exc:
+        raise GenerationError(f"the openai backend needs the openai package, which is not "
+                              f"installed; install it with {INSTALL_HINT}") from exc
+    return openai
+
+
+def _client(openai: Any, base_url: str, timeout_s: float, max_retries: int, backoff_s: float,
+            headers: dict[str, str]) -> Any:
+    """An ``openai.OpenAI`` client whose retry delays start at ``backoff_s`` (not the SDK's
+    0.5 s) unless the server says how long to wait."""
+
+    class Client(openai.OpenAI):
+        def _calculate_retry_timeout(self, remaining_retries, options, response_headers=None):
+            delay = super()._calculate_retry_timeout(remaining_retries, options, response_headers)
+            if response_headers is not None and any(
+                    name in response_headers for name in ("retry-after", "retry-after-ms")):
+                return delay
+            return delay * backoff_s / SDK_INITIAL_RETRY_DELAY
+
+    # The SDK insists on a key; every request replaces its header with the real one (read from
+    # the variable each time) or removes it when the variable is unset.
+    return Client(base_url=base_url, api_key="replaced-per-request", timeout=timeout_s,
+                  max_retries=max_retries, default_headers=headers)
 
 
 class OpenAIBackend(GenerationBackend):
@@ -61,15 +94,22 @@ class OpenAIBackend(GenerationBackend):
         self.logprobs = logprobs
         self.extra_body = dict(extra_body or {})
         self.headers = dict(headers or {})
+        self._openai = import_openai()
+        self._client = _client(self._openai, self.base_url, timeout_s, max_retries, backoff_s,
+                               self.headers)
         self._pool = ThreadPoolExecutor(max_workers=max_concurrency,
                                         thread_name_prefix="spade-openai")
 
-    def _request_headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json", **self.headers}
+    def _auth_headers(self) -> dict[str, Any]:
+        """``Authorization`` from the key's variable, read now; none when it is unset."""
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
+        return {"Authorization": f"Bearer {key}" if key else self._openai.Omit()}
+
+    def _status_error(self, url: str, exc: Any) -> str:
+        response = exc.response
+        detail = response.text[:500] if response is not None else str(exc)
+        return f"HTTP {exc.status_code} {response.reason_phrase if response is not None else ''}" \
+               f": {detail}"
 
     def generate(
         self,
@@ -107,7 +147,7 @@ class OpenAIBackend(GenerationBackend):
     def model_name(self) -> str:
         """The model requests name: the configured one, else the server's first listed model."""
         if self.model is None:
-            listing = self._get_json(f"{self.base_url}/models", timeout_s=self.timeout_s)
+            listing = self._list_models(timeout_s=self.timeout_s)
             try:
                 self.model = str(listing["data"][0]["id"])
             except (KeyError, IndexError, TypeError) as exc:
@@ -115,16 +155,19 @@ class OpenAIBackend(GenerationBackend):
                                       f"option model: {json.dumps(listing)[:300]}") from exc
         return self.model
 
-    def _get_json(self, url: str, timeout_s: float) -> Any:
-        request = urllib.request.Request(url, headers=self._request_headers(), method="GET")
+    def _list_models(self, timeout_s: float) -> Any:
+        """``GET {base_url}/models`` once (no retries), as JSON."""
+        url = f"{self.base_url}/models"
+        openai = self._openai
         try:
-            with urllib.request.urlopen(request, timeout=timeout_s) as response:
-                return json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            raise GenerationError(f"{url}: HTTP {exc.code} {exc.reason}") from exc
-        except (urllib.error.URLError, OSError) as exc:
-            raise GenerationError(f"{url}: cannot reach the server: "
-                                  f"{getattr(exc, 'reason', exc)}") from exc
+            response = self._client.with_options(max_retries=0, timeout=timeout_s) \
+                .models.with_raw_response.list(extra_headers=self._auth_headers())
+            return json.loads(response.http_response.text)
+        except openai.APIStatusError as exc:
+            raise GenerationError(f"{url}: {self._status_error(url, exc)}") from exc
+        except openai.APIConnectionError as exc:
+            raise GenerationError(f"{url}: cannot reach the server: {exc.__cause__ or exc}"
+                                  ) from exc
         except json.JSONDecodeError as exc:
             raise GenerationError(f"{url}: reply is not JSON") from exc
 
@@ -156,57 +199,56 @@ class OpenAIBackend(GenerationBackend):
                           finish_reason="length" if finish == "length" else "stop")
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        data = json.dumps(body).encode("utf-8")
-        last_error = ""
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                time.sleep(self.backoff_s * 2 ** (attempt - 1))
-            request = urllib.request.Request(self.url, data=data, headers=self._request_headers(),
-                                             method="POST")
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                    raw = response.read()
-            except urllib.error.HTTPError as exc:
-                detail = exc.read().decode("utf-8", "replace")[:500]
-                last_error = f"HTTP {exc.code} {exc.reason}: {detail}"
-                if exc.code in RETRY_STATUS:
-                    continue
-                hint = (f" (is the API key in ${self.api_key_env} right?)"
-                        if exc.code in (401, 403) else "")
-                raise GenerationError(f"{self.url}: {last_error}{hint}") from exc
-            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
-                reason = getattr(exc, "reason", exc)
-                last_error = f"cannot reach the server: {reason}"
-                continue
-            try:
-                return json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise GenerationError(f"{self.url}: reply is not JSON: {raw[:300]!r}") from exc
-        raise GenerationError(f"{self.url}: giving up after {self.max_retries + 1} attempts; last "
-                              f"error: {last_error}")
+        """The server's JSON reply to one completion request; the SDK retries what is
+        transient (``max_retries``, delays from ``backoff_s`` doubling)."""
+        import httpx  # the SDK's HTTP library
+
+        openai = self._openai
+        attempts = f"giving up after {self.max_retries + 1} attempts; last error"
+        try:
+            # The SDK's documented way to post a body as it is: extra_body keys and all.
+            response = self._client.post("/chat/completions", body=body, cast_to=httpx.Response,
+                                         options={"headers": self._auth_headers()})
+            raw = response.content
+        except openai.APIStatusError as exc:
+            error = self._status_error(self.url, exc)
+            if exc.status_code in RETRY_STATUS or exc.status_code >= 500:
+                raise GenerationError(f"{self.url}: {attempts}: {error}") from exc
+            hint = (f" (is the API key in ${self.api_key_env} right?)"
+                    if exc.status_code in (401, 403) else "")
+            raise GenerationError(f"{self.url}: {error}{hint}") from exc
+        except openai.APIConnectionError as exc:
+            raise GenerationError(f"{self.url}: {attempts}: cannot reach the server: "
+                                  f"{exc.__cause__ or exc}") from exc
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise GenerationError(f"{self.url}: reply is not JSON: {raw[:300]!r}") from exc
 
     def wait_until_ready(self, timeout_s: float, poll_s: float = 1.0) -> None:
         """Poll ``GET {base_url}/models`` until the server answers (a vLLM server takes 30-100 s to
         start); raises :class:`GenerationError` naming the URL after ``timeout_s``."""
         url = f"{self.base_url}/models"
+        openai = self._openai
+        client = self._client.with_options(max_retries=0, timeout=max(poll_s, 5.0))
         deadline = time.monotonic() + timeout_s
         last_error = "no attempt made"
         while True:
-            request = urllib.request.Request(url, headers=self._request_headers(), method="GET")
             try:
-                with urllib.request.urlopen(request, timeout=max(poll_s, 5.0)):
-                    return
-            except urllib.error.HTTPError as exc:
-                last_error = f"HTTP {exc.code} {exc.reason}"
-                if exc.code not in RETRY_STATUS:
+                client.models.with_raw_response.list(extra_headers=self._auth_headers())
+                return
+            except openai.APIStatusError as exc:
+                last_error = f"HTTP {exc.status_code} {exc.response.reason_phrase}"
+                if exc.status_code not in RETRY_STATUS:
                     raise GenerationError(f"{url}: {last_error}") from exc
-            except (urllib.error.URLError, OSError) as exc:
-                last_error = f"cannot reach the server: {getattr(exc, 'reason', exc)}"
+            except openai.APIConnectionError as exc:
+                last_error = f"cannot reach the server: {exc.__cause__ or exc}"
             if time.monotonic() >= deadline:
                 raise GenerationError(f"{url}: server not ready after {timeout_s:g} s; last error: "
                                       f"{last_error}")
             time.sleep(poll_s)
 
     def close(self) -> None:
-        """Stop the request threads."""
+        """Stop the request threads and close the SDK's connections."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._client.close()

@@ -196,13 +196,23 @@ def preflight_vllm(options: VLLMOptions, context: Any) -> list[str]:
     return ([missing] if missing else []) + _model_check(options, context)
 
 
+def preflight_openai(options: OpenAIOptions, context: Any) -> list[str]:
+    """The openai SDK is installed (the server is not contacted)."""
+    from spade_core.config.preflight import missing_package
+
+    missing = missing_package("openai", "openai", context.where.removesuffix(".options"),
+                              "the openai backend")
+    return [missing] if missing else []
+
+
 @hookimpl
 def register_generation_backends(register):
     register("transformers", build_transformers, TransformersOptions,
              "Hugging Face transformers in this process, batched, CPU or GPU",
              preflight=preflight_transformers)
     register("openai", build_openai, OpenAIOptions,
-             "any OpenAI-compatible /chat/completions endpoint over HTTP")
+             "any OpenAI-compatible /chat/completions endpoint, through the openai SDK "
+             "(optional extra spade-rl[openai])", preflight=preflight_openai)
     register("vllm", build_vllm, VLLMOptions,
              "vLLM engine in this process (GPU; optional extra spade-rl[gpu])",
              preflight=preflight_vllm)

@@ -4,6 +4,7 @@ and may ``from math_verify import parse, verify`` as SPADE games do."""
 
 from __future__ import annotations
 
+import importlib.util
 from functools import cached_property
 from typing import Any
 
@@ -13,6 +14,9 @@ from plugins.families.base import SourceFamily, read_source
 from plugins.families.skills import REASONING_SKILLS, Skill
 from plugins.families.solutions import boxed_actions
 from plugins.families.steering import REASONING_LEVELS, level_text, rotate
+
+#: The real math-verify package, used by programs' ``from math_verify import ...`` when installed.
+MATH_VERIFY = "math_verify"
 
 CONTRACT = """\
 Write ONE Python module defining exactly one class whose name ends in "Env" (a reasoning game).
@@ -219,8 +223,17 @@ class ReasoningFamily(SourceFamily):
 
     @cached_property
     def modules(self) -> dict[str, str]:
+        """``math_verify`` for programs: the real package when the sandbox preloaded it
+        (``preload_imports``), else the stand-in built on the answer helpers."""
         return {"math_verify": read_source("answers.py") + "\n\n"
-                + read_source("preludes/math_verify_compat.py")}
+                + read_source("preludes/math_verify_compat.py") + "\n\n"
+                + read_source("preludes/math_verify_real.py")}
+
+    @cached_property
+    def preload_imports(self) -> tuple[str, ...]:
+        """The real ``math_verify`` package when it is installed (found without importing it:
+        sympy is heavy); the fork servers import it before dropping privileges."""
+        return (MATH_VERIFY,) if importlib.util.find_spec(MATH_VERIFY) is not None else ()
 
     def designer_guide(self, skill: str | None = None) -> str:
         return f"{CONTRACT}\n{self.skill_fragment(skill)}"

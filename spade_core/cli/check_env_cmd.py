@@ -1,10 +1,10 @@
-"""``spade check-env PATH... [--json]``: validate environment programs in the sandbox.
+"""'spade check-env PATH... [--json]': validate environment programs in the sandbox.
 
-PATH is a ``.py`` file, a folder (every ``.py`` in it, recursively) or a ``.jsonl`` file (one
-program per line, as ``spade envs import`` reads it). One line per program (a JSON object with
-``--json``): file, family, valid, category, message, first observation (at most 2 KB), seconds.
-Without ``--family`` each program's family is chosen as ``spade envs import`` chooses it, among
-the installed families whose injected names (``ToolUseBaseEnv``, ``extract_boxed``, ...) the
+PATH is a .py file, a folder (every .py in it, recursively) or a .jsonl file (one
+program per line, as 'spade envs import' reads it). One line per program (a JSON object with
+'--json'): file, family, valid, category, message, first observation (at most 2 KB), seconds.
+Without '--family' each program's family is chosen as 'spade envs import' chooses it, among
+the installed families whose injected names (ToolUseBaseEnv, extract_boxed, ...) the
 program uses; a self-contained program is checked in the plain SPADE game format. Exit status 0
 when every program is valid, 1 when any is not, 2 on usage errors. All programs are checked in
 one sandbox pool, several at once, as in training.

@@ -1,21 +1,72 @@
-"""``spade doctor [--json]``: what isolation the sandbox actually gets on this machine.
+"""'spade doctor [--json]': what isolation the sandbox gets on this machine, and the versions
+of the libraries a bug report needs.
 
-Starts the sandbox plugin with its default options, runs one tiny environment through the full
-validation, and prints the isolation report (method, namespaces seen from inside, worker uids,
-rlimits, time limits). Exit status 0 when programs run isolated and the probe passes, 1 otherwise.
+Prints the versions of Python, torch, transformers, trl, vllm, faiss, peft, ray, openai,
+math-verify and bubblewrap ("not installed" for those missing), read from the installed
+packages' metadata without importing them. Then starts the sandbox plugin with its default
+options, runs one tiny environment through the full validation, and prints the isolation report
+(method, namespaces seen from inside, worker uids, rlimits, time limits). Exit status 0 when
+programs run isolated and the probe passes, 1 otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import platform
 import shutil
+import subprocess
 import sys
+from importlib import metadata
+
+#: Libraries whose versions a bug report needs -> the distributions that provide them (the first
+#: installed one is reported: faiss comes as faiss-cpu or faiss-gpu-*).
+LIBRARIES: dict[str, tuple[str, ...]] = {
+    "torch": ("torch",),
+    "transformers": ("transformers",),
+    "trl": ("trl",),
+    "vllm": ("vllm",),
+    "faiss": ("faiss-cpu", "faiss-gpu", "faiss-gpu-cu12", "faiss-gpu-cu11", "faiss"),
+    "peft": ("peft",),
+    "ray": ("ray",),
+    "openai": ("openai",),
+    "math-verify": ("math-verify",),
+}
+NOT_INSTALLED = "not installed"
+
+
+def _distribution_version(names: tuple[str, ...]) -> str:
+    for name in names:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return NOT_INSTALLED
+
+
+def _bubblewrap_version() -> str:
+    path = shutil.which("bwrap")
+    if path is None:
+        return NOT_INSTALLED
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unknown ({exc})"
+    return out.stdout.strip().removeprefix("bubblewrap ").strip() or "unknown"
+
+
+def versions() -> dict[str, str]:
+    """Python's version and each library's ("not installed" when missing), without importing the
+    libraries: their installed metadata says it."""
+    found = {"python": platform.python_version(), "spade-rl": _distribution_version(("spade-rl",))}
+    found.update({name: _distribution_version(dists) for name, dists in LIBRARIES.items()})
+    found["bubblewrap"] = _bubblewrap_version()
+    return found
 
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("doctor", help="check the sandbox's isolation on this machine",
+    p = sub.add_parser("doctor", help="library versions, and the sandbox's isolation here",
                        description=__doc__.split("\n\n", 1)[1] if __doc__ else None)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--sandbox", default="process", metavar="NAME",
@@ -27,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from spade_core.plugins import load_plugins
     from spade_core.validation import PROBE_PROGRAM, validate
 
+    found_versions = versions()
     tools = {name: shutil.which(name) for name in ("bwrap", "unshare")}
     sandbox = load_plugins().registry.build("sandbox", args.sandbox, {}, "--sandbox")
     try:
@@ -35,12 +87,14 @@ def run(args: argparse.Namespace) -> int:
     finally:
         sandbox.close()
     healthy = bool(report.get("isolated")) and verdict.valid
-    result = {"healthy": healthy, "tools": tools, "isolation": report,
+    result = {"healthy": healthy, "versions": found_versions, "tools": tools, "isolation": report,
               "probe": {"valid": verdict.valid, "category": verdict.category,
                         "message": verdict.message, "seconds": round(verdict.seconds, 3)}}
     if args.json:
         print(json.dumps(result, indent=2, default=str))
     else:
+        print("versions: " + ", ".join(f"{name} {version}"
+                                       for name, version in found_versions.items()))
         print(f"sandbox {args.sandbox!r}: isolation {report.get('method')} "
               f"({'isolated' if report.get('isolated') else 'NOT ISOLATED'})")
         print(f"  network: {report.get('network')}")

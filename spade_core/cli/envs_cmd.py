@@ -1,11 +1,11 @@
-"""``spade envs import PATH --run-dir RUN_DIR``: load environment programs (a folder of ``.py``
+"""'spade envs import PATH --run-dir RUN_DIR': load environment programs (a folder of .py
 files or a JSONL with a code field, e.g. released SPADE environments) into a run's memory as a
 fixed pool, validating each in the sandbox.
 
-Every program gets a verdict. Valid ones are stored with status ``frontier`` (playable), invalid
-ones as ``rejected`` with the verdict's category and message, so the import can be audited with
-``spade memory``. Each program's family is the first selected family whose static checks accept
-it (``--family`` picks and orders them; default: every installed family). Exit status 0 when
+Every program gets a verdict. Valid ones are stored with status frontier (playable), invalid
+ones as rejected with the verdict's category and message, so the import can be audited with
+'spade memory'. Each program's family is the first selected family whose static checks accept
+it ('--family' picks and orders them; default: every installed family). Exit status 0 when
 every program is valid, 1 when any is not, 2 on usage errors.
 """
 

@@ -1,10 +1,10 @@
-"""``spade seeds FAMILY --out PATH [--options JSON]``: write a family's seed programs to files.
+"""'spade seeds FAMILY --out PATH [--options JSON]': write a family's seed programs to files.
 
-Each program the family's ``seed_programs()`` gives (for ``reasoning-gym``: one per selected
-dataset) becomes one ``.py`` file in the folder PATH, or one line of PATH when it ends in
-``.jsonl`` (fields ``code``, ``description``, ``family``). The result is what ``spade envs import
-PATH --family FAMILY --run-dir DIR`` turns into a fixed pool, and what ``loop.pool`` accepts
-directly. Existing files are kept unless ``--force``. Exit status 0, or 2 on usage errors.
+Each program the family's seed_programs() gives (for reasoning-gym: one per selected
+dataset) becomes one .py file in the folder PATH, or one line of PATH when it ends in
+.jsonl (fields code, description, family). The result is what 'spade envs import
+PATH --family FAMILY --run-dir DIR' turns into a fixed pool, and what loop.pool accepts
+directly. Existing files are kept unless '--force'. Exit status 0, or 2 on usage errors.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Orchestration overhead of the self-play loop (``spade bench loop``).
+"""Orchestration overhead of the self-play loop ('spade bench loop').
 
 Runs validate, dedupe, hint, rollouts and estimate with the configured sandbox, memory, families
 and estimator, but with a zero-latency scripted policy in place of the model (a test double: the

@@ -2,8 +2,10 @@
 (``from math_verify import parse, verify``), built on this project's answer helpers.
 
 Trusted module source: the sandbox makes it importable as ``math_verify`` for reasoning programs,
-so released SPADE games run unchanged without the real package (which needs sympy and is not a
-dependency). ``parse`` keeps the text; ``verify`` compares by numeric and symbolic equivalence.
+so released SPADE games run unchanged without the real package (which needs sympy: the optional
+extra ``spade-rl[math]``). When that package is installed, ``math_verify_real.py``, appended after
+this file, replaces ``parse`` and ``verify``; this stand-in is the fallback. ``parse`` keeps the
+text; ``verify`` compares by numeric and symbolic equivalence.
 """
 
 if "answers_match" not in globals():  # imported as a module rather than run after the helpers

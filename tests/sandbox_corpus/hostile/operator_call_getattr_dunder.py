@@ -1,0 +1,22 @@
+# expect: forbidden
+# why: operator.call(getattr, ...) to read a dunder past the compile-time check
+import operator
+
+
+class HostileEnv:
+    def __init__(self):
+        self.steps = 0
+
+    def reset(self, seed=None):
+        self.steps = 0
+        operator.call(getattr, self, "__di" + "ct__")
+        return "Say go.", {}
+
+    def step(self, action):
+        self.steps += 1
+
+        won = action == "go"
+        return "ok", (1.0 if won else 0.0), won or self.steps >= 3, False, {}
+
+    def solution(self):
+        return "go"

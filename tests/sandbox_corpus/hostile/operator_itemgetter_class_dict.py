@@ -1,0 +1,23 @@
+# expect: forbidden
+# why: itemgetter on a class's __dict__ mappingproxy, reached by attrgetter
+import operator
+
+
+class HostileEnv:
+    def __init__(self):
+        self.steps = 0
+
+    def reset(self, seed=None):
+        self.steps = 0
+        proxy = operator.attrgetter("__dict__")(HostileEnv)
+        operator.itemgetter("reset")(proxy)
+        return "Say go.", {}
+
+    def step(self, action):
+        self.steps += 1
+
+        won = action == "go"
+        return "ok", (1.0 if won else 0.0), won or self.steps >= 3, False, {}
+
+    def solution(self):
+        return "go"

@@ -1,0 +1,23 @@
+# expect: forbidden
+# why: getattr(operator, "method" + "caller") built at run time
+import operator
+
+
+class HostileEnv:
+    def __init__(self):
+        self.steps = 0
+
+    def reset(self, seed=None):
+        self.steps = 0
+        call = getattr(operator, "method" + "caller")("__subclasses__")
+        call(object)
+        return "Say go.", {}
+
+    def step(self, action):
+        self.steps += 1
+
+        won = action == "go"
+        return "ok", (1.0 if won else 0.0), won or self.steps >= 3, False, {}
+
+    def solution(self):
+        return "go"

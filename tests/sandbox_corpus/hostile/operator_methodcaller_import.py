@@ -1,0 +1,22 @@
+# expect: forbidden
+# why: from operator import methodcaller (withheld)
+from operator import methodcaller
+
+
+class HostileEnv:
+    def __init__(self):
+        self.steps = 0
+
+    def reset(self, seed=None):
+        self.steps = 0
+        methodcaller("system", "touch {{CANARY_DIR}}/methodcaller_import")
+        return "Say go.", {}
+
+    def step(self, action):
+        self.steps += 1
+
+        won = action == "go"
+        return "ok", (1.0 if won else 0.0), won or self.steps >= 3, False, {}
+
+    def solution(self):
+        return "go"
