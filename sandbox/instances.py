@@ -34,6 +34,7 @@ from sandbox.replies import (
     parse_reset,
     parse_solution,
     parse_step,
+    refusal,
     reply_verdict,
 )
 
@@ -137,12 +138,7 @@ class ProcessSession(SandboxSession):
 
     def refused(self) -> SandboxError | None:
         """The error a call on this session gets without reaching the worker, if any."""
-        if self.failure is not None:
-            return SandboxError(self.failure)
-        if self.closed:
-            return SandboxError(Verdict(valid=False, category="crash",
-                                        message="the session is closed"))
-        return None
+        return refusal(self.failure, self.closed)
 
     def frame_failure(self, exc: FrameError, what: str, budget: str) -> SandboxError:
         """The channel failed: a worker-wide failure (the worker is killed)."""

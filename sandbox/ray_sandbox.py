@@ -33,6 +33,7 @@ from spade_core.records import StepResult, Verdict
 from sandbox.limits import Limits
 from sandbox.ray_actor import FamilySources
 from sandbox.ray_actors import ActorPool, Slot
+from sandbox.replies import refusal
 from sandbox.session import MAX_INSTANCES
 
 if TYPE_CHECKING:
@@ -74,12 +75,7 @@ class RaySession(SandboxSession):
         self.started = time.monotonic()
 
     def refused(self) -> SandboxError | None:
-        if self.failure is not None:
-            return SandboxError(self.failure)
-        if self.closed:
-            return SandboxError(Verdict(valid=False, category="crash",
-                                        message="the session is closed"))
-        return None
+        return refusal(self.failure, self.closed)
 
     def fail(self, category: str, message: str) -> SandboxError:
         self.failure = Verdict(valid=False, category=category, message=message[:2000],

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from spade_core.records import StepResult
+from spade_core.errors import SandboxError
+from spade_core.records import StepResult, Verdict
 from spade_core.validation import Invalid, typed_step
 
 from sandbox.limits import Limits
@@ -29,6 +30,16 @@ class BadReply(Exception):
     def __init__(self, category: str, message: str) -> None:
         super().__init__(message)
         self.category = category
+
+
+def refusal(failure: Verdict | None, closed: bool) -> SandboxError | None:
+    """The error a call on a session gets without reaching any worker: its recorded failure, or
+    a ``crash`` once it is closed; ``None`` when the call may go ahead."""
+    if failure is not None:
+        return SandboxError(failure)
+    if closed:
+        return SandboxError(Verdict(valid=False, category="crash", message="the session is closed"))
+    return None
 
 
 def status_verdict(status: dict[str, Any] | None, what: str) -> tuple[str, str]:

@@ -210,15 +210,13 @@ def draw_from_pool(c: Components, loop: LoopSection, seed: int,
 
     family_of = {f.name: f for f in c.families}
     with timer.phase("sample"):
-        unplayed = sorted((r for r in c.memory.by_status((EnvStatus.FRONTIER,))
-                           if r.family in family_of and not r.history), key=lambda r: r.id)
-    fresh = [Proposal(index=i, family=family_of[r.family], document=pool_document(r),
-                      prompt=[], program=r.source, verdict=POOL_VERDICT,
-                      status=EnvStatus.FRONTIER,
-                      target=DesignTarget(skill=r.skill or None, level=r.level))
+        frontier = _frontier(c, family_of)
+    unplayed = sorted((r for r in frontier if not r.history), key=lambda r: r.id)
+    fresh = [_proposal(i, r, family_of, pool_document(r), POOL_VERDICT, replayed=False)
              for i, r in enumerate(unplayed[:loop.envs_per_iteration])]
     more = loop.replay_envs + loop.envs_per_iteration - len(fresh)
-    return fresh + draw_replay(c, loop, {p.env_id for p in fresh}, seed, timer, count=more)
+    return fresh + draw_replay(c, loop, {p.env_id for p in fresh}, seed, timer, count=more,
+                               frontier=frontier)
 
 
 #: The verdict a replayed environment carries: it passed validation when it was proposed.
@@ -238,26 +236,41 @@ def _replay_order(records: list[EnvRecord], priority: str, seed: int) -> list[En
                                           -r.history[-1].figures.get("regret", 0.0), r.id))
 
 
+def _frontier(c: Components, family_of: dict[str, EnvFamily]) -> list[EnvRecord]:
+    """The memory's frontier records of the run's families (one memory query)."""
+    return [r for r in c.memory.by_status((EnvStatus.FRONTIER,)) if r.family in family_of]
+
+
+def _proposal(index: int, record: EnvRecord, family_of: dict[str, EnvFamily],
+              document: Document, verdict: Verdict, replayed: bool) -> Proposal:
+    """A stored, already valid environment to play again (a replay, or a fixed pool's entry),
+    with what its designer was asked for and, for a replay, the hint it was first played with."""
+    return Proposal(index=index, family=family_of[record.family], document=document, prompt=[],
+                    program=record.source, verdict=verdict, status=EnvStatus.FRONTIER,
+                    hint=record.hint if replayed else "", replayed=replayed,
+                    target=DesignTarget(skill=record.skill or None, level=record.level))
+
+
 def draw_replay(c: Components, loop: LoopSection, exclude: set[str], seed: int,
-                timer: PhaseTimer, count: int | None = None) -> list[Proposal]:
+                timer: PhaseTimer, count: int | None = None,
+                frontier: list[EnvRecord] | None = None) -> list[Proposal]:
     """Up to ``count`` (default ``loop.replay_envs``) frontier environments already played (and
     younger than ``loop.replay_max_age`` iterations), of the run's families, not among
-    ``exclude``, in ``loop.replay_priority`` order."""
+    ``exclude``, in ``loop.replay_priority`` order. ``frontier``: the frontier records when the
+    caller has already read them."""
     count = loop.replay_envs if count is None else count
     if count <= 0:
         return []
     family_of = {f.name: f for f in c.families}
-    with timer.phase("sample"):
-        candidates = [r for r in c.memory.by_status((EnvStatus.FRONTIER,))
-                      if r.family in family_of and r.history and r.id not in exclude
-                      and len(r.history) < loop.replay_max_age]
+    if frontier is None:
+        with timer.phase("sample"):
+            frontier = _frontier(c, family_of)
+    candidates = [r for r in frontier if r.history and r.id not in exclude
+                  and len(r.history) < loop.replay_max_age]
     chosen = _replay_order(candidates, loop.replay_priority, seed)[:count]
-    return [Proposal(index=i, family=family_of[r.family],
-                     document=Document(id=r.doc_id or f"memory:{r.id}", text=r.description,
-                                       source="memory"),
-                     prompt=[], program=r.source, verdict=REPLAY_VERDICT,
-                     status=EnvStatus.FRONTIER, hint=r.hint, replayed=True,
-                     target=DesignTarget(skill=r.skill or None, level=r.level))
+    return [_proposal(i, r, family_of, Document(id=r.doc_id or f"memory:{r.id}",
+                                                text=r.description, source="memory"),
+                      REPLAY_VERDICT, replayed=True)
             for i, r in enumerate(chosen)]
 
 
@@ -413,7 +426,8 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
                     f"{p.difficulty!r}: an estimate must be a Difficulty with a finite "
                     "regret (mean hinted minus mean unhinted reward)")
             p.designer_reward = p.difficulty.designer_reward
-            _remember(c, p)
+            if earlier is None:
+                _add_record(c, p)
             record = c.memory.update_stats(env_id, iteration, hinted, unhinted,
                                            dict(p.difficulty.figures), p.designer_reward)
             p.status, p.plays = record.status, len(record.history)
@@ -430,8 +444,12 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
 
 
 def _remember(c: Components, p: Proposal) -> None:
-    if c.memory.get(p.env_id) is not None:
-        return
+    """Store ``p`` in the memory unless its program is already there."""
+    if c.memory.get(p.env_id) is None:
+        _add_record(c, p)
+
+
+def _add_record(c: Components, p: Proposal) -> None:
     now = time.time()
     verdict = p.verdict
     c.memory.add(EnvRecord(
