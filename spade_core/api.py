@@ -1,8 +1,14 @@
-"""The Python API: what ``spade config check`` and ``spade run`` do, as functions.
+"""The Python API: what ``spade config check`` and ``spade run`` do, as functions, and
+:func:`open_env`, an environment program as a sandboxed ``gymnasium.Env``.
 
 Re-exported lazily by ``spade_core`` (``from spade_core import run, load_config``), so that
 ``import spade_core`` stays light; nothing heavy is imported before a run builds its components.
 Documented in ``docs/api.md``.
+
+The API has hooks of its own (:class:`ApiHooks`, pluggy project :data:`API_PROJECT`), which
+plugins implement next to their ``spade`` hooks with :data:`api_hookimpl`: the core names no
+plugin module, it asks the loaded plugins (``spade_gym_env`` builds the env of :func:`open_env`;
+the built-in ``exports`` plugin implements it).
 """
 
 from __future__ import annotations
@@ -13,9 +19,41 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pluggy
+
 if TYPE_CHECKING:
+    import gymnasium
+
     from spade_core.config.load import ResolvedConfig
+    from spade_core.interfaces.family import EnvFamily
+    from spade_core.interfaces.sandbox import SandboxSession
     from spade_core.plugins import LoadedPlugins
+
+#: The pluggy project of the API's hooks (separate from ``spade``'s, so that a plugin implementing
+#: them loads with any core).
+API_PROJECT = "spade_api"
+api_hookspec = pluggy.HookspecMarker(API_PROJECT)
+#: Marks a plugin module's implementation of an API hook (``@api_hookimpl def spade_gym_env``).
+api_hookimpl = pluggy.HookimplMarker(API_PROJECT)
+
+
+class ApiHooks:
+    """Hooks of the Python API, called on the loaded plugins (those ``SPADE_PLUGINS`` allows)."""
+
+    @api_hookspec(firstresult=True)
+    def spade_gym_env(self, open_session: "Callable[[], SandboxSession]",
+                      on_close: Callable[[], None],
+                      options: dict[str, Any]) -> "gymnasium.Env | None":
+        """A ``gymnasium.Env`` over sandbox sessions, for :func:`open_env`.
+
+        :param open_session: opens a fresh session of the program in its sandbox (the env calls
+            it on its first ``reset``); the program's code runs only there.
+        :param on_close: to call once when the env is closed (stops the env's own sandbox).
+        :param options: keyword arguments of the env (``max_observation_chars``, ``render_mode``,
+            ...), passed on from :func:`open_env`.
+        :return: the env, or ``None`` to leave it to another plugin.
+        """
+
 
 def load_plugins() -> "LoadedPlugins":
     """Every installed plugin that ``SPADE_PLUGINS`` allows, with its components."""
@@ -130,8 +168,146 @@ def evaluate(config: Any, suites: Sequence[str] | None = None, *, overrides: Seq
         return json.loads(out.read_text(encoding="utf-8"))
 
 
+def open_env(program: str | Path, family: str | None = None, *, sandbox: str = "process",
+             sandbox_options: Mapping[str, Any] | None = None, check: bool = True,
+             plugins: "LoadedPlugins | None" = None, **env_options: Any) -> "gymnasium.Env":
+    """An environment program as a ``gymnasium.Env`` whose code runs in this project's sandbox.
+
+    ``program``: a file's path (a ``Path``, or a ``str`` without a line break) or the program's
+    text. ``family``: the env family whose prelude and answer format it uses; by default chosen as
+    ``spade check-env`` chooses it (the installed family whose injected names the program uses,
+    none for a self-contained program in the plain SPADE game format). ``sandbox`` and
+    ``sandbox_options``: the sandbox plugin and its options. ``check``: validate the program first,
+    as ``spade check-env`` does, and raise :class:`~spade_core.errors.SandboxError` naming the
+    verdict when it is no valid environment. ``env_options`` go to the env
+    (``max_observation_chars``, ``max_action_chars``, ``render_mode``).
+
+    Observations and actions are text; ``env.close()`` (or ``with open_env(...) as env``) stops
+    the env's sandbox."""
+    from spade_core.errors import PluginError
+
+    loaded = plugins or load_plugins()
+    label, source = _read_program(program)
+    chosen, unused = _choose_family(source, family, label, loaded)
+    for other in unused:
+        other.close()
+    box: Any = None
+    handed_over = False
+    try:
+        box = loaded.registry.build("sandbox", sandbox, dict(sandbox_options or {}),
+                                    "open_env(sandbox=...)")
+        if check:
+            _check_program(box, source, chosen, label)
+        opened = box
+
+        def close() -> None:
+            try:
+                opened.close()
+            finally:
+                if chosen is not None:
+                    chosen.close()
+
+        env = _api_hooks(loaded).spade_gym_env(
+            open_session=lambda: opened.open(source, family=chosen), on_close=close,
+            options=dict(env_options))
+        if env is None:
+            raise PluginError("open_env() needs a plugin implementing the API hook spade_gym_env "
+                              "(the built-in plugin 'exports' does; is it left out by "
+                              "SPADE_PLUGINS?)")
+        handed_over = True  # the env closes the sandbox and the family now
+        return env
+    finally:
+        if not handed_over:
+            try:
+                if box is not None:
+                    box.close()
+            finally:
+                if chosen is not None:
+                    chosen.close()
+
+
+def _read_program(program: str | Path) -> tuple[str, str]:
+    """``(label for messages, source)`` of :func:`open_env`'s ``program``."""
+    if isinstance(program, str) and "\n" in program:
+        return "open_env(<program text>)", program
+    path = Path(program)
+    if not path.is_file():
+        raise FileNotFoundError(f"open_env: {program}: no such file (pass a program's text with at "
+                                "least one line break, or the path of a .py file)")
+    try:
+        return f"open_env({path})", path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"open_env: {path}: not UTF-8 text ({exc.reason} at byte "
+                         f"{exc.start})") from None
+
+
+def _choose_family(source: str, family: str | None, label: str, loaded: "LoadedPlugins"
+                   ) -> tuple["EnvFamily | None", list["EnvFamily"]]:
+    """The program's family (``family`` by name, else chosen as ``spade check-env`` does) and the
+    other families built on the way (to close)."""
+    from spade_core.errors import ConfigError, SpadeError
+    from spade_core.program_files import choose_family, families_needed
+
+    registry = loaded.registry
+    if family is not None:
+        return registry.build("env_family", family, {}, "open_env(family=...)"), []
+    installed = []
+    for name in registry.names("env_family"):
+        try:
+            installed.append(registry.build("env_family", name, {}, "open_env"))
+        except SpadeError:  # an optional family whose library is not installed
+            continue
+    needed = families_needed(source, installed)
+    if not needed:
+        return None, installed
+    chosen, problems = choose_family(source, needed)
+    if chosen is None:
+        used = " and ".join(f"family {f.name!r}" for f in needed)
+        for built in installed:
+            built.close()
+        raise ConfigError(f"{label}: the program uses names injected by {used}, which does not "
+                          "accept it (pass family=NAME to choose the family): "
+                          + "; ".join(problems))
+    return chosen, [f for f in installed if f is not chosen]
+
+
+def _check_program(box: Any, source: str, family: "EnvFamily | None", label: str) -> None:
+    """Validate ``source`` in ``box`` as ``spade check-env`` does; a
+    :class:`~spade_core.errors.SandboxError` naming the verdict when it is invalid."""
+    import dataclasses
+
+    from spade_core.errors import SandboxError
+    from spade_core.validation import validate
+
+    [verdict] = validate(box, [source], family=family)
+    if not verdict.valid:
+        where = f" (line {verdict.line})" if verdict.line else ""
+        name = (f"family {family.name!r}" if family is not None else
+                "the plain SPADE game format (family=NAME picks a family's)")
+        raise SandboxError(dataclasses.replace(verdict, message=(
+            f"{label} is not a valid environment program in {name}{where}: {verdict.message}; "
+            "check=False opens it anyway")))
+
+
+def _api_hooks(loaded: "LoadedPlugins") -> Any:
+    """The API hooks (:class:`ApiHooks`) of the loaded plugins."""
+    from spade_core.errors import PluginError
+
+    manager = pluggy.PluginManager(API_PROJECT)
+    manager.add_hookspecs(ApiHooks)
+    for name, plugin in loaded.manager.list_name_plugin():
+        if plugin is None:
+            continue
+        try:
+            manager.register(plugin, name=name)
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(f"plugin {name!r} implements an API hook wrongly: {exc}") from None
+    return manager.hook
+
+
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-__all__ = ["check", "evaluate", "load_config", "load_plugins", "run"]
+__all__ = ["API_PROJECT", "ApiHooks", "api_hookimpl", "check", "evaluate", "load_config",
+           "load_plugins", "open_env", "run"]

@@ -51,6 +51,11 @@ class BuildContext:
     #: Episode reward that counts as success (``loop.success_threshold``): estimators' win rate,
     #: the memory's mastery window and the report all read this one number.
     success_threshold: float = 1.0
+    #: This process's rank and the number of processes in a multi-process launch
+    #: (``spade_core.distributed``). A backend built on a rank other than 0 is never asked to
+    #: generate: the trainer only needs its ``policy()`` (tokenizer, chat template, module).
+    rank: int = 0
+    world_size: int = 1
 
 
 Factory = Callable[[Any, BuildContext], Any]

@@ -61,9 +61,14 @@ class _LogprobRecorder(LogitsProcessor):
 
 
 def resolve_device(device: str) -> torch.device:
-    """``auto`` means the first CUDA device when there is one, else the CPU."""
+    """``auto`` means this process's CUDA device when there is one (``LOCAL_RANK`` under a
+    multi-process launch, else the first), otherwise the CPU."""
     if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        if not torch.cuda.is_available():
+            return torch.device("cpu")
+        from spade_core.distributed import launch_info
+
+        return torch.device(f"cuda:{launch_info().local_rank}")
     return torch.device(device)
 
 

@@ -10,14 +10,15 @@ masked (TRL's ``tool_mask``), advantages per role and per group, designer delay,
 
 from __future__ import annotations
 
+import contextlib
 import json
-import math
 import random
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from plugins.trainers.distributed import Command, Commands, StepShard, shard_steps
 from plugins.trainers.grpo_options import GRPOOptions
 from plugins.trainers.preflight import require_trl
 from plugins.trainers.samples import (
@@ -43,12 +44,19 @@ def loop_reward(prompts: list[Any], completions: list[Any], reward: list[float] 
 
 class GRPOTraining(Trainer):
     """Trains the generation backend's own module (``transformers``) or a copy whose weights are
-    pushed to the backend after each update (``vllm``: ``update_weights``)."""
+    pushed to the backend after each update (``vllm``: ``update_weights``).
+
+    Under ``accelerate launch`` every rank builds one; rank 0's calls are replayed on the others
+    (:mod:`plugins.trainers.distributed`) and each rank trains its shard of every optimizer step
+    through accelerate's prepared model (DDP, DeepSpeed or FSDP as the launch configures)."""
+
+    supports_followers = True
 
     def __init__(self, options: GRPOOptions, backend: Any, model_spec: str | None, seed: int,
                  run_dir: Path | None) -> None:
         require_trl(options)
         import torch
+        from accelerate.utils import DistributedType
         from datasets import Dataset
         from trl import GRPOConfig, GRPOTrainer
 
@@ -109,6 +117,20 @@ class GRPOTraining(Trainer):
         self.device = device
         self.optimizer = self.trainer.create_optimizer()
         self.params = [p for p in self.model.parameters() if p.requires_grad]
+        accelerator = self.trainer.accelerator
+        self.accelerator = accelerator
+        self.commands = Commands(accelerator)
+        self.rank, self.world = int(accelerator.process_index), int(accelerator.num_processes)
+        self.train_model = self.model
+        self.prepared = accelerator.distributed_type != DistributedType.NO
+        self.sharded = self.prepared and _shards_parameters(accelerator)
+        if self.sharded and self._sync is None:
+            raise ConfigError(
+                "trainer 'grpo': this launch shards the model's parameters (DeepSpeed ZeRO-3 or "
+                "FSDP), so the transformers backend cannot generate with them; select backend "
+                "vllm or vllm-server (weights gathered and pushed after each update)")
+        if self.prepared:  # DDP / DeepSpeed / FSDP wrapper; self.model stays the plain module
+            self.train_model, self.optimizer = accelerator.prepare(self.model, self.optimizer)
         self.model.eval()
         self._torch = torch
         self._merged = False
@@ -133,12 +155,13 @@ class GRPOTraining(Trainer):
         from transformers import AutoModelForCausalLM
 
         from plugins.backends.model_source import DEFAULT_MODEL, resolve_model
+        from spade_core.distributed import launch_info
 
         path = resolve_model(spec or DEFAULT_MODEL).path
         cuda = torch.cuda.is_available()
         model = AutoModelForCausalLM.from_pretrained(
             path, dtype=torch.bfloat16 if cuda else torch.float32)
-        return model.to("cuda" if cuda else "cpu")
+        return model.to(f"cuda:{launch_info().local_rank}" if cuda else "cpu")
 
     # -- one update per iteration ----------------------------------------------------------------
 
@@ -183,6 +206,25 @@ class GRPOTraining(Trainer):
 
     def train(self, samples: Sequence[TrainingSample]) -> dict[str, float]:
         """One GRPO update on an iteration's samples; returns loss, rewards and TRL's figures."""
+        self.commands.send(Command("train", (list(samples),)))
+        return self._train_here(samples)
+
+    def follow(self) -> None:
+        """Replay rank 0's calls on this rank until it closes the trainer."""
+        while True:
+            command = self.commands.receive()
+            if command.name == "stop":
+                return
+            if command.name == "train":
+                self._train_here(*command.args)
+            elif command.name == "save":
+                self._save_here(*command.args)
+            elif command.name == "load":
+                self._load_here(*command.args)
+            else:
+                raise RuntimeError(f"rank {self.rank}: unknown trainer command {command.name!r}")
+
+    def _train_here(self, samples: Sequence[TrainingSample]) -> dict[str, float]:
         started = time.perf_counter()
         self._unmerge_adapter()
         try:
@@ -216,16 +258,24 @@ class GRPOTraining(Trainer):
             return metrics
         batches = micro_batches(useful, o.per_device_train_batch_size)
         random.Random(self.seed + 7 * self.trained_iterations).shuffle(batches)
-        tensors = [collate(b, self.pad_id, self.device) for b in batches]
-        per_step = o.gradient_accumulation_steps or len(tensors)
-        steps = math.ceil(len(tensors) / per_step) * o.num_iterations
+        shards = shard_steps(len(batches), o.gradient_accumulation_steps or len(batches),
+                             self.rank, self.world)
+        tensors = {i: collate(batches[i], self.pad_id, self.device)
+                   for shard in shards for i in shard.batches}
+        for shard in shards:  # zero-weight stand-in for a rank with no micro-batch in a step
+            if not shard.batches:
+                tensors.setdefault(shard.first, collate(batches[shard.first], self.pad_id,
+                                                        self.device))
+        tokens = [sum(float(sum(r.env_mask)) for i in shard.step for r in batches[i])
+                  for shard in shards]
+        steps = len(shards) * o.num_iterations
         if steps > 1:  # later steps see an updated policy: keep the sampling policy's log-probs
-            for t in tensors:
+            for t in tensors.values():
                 t["old_per_token_logps"] = self._logps(t, reference=False)
         if o.beta > 0:
-            for t in tensors:
+            for t in tensors.values():
                 t["ref_per_token_logps"] = self._logps(t, reference=True)
-        losses, norms = self._optimize(tensors, per_step)
+        losses, norms = self._optimize(shards, tensors, tokens)
         self.model.eval()
         if self._sync is not None:
             self._push_weights()
@@ -239,45 +289,76 @@ class GRPOTraining(Trainer):
         metrics["seconds"] = time.perf_counter() - started
         return metrics
 
-    def _optimize(self, tensors: list[dict[str, Any]], per_step: int
-                  ) -> tuple[list[float], list[float]]:
+    def _optimize(self, shards: list[StepShard], tensors: dict[int, dict[str, Any]],
+                  tokens: list[float]) -> tuple[list[float], list[float]]:
+        """Optimizer steps over this rank's shards. Each micro-batch's loss is TRL's with the
+        whole step's normaliser (``current_gradient_accumulation_steps`` and the trained tokens of
+        every rank), scaled so that the ranks' averaged gradients equal one process's summed
+        ones; a rank short of micro-batches runs one with zero weight so every rank runs as many
+        passes (DDP and DeepSpeed reduce gradients on each rank's last pass)."""
         torch = self._torch
-        trainer, model = self.trainer, self.model
+        trainer, model, accelerator = self.trainer, self.train_model, self.accelerator
         steps_per_generation = trainer.args.steps_per_generation or 1
+        # TRL's token-normalised losses already divide by the process count; the others do not.
+        scale = 1.0 if self.options.loss_type == "dapo" else float(self.world)
         losses: list[float] = []
         norms: list[float] = []
         model.train()
         for _ in range(self.options.num_iterations):
-            for start in range(0, len(tensors), per_step):
-                group = tensors[start:start + per_step]
-                trainer.current_gradient_accumulation_steps = len(group)
-                tokens = sum(float((t["completion_mask"] * t["tool_mask"]).sum()) for t in group)
+            for shard, step_tokens in zip(shards, tokens):
+                trainer.current_gradient_accumulation_steps = shard.step_size
+                passes = [(tensors[i], scale) for i in shard.batches]
+                filler = tensors[shard.batches[0] if shard.batches else shard.first]
+                passes += [(filler, 0.0)] * shard.padding
                 step_loss = 0.0
-                for t in group:
+                for k, (t, weight) in enumerate(passes):
+                    last = k == len(passes) - 1
                     inputs = dict(t)
                     inputs["num_items_in_batch"] = torch.tensor(
-                        tokens * steps_per_generation / len(group), device=self.device)
-                    with trainer.compute_loss_context_manager():
-                        loss = trainer.compute_loss(model, inputs)
-                    trainer.accelerator.backward(loss)
-                    step_loss += float(loss.detach())
-                norm = torch.nn.utils.clip_grad_norm_(self.params, self.options.max_grad_norm)
+                        step_tokens * steps_per_generation / shard.step_size, device=self.device)
+                    # DeepSpeed reads the accumulation boundary from accelerate's sync flag;
+                    # DDP and FSDP skip the all-reduce inside no_sync.
+                    accelerator.gradient_state._set_sync_gradients(last)
+                    with contextlib.ExitStack() as stack:
+                        if not last:
+                            stack.enter_context(accelerator.no_sync(model))
+                        with trainer.compute_loss_context_manager():
+                            loss = trainer.compute_loss(model, inputs) * weight
+                        accelerator.backward(loss)
+                    step_loss += float(loss.detach()) / self.world  # each pass counts world-fold
+                accelerator.gradient_state._set_sync_gradients(True)
+                norm = self._clip()
                 self.optimizer.step()
                 self.optimizer.zero_grad(set_to_none=True)
                 self.optimizer_steps += 1
-                losses.append(step_loss)
-                norms.append(float(norm))
+                losses.append(self._sum_over_ranks(step_loss))
+                norms.append(norm)
         return losses, norms
 
+    def _clip(self) -> float:
+        norm = self.accelerator.clip_grad_norm_(self.params, self.options.max_grad_norm)
+        return float(norm) if norm is not None else float("nan")
+
+    def _sum_over_ranks(self, value: float) -> float:
+        if self.world == 1:
+            return value
+        tensor = self._torch.tensor([value], dtype=self._torch.float64, device=self.device)
+        return float(self.accelerator.reduce(tensor, reduction="sum")[0])
+
     def _push_weights(self) -> None:
-        """Send the updated weights to a backend that holds its own copy (vLLM)."""
+        """Send the updated weights to a backend that holds its own copy (vLLM). Under a sharded
+        launch every rank takes part in gathering them; rank 0 sends."""
         model = self.model
-        merged = hasattr(model, "merge_adapter") and not self._merged
+        merged = hasattr(model, "merge_adapter") and not self._merged and not self.sharded
         if merged:
             model.merge_adapter()
         try:
+            state = (self.accelerator.get_state_dict(self.train_model) if self.sharded
+                     else model.state_dict())
+            if self.rank != 0:
+                return
             named = []
-            for name, tensor in model.state_dict().items():
+            for name, tensor in state.items():
                 if "lora_" in name or "modules_to_save" in name:
                     continue
                 name = name.removeprefix("base_model.model.").replace(".base_layer", "")
@@ -290,27 +371,46 @@ class GRPOTraining(Trainer):
     # -- checkpoints ------------------------------------------------------------------------------
 
     def save(self, directory: Path) -> None:
-        """Model weights (or the LoRA adapter), optimizer state and counters under ``directory``."""
+        """Model weights (or the LoRA adapter), optimizer state and counters under ``directory``
+        (rank 0 writes; under a sharded launch every rank writes its shard through accelerate)."""
+        self.commands.send(Command("save", (directory,)))
+        self._save_here(directory)
+
+    def _save_here(self, directory: Path) -> None:
         from safetensors.torch import save_model
 
-        directory.mkdir(parents=True, exist_ok=True)
-        torch = self._torch
-        if hasattr(self.model, "peft_config"):
-            self.model.save_pretrained(str(directory / "adapter"))
-        else:
-            save_model(self.model, str(directory / "model.safetensors"))
-            self.model.config.save_pretrained(str(directory))
-        torch.save(self.optimizer.state_dict(), directory / "optimizer.pt")
-        (directory / "trainer_state.json").write_text(json.dumps({
-            "trained_iterations": self.trained_iterations,
-            "optimizer_steps": self.optimizer_steps}))
+        if self.sharded:
+            self.accelerator.save_state(str(directory / "accelerate"))
+        elif self.rank == 0:
+            directory.mkdir(parents=True, exist_ok=True)
+            if hasattr(self.model, "peft_config"):
+                self.model.save_pretrained(str(directory / "adapter"))
+            else:
+                save_model(self.model, str(directory / "model.safetensors"))
+                self.model.config.save_pretrained(str(directory))
+            self._torch.save(self.optimizer.state_dict(), directory / "optimizer.pt")
+        if self.rank == 0:
+            directory.mkdir(parents=True, exist_ok=True)
+            (directory / "trainer_state.json").write_text(json.dumps({
+                "trained_iterations": self.trained_iterations,
+                "optimizer_steps": self.optimizer_steps, "world_size": self.world}))
+        if self.world > 1:
+            self.accelerator.wait_for_everyone()  # the checkpoint is whole before the loop goes on
 
     def load(self, directory: Path) -> None:
-        """Restore what :meth:`save` wrote, into the same module the backend generates with."""
+        """Restore what :meth:`save` wrote, into the same module the backend generates with. A
+        checkpoint taken with N processes resumes under any number of processes (the weights and
+        the optimizer state are whole; a sharded launch's checkpoint needs the same launch)."""
+        self.commands.send(Command("load", (directory,)))
+        self._load_here(directory)
+
+    def _load_here(self, directory: Path) -> None:
         from safetensors.torch import load_file, load_model
 
         torch = self._torch
-        if hasattr(self.model, "peft_config"):
+        if self.sharded:
+            self.accelerator.load_state(str(directory / "accelerate"))
+        elif hasattr(self.model, "peft_config"):
             from peft import set_peft_model_state_dict
 
             self._unmerge_adapter()
@@ -321,8 +421,10 @@ class GRPOTraining(Trainer):
                 raise ConfigError(f"{directory}: adapter does not fit this model ({unexpected[:3]})")
         else:
             load_model(self.model, str(directory / "model.safetensors"), strict=True)
-        state = torch.load(directory / "optimizer.pt", map_location=self.device, weights_only=True)
-        self.optimizer.load_state_dict(state)
+        if not self.sharded:
+            state = torch.load(directory / "optimizer.pt", map_location=self.device,
+                               weights_only=True)
+            self.optimizer.load_state_dict(state)
         counters = json.loads((directory / "trainer_state.json").read_text())
         self.trained_iterations = int(counters["trained_iterations"])
         self.optimizer_steps = int(counters["optimizer_steps"])
@@ -331,7 +433,27 @@ class GRPOTraining(Trainer):
             self._push_weights()
 
     def close(self) -> None:
+        """On rank 0, release the followers (their ``follow`` returns); then drop the trainer."""
+        if self.rank == 0 and self.trainer is not None:
+            self.commands.send(Command("stop"))
         self.trainer = None  # type: ignore[assignment]
+
+
+def _shards_parameters(accelerator: Any) -> bool:
+    """True when the launch splits parameters over ranks (ZeRO-3, FSDP full/hybrid sharding), so
+    no single rank holds a whole module to generate with."""
+    from accelerate.utils import DistributedType
+
+    kind = accelerator.distributed_type
+    if kind == DistributedType.DEEPSPEED:
+        plugin = accelerator.state.deepspeed_plugin
+        return int(getattr(plugin, "zero_stage", 0) or 0) >= 3
+    if kind == DistributedType.FSDP:
+        plugin = accelerator.state.fsdp_plugin
+        strategy = str(getattr(plugin, "sharding_strategy", "") or getattr(
+            plugin, "reshard_after_forward", ""))
+        return "NO_SHARD" not in strategy
+    return False
 
 
 def build_grpo(options: GRPOOptions, context: Any) -> GRPOTraining:

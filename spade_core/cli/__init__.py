@@ -4,8 +4,9 @@ them, with the commands plugins register through the ``register_commands`` hook
 
 Command modules must stay light at import time (``spade --help`` imports all of them): heavy
 libraries are imported inside their ``run`` functions. Plugins are loaded only when the typed
-command may be theirs (no command, ``--help``, ``bench``, or a word that is no core command), so a
-core command such as ``spade run`` parses its arguments without loading any plugin.
+command may be theirs (no command, ``--help``, a group such as ``bench`` or ``envs`` without a core
+member after it, or a word that is no core command), so a core command such as ``spade run`` or
+``spade envs import`` parses its arguments without loading any plugin.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from spade_core import __version__
@@ -26,7 +28,9 @@ if TYPE_CHECKING:
     from spade_core.plugins import LoadedPlugins
 
 #: Core commands -> their module, which has ``add_parser(subparsers)``; the parser's ``func`` runs
-#: the command. ``bench`` is separate: it is a group plugins add benchmarks to.
+#: the command. ``bench`` is separate: it is a group plugins add benchmarks to. ``envs`` is a core
+#: command and a group: its module's ``add_parser(subparsers, members, typed)`` adds the plugins'
+#: members (``envs export``) next to its own (``envs import``).
 CORE_COMMANDS: dict[str, str] = {
     "run": "spade_core.cli.run_cmd",
     "config": "spade_core.cli.config_cmd",
@@ -37,14 +41,28 @@ CORE_COMMANDS: dict[str, str] = {
     "seeds": "spade_core.cli.seeds_cmd",
 }
 #: Core commands that plugins can add members to (``register(..., group="bench")``).
-GROUPS: tuple[str, ...] = ("bench",)
+GROUPS: tuple[str, ...] = ("bench", "envs")
 
 
 def reserved_names() -> dict[str | None, set[str]]:
     """The names the core uses: its top-level commands, and the core members of each group."""
     from spade_core.cli.bench_cmd import CORE_BENCHMARKS
+    from spade_core.cli.envs_cmd import CORE_MEMBERS
 
-    return {None: {*CORE_COMMANDS, *GROUPS}, "bench": {c.name for c in CORE_BENCHMARKS}}
+    return {None: {*CORE_COMMANDS, *GROUPS}, "bench": {c.name for c in CORE_BENCHMARKS},
+            "envs": set(CORE_MEMBERS)}
+
+
+def _needs_plugins(typed: tuple[str, ...]) -> bool:
+    """Whether the typed command may be a plugin's: not for a core command, nor for a core member
+    of a group (``envs import``); yes for a group alone (its help lists the plugins' members)."""
+    from spade_core.cli.envs_cmd import CORE_MEMBERS
+
+    if not typed or typed[0] not in CORE_COMMANDS:
+        return True
+    if typed[0] == "envs":
+        return len(typed) == 1 or typed[1] not in CORE_MEMBERS
+    return False
 
 
 def load_commands(plugins: "LoadedPlugins | None" = None) -> CommandSet:
@@ -58,7 +76,7 @@ def load_commands(plugins: "LoadedPlugins | None" = None) -> CommandSet:
 def _build(argv: Sequence[str], plugins: "LoadedPlugins | None"
            ) -> tuple[argparse.ArgumentParser, CommandSet | None]:
     """The parser for ``argv``: every command, with arguments set up only for the typed one."""
-    from spade_core.cli import bench_cmd
+    from spade_core.cli import bench_cmd, envs_cmd
 
     typed = typed_path(argv, GROUPS)
     parser = argparse.ArgumentParser(
@@ -69,11 +87,18 @@ def _build(argv: Sequence[str], plugins: "LoadedPlugins | None"
     parser.add_argument("--debug", action="store_true",
                         help="show a traceback for errors instead of a one-paragraph message")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in CORE_COMMANDS.values():
-        importlib.import_module(module).add_parser(sub)
-    commands = None if typed and typed[0] in CORE_COMMANDS else load_commands(plugins)
-    member = typed[1] if len(typed) > 1 and typed[0] == bench_cmd.GROUP else None
-    bench_cmd.add_parser(sub, commands.members(bench_cmd.GROUP) if commands else (), member)
+    commands = load_commands(plugins) if _needs_plugins(typed) else None
+
+    def add_group(group: ModuleType) -> None:
+        member = typed[1] if len(typed) > 1 and typed[0] == group.GROUP else None
+        group.add_parser(sub, commands.members(group.GROUP) if commands else (), member)
+
+    for name, module in CORE_COMMANDS.items():
+        if name == envs_cmd.GROUP:
+            add_group(envs_cmd)
+        else:
+            importlib.import_module(module).add_parser(sub)
+    add_group(bench_cmd)
     if commands is not None:
         why = commands.unavailable.get(" ".join(typed))
         if why:

@@ -14,13 +14,29 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from spade_core.commands import Command, add_parsers
 from spade_core.program_files import CODE_FIELDS, choose_family, read_programs
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("envs", help="manage environment programs (import a fixed pool)")
+#: ``envs`` is a group: plugins add members with ``register(name, ..., group="envs")`` (the
+#: ``exports`` plugin adds ``envs export``).
+GROUP = "envs"
+#: The core's own members (plugins cannot take these names).
+CORE_MEMBERS: tuple[str, ...] = ("import",)
+
+
+def add_parser(sub: argparse._SubParsersAction, members: Iterable[Command] = (),
+               typed: str | None = None) -> None:
+    """Add ``spade envs`` with the core's ``import`` and the plugins' ``members``; only the
+    ``typed`` member gets its arguments (``import`` always has them: they are cheap)."""
+    members = sorted(members, key=lambda c: c.name)
+    actions = ", ".join(sorted([*CORE_MEMBERS, *(c.name for c in members)]))
+    p = sub.add_parser("envs", help=f"manage environment programs ({actions})",
+                       description="Manage environment programs; 'spade envs ACTION --help' "
+                       f"lists an action's options. Available: {actions}.")
     esub = p.add_subparsers(dest="envs_command", metavar="ACTION", required=True)
     imp = esub.add_parser("import", help="validate programs and add them to a run's memory",
                           description=__doc__.split("\n\n", 1)[1] if __doc__ else None)
@@ -43,6 +59,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help="sandbox fork servers (default: the sandbox's own)")
     imp.add_argument("--json", action="store_true", help="one JSON object per line per program")
     imp.set_defaults(func=run_import)
+    add_parsers(esub, members, typed)
 
 
 def json_object_option(text: str, where: str) -> dict[str, Any]:

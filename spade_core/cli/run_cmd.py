@@ -72,8 +72,11 @@ def run(args: argparse.Namespace) -> int:
     preflight(resolved, loaded)  # model, corpus, extras, settings: before anything heavy starts
     from spade_core.selfplay.runner import run as run_selfplay
 
+    from spade_core.distributed import launch_info
+
     run_dir = run_selfplay(resolved, loaded, resume=resume)
-    _suggest_report(loaded, run_dir)
+    if launch_info().main:
+        _suggest_report(loaded, run_dir)
     return 0
 
 

@@ -37,5 +37,14 @@ class Trainer(ABC):
     def load(self, directory: Path) -> None:
         """Restore what :meth:`save` wrote. The default expects nothing."""
 
+    #: True when :meth:`follow` is implemented: the trainer can run under a multi-process launch.
+    supports_followers: bool = False
+
+    def follow(self) -> None:
+        """On a rank other than 0 of a multi-process launch: carry out the main process's
+        ``train``, ``save`` and ``load`` calls (on this rank's shard of the samples) until the main
+        process closes the trainer. Only trainers with ``supports_followers`` implement it."""
+        raise NotImplementedError(f"{type(self).__name__} cannot run under a multi-process launch")
+
     def close(self) -> None:
         """Release resources; the default has none."""

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from spade_core.components import BuildContext
 from spade_core.config.load import ResolvedConfig
+from spade_core.distributed import LaunchInfo, launch_info
 from spade_core.errors import ConfigError, SpadeError
 from spade_core.plugins import LoadedPlugins
 from spade_core.records import EnvStatus
@@ -54,24 +55,32 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
-                     opened: list[Any], backend: Any = None) -> Components:
-    """Build every selected component; each is appended to ``opened`` so it can be closed.
-    ``backend``, when given, replaces the configured generation backend (benchmarks)."""
-    built: dict[str, Any] = {}
-
-    def context() -> BuildContext:
-        return BuildContext(run_dir=run_dir, seed=seed, components=dict(built),
-                            model=resolved.config.model.path,
-                            success_threshold=resolved.config.loop.success_threshold)
+def _builder(resolved: ResolvedConfig, run_dir: Path | None, seed: int, opened: list[Any],
+             built: dict[str, Any], launch: LaunchInfo) -> Callable[[str], Any]:
+    """A function that builds one config section's component, with the components built so far
+    in its context, and records it in ``opened`` (to close) and ``built`` (by kind)."""
 
     def build(section: str) -> Any:
         rc = resolved.components[section]
-        instance = rc.component.build(rc.options, context())
+        context = BuildContext(run_dir=run_dir, seed=seed, components=dict(built),
+                               model=resolved.config.model.path,
+                               success_threshold=resolved.config.loop.success_threshold,
+                               rank=launch.rank, world_size=launch.world_size)
+        instance = rc.component.build(rc.options, context)
         built[rc.component.kind] = instance
         opened.append(instance)
         return instance
 
+    return build
+
+
+def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
+                     opened: list[Any], backend: Any = None,
+                     launch: LaunchInfo = LaunchInfo()) -> Components:
+    """Build every selected component; each is appended to ``opened`` so it can be closed.
+    ``backend``, when given, replaces the configured generation backend (benchmarks)."""
+    built: dict[str, Any] = {}
+    build = _builder(resolved, run_dir, seed, opened, built, launch)
     if backend is None:
         backend = build("backend")
     else:
@@ -81,11 +90,38 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
     corpus = build("corpus")
     designer = build("designer")
     estimator = build("estimator")
-    families = [rc.component.build(rc.options, context()) for rc in resolved.families]
+    families = [rc.component.build(rc.options, BuildContext(
+        run_dir=run_dir, seed=seed, components=dict(built), model=resolved.config.model.path,
+        success_threshold=resolved.config.loop.success_threshold)) for rc in resolved.families]
     trainer = build("trainer")
+    _require_followers(resolved, trainer, launch)
     return Components(corpus=corpus, designer=designer, families=families, sandbox=sandbox,
                       estimator=estimator, memory=memory, backend=backend, trainer=trainer,
                       validation=ValidationOptions.from_config(resolved.config))
+
+
+def _require_followers(resolved: ResolvedConfig, trainer: Any, launch: LaunchInfo) -> None:
+    if launch.distributed and not getattr(trainer, "supports_followers", False):
+        name = resolved.components["trainer"].component.name
+        raise ConfigError(
+            f"{resolved.source}: trainer {name!r} cannot run under a multi-process launch "
+            f"({launch.world_size} processes); launch one process (plain `spade run`) or select "
+            "trainer: grpo")
+
+
+def follow(resolved: ResolvedConfig, launch: LaunchInfo, report: Reporter = _stderr) -> None:
+    """A follower rank's whole run: build the generation backend and the trainer only, then carry
+    out the main process's training calls until it closes the trainer (see
+    ``spade_core.distributed``). Writes nothing to the run directory."""
+    opened: list[Any] = []
+    try:
+        build = _builder(resolved, None, resolved.config.run.seed, opened, {}, launch)
+        build("backend")
+        trainer = build("trainer")
+        _require_followers(resolved, trainer, launch)
+        trainer.follow()
+    finally:
+        _close_all(opened, report)
 
 
 def _close_all(opened: list[Any], report: Reporter) -> None:
@@ -144,6 +180,10 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
     """Run the configured number of iterations; returns the run directory. With ``resume`` (a run
     directory), continue that run from its latest checkpoint instead of starting a new one."""
     config = resolved.config
+    launch = launch_info()
+    if not launch.main:  # a follower of a multi-process launch: train only, write nothing
+        follow(resolved, launch, report)
+        return resolved.run_dir() if resume is None else Path(resume)
     run_dir = _prepare_run_dir(resolved, resume)
     artifacts = RunArtifacts(run_dir)
     checkpoint = None
@@ -169,7 +209,9 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
     try:
         report(f"spade: run directory {run_dir}"
                + (f" (resuming at iteration {start} from {checkpoint.name})" if checkpoint else ""))
-        components = build_components(resolved, run_dir, config.run.seed, opened)
+        if launch.distributed:
+            report(f"spade: main process of {launch.world_size}; the others train their shard")
+        components = build_components(resolved, run_dir, config.run.seed, opened, launch=launch)
         suite_context = BuildContext(
             run_dir=run_dir, seed=config.run.seed, model=config.model.path,
             success_threshold=config.loop.success_threshold,
