@@ -97,3 +97,70 @@ def test_two_processes_resume_from_their_checkpoint_like_one(runs):
     single, double = runs
     first = _adapter(single / "first")
     _assert_same_update(_adapter(single / "second"), _adapter(double / "second"), before=first)
+
+
+@pytest.mark.slow
+def test_spade_run_runs_and_resumes_under_the_launcher(tmp_path):
+    """The quickstart, one small iteration under two processes, then resumed for a second: rank 0
+    writes the run, the follower trains its shard, the checkpoint records both processes."""
+    import json
+
+    run_dir = tmp_path / "run"
+    small = ["--set", "loop.envs_per_iteration=1", "--set", "loop.max_attempts=1",
+             "--set", "memory.options.mastery_rollouts=3",
+             "--set", "memory.options.too_hard_rollouts=3"]
+    _run([*_accelerate(), "-m", "spade_core.cli", "run", "configs/quickstart.yaml",
+          "--set", "run.iterations=1", "--set", f"run.dir={run_dir}", *small])
+    state = json.loads((run_dir / "checkpoints" / "iter-000001" / "trainer" /
+                        "trainer_state.json").read_text())
+    assert state["world_size"] == 2 and state["trained_iterations"] == 1
+    _run([*_accelerate(), "-m", "spade_core.cli", "run", "--resume", str(run_dir),
+          "--set", "run.iterations=2"])
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["iterations_completed"] == 2
+    assert summary["resumed_from"] == 1
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["iteration"] for line in lines] == [0, 1]
+
+
+ACCELERATE_CONFIGS = sorted((ROOT / "configs" / "accelerate").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", ACCELERATE_CONFIGS, ids=lambda p: p.name)
+def test_shipped_accelerate_configs_pass_the_launchers_own_validation(path):
+    """Each file is what `accelerate launch --config_file` accepts, selects the distributed mode its
+    name says, and says how it is launched and whether it has been run."""
+    from accelerate.commands.launch import _validate_launch_command, launch_command_parser
+
+    args = launch_command_parser().parse_args(
+        ["--config_file", str(path), "-m", "spade_core.cli", "run", "config.yaml"])
+    args, _, _ = _validate_launch_command(args)
+    mode = {"ddp": args.multi_gpu, "multinode": args.multi_gpu and args.num_machines > 1,
+            "deepspeed": args.use_deepspeed, "fsdp": args.use_fsdp}
+    assert mode[path.stem.split("-")[0]], path.name
+    text = path.read_text()
+    assert f"--config_file configs/accelerate/{path.name}" in text and "# Run on:" in text
+    if args.use_deepspeed:
+        stage = int(path.stem[-1])
+        assert f"zero_stage: {stage}" in text
+
+
+def test_sharding_launches_require_a_vllm_backend():
+    """ZeRO-3 and FSDP leave no whole module on rank 0 to generate with (checked before training)."""
+    from types import SimpleNamespace
+
+    from accelerate.utils import DistributedType
+
+    from plugins.trainers.grpo import _shards_parameters
+
+    def acc(kind, **plugins):
+        return SimpleNamespace(distributed_type=kind, state=SimpleNamespace(**plugins))
+
+    ds = lambda stage: SimpleNamespace(zero_stage=stage)  # noqa: E731
+    assert _shards_parameters(acc(DistributedType.DEEPSPEED, deepspeed_plugin=ds(3)))
+    assert not _shards_parameters(acc(DistributedType.DEEPSPEED, deepspeed_plugin=ds(2)))
+    assert not _shards_parameters(acc(DistributedType.MULTI_GPU))
+    fsdp = SimpleNamespace(sharding_strategy="ShardingStrategy.FULL_SHARD")
+    assert _shards_parameters(acc(DistributedType.FSDP, fsdp_plugin=fsdp))
+    no_shard = SimpleNamespace(sharding_strategy="ShardingStrategy.NO_SHARD")
+    assert not _shards_parameters(acc(DistributedType.FSDP, fsdp_plugin=no_shard))
