@@ -14,20 +14,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def samples() -> list:
-    """Six samples of both roles with non-zero advantages (four agent plays in two groups, two
-    designer outputs): with micro-batches of one, every optimizer step spans several ranks."""
+    """Seven samples of both roles with non-zero advantages (five agent plays in two groups, two
+    designer outputs): in micro-batches of two (sizes 2, 2, 1 and 2), steps of three micro-batches
+    span both ranks with shards of unequal size, and one rank pads."""
     from spade_core.interfaces import TrainingSample
 
     out = []
-    for group in ("e1", "e2"):
-        for k in range(2):
+    for group, plays in (("e1", 2), ("e2", 3)):
+        for k in range(plays):
             out.append(TrainingSample("agent", [
                 {"role": "system", "content": "You play a game."},
                 {"role": "user", "content": f"Question {group}: what is 6 times 7?"},
                 {"role": "assistant", "content": f"\\boxed{{{41 + k}}}"},
                 {"role": "user", "content": "once more"},
                 {"role": "assistant", "content": f"The answer is {40 + 2 * k}."}],
-                float(k), group=group))
+                float(k % 2), group=group))
     for text, reward in (("QUESTION: 6*7?\nANSWER: 42", 1.0), ("no idea", -0.5)):
         out.append(TrainingSample("designer", [
             {"role": "system", "content": "You are an environment designer."},
@@ -53,7 +54,7 @@ def main() -> int:
 
     backend = TransformersBackend(resolve_model("bundled:smollm2-135m").path, device="cpu")
     options = GRPOOptions(learning_rate=1e-4, lora={"r": 4, "alpha": 8},
-                          per_device_train_batch_size=1, gradient_accumulation_steps=3,
+                          per_device_train_batch_size=2, gradient_accumulation_steps=3,
                           designer_delay_iterations=0, loss_type=args.loss_type, max_tokens=256)
     trainer = GRPOTraining(options, backend, None, 0, None)
     try:

@@ -87,7 +87,7 @@ def test_two_processes_make_the_one_process_update(runs):
     _assert_same_update(_adapter(single / "first"), _adapter(double / "first"))
     m1 = eval((single / "first.metrics").read_text())  # noqa: S307 - our own repr of floats
     m2 = eval((double / "first.metrics").read_text())  # noqa: S307
-    assert m1["optimizer_steps"] == m2["optimizer_steps"] == 2.0
+    assert m1["optimizer_steps"] == m2["optimizer_steps"] == 2.0  # 4 micro-batches, steps of 3
     assert m2["loss"] == pytest.approx(m1["loss"], rel=1e-4)
     assert m2["grad_norm"] == pytest.approx(m1["grad_norm"], rel=1e-4)
 

@@ -73,9 +73,34 @@ def bench_generation(
     return results
 
 
+def build_backend(name: str, model: str, options: Sequence[str]) -> Any:
+    """A registered generation backend (``transformers``, ``vllm``, ``vllm-server``, ...) built
+    through the plugin registry with ``KEY=VALUE`` options (values parsed as YAML), so the bench
+    measures exactly what a run would use."""
+    from spade_core.components import BuildContext
+    from spade_core.config.yaml_safe import load_yaml_text
+    from spade_core.errors import UsageError
+    from spade_core.plugins import load_plugins
+
+    parsed: dict[str, Any] = {}
+    for item in options:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"bench generation --option {item!r}: expected KEY=VALUE")
+        parsed[key.strip()] = load_yaml_text(value.encode(), f"--option {key.strip()}")
+    registry = load_plugins().registry
+    return registry.build("generation_backend", name, parsed, "--backend",
+                          BuildContext(model=model))
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``spade bench generation``."""
     parser.add_argument("--model", default="bundled:smollm2-135m")
+    parser.add_argument("--backend", default="transformers",
+                        help="a registered generation backend, e.g. transformers, vllm, "
+                             "vllm-server")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a backend option, e.g. --option enforce_eager=true (repeatable)")
     parser.add_argument("--batch-sizes", default="1,8", help="comma-separated, e.g. 1,4,8")
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -90,16 +115,25 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark with parsed options and print the results."""
     sizes = [int(x) for x in args.batch_sizes.split(",") if x.strip()]
-    results = bench_generation(model=args.model, batch_sizes=sizes,
-                               max_new_tokens=args.max_new_tokens)
+    backend_name = getattr(args, "backend", "transformers")
+    options = list(getattr(args, "option", []))
+    if backend_name == "transformers" and not any(o.startswith("batch_size=") for o in options):
+        options.append(f"batch_size={max(sizes)}")
+    backend = build_backend(backend_name, args.model, options)
+    try:
+        results = bench_generation(backend, model=args.model, batch_sizes=sizes,
+                                   max_new_tokens=args.max_new_tokens)
+    finally:
+        backend.close()
     machine = {"machine": platform.machine(), "cpus": os.cpu_count(),
                "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
                # other work on the machine skews the figures; record how busy it was
                "load_average_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None}
     if args.json:
-        print(json.dumps({"model": args.model, **machine, "results": [asdict(r) for r in results]}))
+        print(json.dumps({"model": args.model, "backend": backend_name, **machine,
+                          "results": [asdict(r) for r in results]}))
     else:
-        print(f"model {args.model}; {machine}")
+        print(f"model {args.model}, backend {backend_name}; {machine}")
         print(f"{'batch':>5} {'requests':>8} {'tokens':>7} {'seconds':>8} {'tokens/s':>9}")
         for r in results:
             print(f"{r.batch_size:>5} {r.requests:>8} {r.completion_tokens:>7} {r.seconds:>8.2f} "

@@ -278,7 +278,9 @@ class GRPOTraining(Trainer):
         losses, norms = self._optimize(shards, tensors, tokens)
         self.model.eval()
         if self._sync is not None:
+            pushed = time.perf_counter()
             self._push_weights()
+            metrics["push_seconds"] = time.perf_counter() - pushed
         metrics.update(loss=sum(losses) / len(losses), grad_norm=sum(norms) / len(norms),
                        optimizer_steps=float(len(losses)),
                        mean_abs_advantage=sum(abs(r.advantage) for r in useful) / len(useful))
@@ -322,7 +324,7 @@ class GRPOTraining(Trainer):
                     with contextlib.ExitStack() as stack:
                         if not last:
                             stack.enter_context(accelerator.no_sync(model))
-                        with trainer.compute_loss_context_manager():
+                        with trainer.compute_loss_context_manager(), self._local_metrics():
                             loss = trainer.compute_loss(model, inputs) * weight
                         accelerator.backward(loss)
                     step_loss += float(loss.detach()) / self.world  # each pass counts world-fold
@@ -334,6 +336,22 @@ class GRPOTraining(Trainer):
                 losses.append(self._sum_over_ranks(step_loss))
                 norms.append(norm)
         return losses, norms
+
+    @contextlib.contextmanager
+    def _local_metrics(self) -> Any:
+        """TRL's ``compute_loss`` gathers per-sequence metrics (clip ratios) from every rank, which
+        needs micro-batches of one size everywhere; a step's shards can differ in size, so under
+        several processes those gathers stay local (rank 0 reports its own). Gradients are
+        reduced by the prepared model, not by these gathers."""
+        if self.world == 1:
+            yield
+            return
+        trainer = self.trainer
+        trainer.accelerator = _LocalGather(self.accelerator)
+        try:
+            yield
+        finally:
+            trainer.accelerator = self.accelerator
 
     def _clip(self) -> float:
         norm = self.accelerator.clip_grad_norm_(self.params, self.options.max_grad_norm)
@@ -437,6 +455,22 @@ class GRPOTraining(Trainer):
         if self.rank == 0 and self.trainer is not None:
             self.commands.send(Command("stop"))
         self.trainer = None  # type: ignore[assignment]
+
+
+class _LocalGather:
+    """The trainer's accelerator, except that ``gather`` returns this rank's tensor."""
+
+    def __init__(self, accelerator: Any) -> None:
+        self._accelerator = accelerator
+
+    def gather(self, tensor: Any) -> Any:
+        return tensor
+
+    def gather_for_metrics(self, tensor: Any, *args: Any, **kwargs: Any) -> Any:
+        return tensor
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._accelerator, name)
 
 
 def _shards_parameters(accelerator: Any) -> bool:
