@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[dev,ray,openai,math,lora,tensorboard,reasoning-gym]'
+	$(PY) -m pip install --quiet -e '.[dev,ray,openai,math,lora,tensorboard,reasoning-gym,verifiers,openenv]'
 	# BFCL's data and checker for `spade eval --suite bfcl`; its pins would downgrade numpy/faiss.
 	$(PY) -m pip install --quiet --no-deps bfcl-eval==2026.3.23
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \

@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 
 #: The Python API (``spade_core/api.py``, docs/api.md), imported on first use so that
 #: ``import spade_core`` stays light.
-_API = ("check", "evaluate", "load_config", "load_plugins", "run")
+_API = ("check", "evaluate", "load_config", "load_plugins", "open_env", "run")
 __all__ = ["__version__", *_API]
 
 

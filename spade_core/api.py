@@ -5,10 +5,8 @@ Re-exported lazily by ``spade_core`` (``from spade_core import run, load_config`
 ``import spade_core`` stays light; nothing heavy is imported before a run builds its components.
 Documented in ``docs/api.md``.
 
-The API has hooks of its own (:class:`ApiHooks`, pluggy project :data:`API_PROJECT`), which
-plugins implement next to their ``spade`` hooks with :data:`api_hookimpl`: the core names no
-plugin module, it asks the loaded plugins (``spade_gym_env`` builds the env of :func:`open_env`;
-the built-in ``exports`` plugin implements it).
+The core names no plugin module: :func:`open_env` asks the loaded plugins for the env through
+the ``spade_gym_env`` hook (the built-in ``exports`` plugin implements it).
 """
 
 from __future__ import annotations
@@ -19,7 +17,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pluggy
 
 if TYPE_CHECKING:
     import gymnasium
@@ -28,32 +25,6 @@ if TYPE_CHECKING:
     from spade_core.interfaces.family import EnvFamily
     from spade_core.interfaces.sandbox import SandboxSession
     from spade_core.plugins import LoadedPlugins
-
-#: The pluggy project of the API's hooks (separate from ``spade``'s, so that a plugin implementing
-#: them loads with any core).
-API_PROJECT = "spade_api"
-api_hookspec = pluggy.HookspecMarker(API_PROJECT)
-#: Marks a plugin module's implementation of an API hook (``@api_hookimpl def spade_gym_env``).
-api_hookimpl = pluggy.HookimplMarker(API_PROJECT)
-
-
-class ApiHooks:
-    """Hooks of the Python API, called on the loaded plugins (those ``SPADE_PLUGINS`` allows)."""
-
-    @api_hookspec(firstresult=True)
-    def spade_gym_env(self, open_session: "Callable[[], SandboxSession]",
-                      on_close: Callable[[], None],
-                      options: dict[str, Any]) -> "gymnasium.Env | None":
-        """A ``gymnasium.Env`` over sandbox sessions, for :func:`open_env`.
-
-        :param open_session: opens a fresh session of the program in its sandbox (the env calls
-            it on its first ``reset``); the program's code runs only there.
-        :param on_close: to call once when the env is closed (stops the env's own sandbox).
-        :param options: keyword arguments of the env (``max_observation_chars``, ``render_mode``,
-            ...), passed on from :func:`open_env`.
-        :return: the env, or ``None`` to leave it to another plugin.
-        """
-
 
 def load_plugins() -> "LoadedPlugins":
     """Every installed plugin that ``SPADE_PLUGINS`` allows, with its components."""
@@ -207,11 +178,11 @@ def open_env(program: str | Path, family: str | None = None, *, sandbox: str = "
                 if chosen is not None:
                     chosen.close()
 
-        env = _api_hooks(loaded).spade_gym_env(
+        env = loaded.manager.hook.spade_gym_env(
             open_session=lambda: opened.open(source, family=chosen), on_close=close,
             options=dict(env_options))
         if env is None:
-            raise PluginError("open_env() needs a plugin implementing the API hook spade_gym_env "
+            raise PluginError("open_env() needs a plugin implementing the hook spade_gym_env "
                               "(the built-in plugin 'exports' does; is it left out by "
                               "SPADE_PLUGINS?)")
         handed_over = True  # the env closes the sandbox and the family now
@@ -289,25 +260,9 @@ def _check_program(box: Any, source: str, family: "EnvFamily | None", label: str
             "check=False opens it anyway")))
 
 
-def _api_hooks(loaded: "LoadedPlugins") -> Any:
-    """The API hooks (:class:`ApiHooks`) of the loaded plugins."""
-    from spade_core.errors import PluginError
-
-    manager = pluggy.PluginManager(API_PROJECT)
-    manager.add_hookspecs(ApiHooks)
-    for name, plugin in loaded.manager.list_name_plugin():
-        if plugin is None:
-            continue
-        try:
-            manager.register(plugin, name=name)
-        except pluggy.PluginValidationError as exc:
-            raise PluginError(f"plugin {name!r} implements an API hook wrongly: {exc}") from None
-    return manager.hook
-
-
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-__all__ = ["API_PROJECT", "ApiHooks", "api_hookimpl", "check", "evaluate", "load_config",
+__all__ = ["check", "evaluate", "load_config",
            "load_plugins", "open_env", "run"]

@@ -4,6 +4,7 @@ import, running a tiny loop with the fakes of tests/fake_selfplay.py."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import plugins.estimators as estimators_plugin
 import plugins.trainers.plugin as trainers_plugin
 from conftest import ROOT
 from fake_selfplay import FAKE_RUN_CONFIG, FakeSelfPlayPlugin, RecordingPlugin
-from spade_core.errors import ConfigError
+from spade_core.errors import ConfigError, SandboxError
 from spade_core.testing import load_test_plugins
 
 
@@ -146,6 +147,7 @@ def test_the_documented_examples_use_the_api_as_it_is():
     import re
 
     import spade_core
+    import spade_core.api
 
     blocks = documented_examples()
     assert len(blocks) >= 2
@@ -153,8 +155,13 @@ def test_the_documented_examples_use_the_api_as_it_is():
         for name in re.findall(r"from spade_core import ([\w, ]+)", block):
             for item in name.split(","):
                 assert item.strip() in spade_core.__all__, item
+        for name in re.findall(r"from spade_core\.api import ([\w, ]+)", block):
+            for item in name.split(","):
+                assert item.strip() in spade_core.api.__all__, item
     params = inspect.signature(spade_core.evaluate).parameters
     assert {"suites", "limit", "max_new_tokens", "plugins"} <= set(params)
+    params = inspect.signature(spade_core.api.open_env).parameters
+    assert {"family", "sandbox", "check", "plugins"} <= set(params)
 
 
 @pytest.mark.slow
@@ -173,3 +180,200 @@ def test_the_documented_examples_run(tmp_path, monkeypatch, capsys):
     assert namespace["run_dir"].resolve().is_relative_to(tmp_path.resolve())
     assert [s["suite"] for s in namespace["result"]["suites"]] == ["reasoning-gym"]
     assert "reasoning-gym" in capsys.readouterr().out
+
+
+# -- open_env: an environment program as a sandboxed gymnasium.Env (issue 17) ---------------------
+
+def _quickstart_program() -> str:
+    """The quickstart's kind of program: the reasoning family's level-1 skeleton, filled as the
+    skeleton designer fills it."""
+    from plugins.designer.skeleton import fill
+    from plugins.families.reasoning import CHOICE_EXAMPLES, CHOICE_SKELETON
+
+    return fill(CHOICE_SKELETON, CHOICE_EXAMPLES["logic"][1])
+
+
+@pytest.fixture(scope="module")
+def process_sandbox():
+    """The real ``process`` sandbox, for the rewards ``open_env`` must reproduce."""
+    from spade_core.plugins import load_plugins
+
+    registry = load_plugins().registry
+    if ("sandbox", "process") not in registry.components:
+        pytest.skip("no sandbox named 'process' is registered")
+    built = registry.build("sandbox", "process", {}, "sandbox")
+    yield built
+    built.close()
+
+
+def _sandbox_episode(sandbox, source, family, seed, actions):
+    """Observations and rewards the sandbox itself gives for ``actions`` after ``reset(seed)``."""
+    session = sandbox.open(source, family=family)
+    try:
+        first, _ = session.reset(seed)
+        steps = []
+        for action in actions:
+            result = session.step(action)
+            steps.append((result.observation, result.reward, result.terminated, result.truncated))
+            if result.terminated or result.truncated:
+                break
+        return first, steps
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("which", ["quickstart", "grid_escape"])
+def test_open_env_plays_with_the_sandbox_rewards(which, process_sandbox):
+    import gymnasium
+
+    from plugins.families.gym_registry import installed_families
+    from spade_core.api import open_env
+
+    family = installed_families()["reasoning"]
+    if which == "quickstart":
+        source = _quickstart_program()
+    else:
+        [program] = [p for p in family.seed_programs() if which in p.description]
+        source = program.source
+    seed = 3
+    session = process_sandbox.open(source, family=family)  # the solution, as validation plays it
+    try:
+        _, info = session.reset(seed)
+        actions = family.solution_actions(session.solution(), family.tools_from_info(info))
+    finally:
+        session.close()
+    with open_env(source) as env:  # the family is detected, as check-env detects it
+        assert isinstance(env, gymnasium.Env)
+        # The solution, and a wrong answer before it: the rewards differ by step and by episode.
+        for played in (actions, ["\\boxed{nonsense}", *actions]):
+            first, expected = _sandbox_episode(process_sandbox, source, family, seed, played)
+            observation, info = env.reset(seed=seed)
+            assert observation == first and info["seed"] == seed
+            got = []
+            for action in played:
+                observation, reward, terminated, truncated, _ = env.step(action)
+                got.append((observation, reward, terminated, truncated))
+                if terminated or truncated:
+                    break
+            assert got == expected, played
+            if played is actions:
+                assert got[-1][1] > 0 and got[-1][2], "the solution earns its reward"
+
+
+def test_open_env_reads_a_file_and_takes_a_family(tmp_path, process_sandbox):
+    from spade_core.api import open_env
+
+    path = ROOT / "plugins" / "families" / "seeds" / "reasoning" / "code_breaker.py"
+    # Self-contained: check-env judges it in the plain SPADE game format, where it never ends.
+    with pytest.raises(SandboxError, match=r"code_breaker\.py\) is not a valid environment program "
+                                           r"in the plain SPADE game format.*family=NAME"):
+        open_env(path)
+    with open_env(path, "reasoning", render_mode="ansi") as env:
+        observation, _ = env.reset(seed=1)
+        assert observation and env.render() == observation
+    from plugins.families.gym_registry import installed_families
+
+    first, _ = _sandbox_episode(process_sandbox, path.read_text(),
+                                installed_families()["reasoning"], 1, [])
+    assert observation == first
+
+
+def test_a_broken_program_is_a_clear_error(tmp_path):
+    from spade_core.api import open_env
+
+    with pytest.raises(SandboxError) as caught:
+        open_env("class BrokenEnv:\n    def reset(self, seed=None):\n        return 1 / 0, {}\n")
+    assert caught.value.verdict.category == "runtime_error"
+    assert "open_env(<program text>) is not a valid environment program" in str(caught.value)
+    assert "ZeroDivisionError" in str(caught.value)
+    with pytest.raises(FileNotFoundError, match="no_such.py: no such file"):
+        open_env(tmp_path / "no_such.py")
+    with pytest.raises(ConfigError, match="unknown env family 'nope'|'nope'"):
+        open_env(_quickstart_program(), "nope")
+    # It uses tool-use's injected base class, but tool-use's static checks refuse it.
+    with pytest.raises(ConfigError, match="names injected by family 'tool-use'.*family=NAME"):
+        open_env("class E(ToolUseBaseEnv):\n    pass\n")
+
+
+def test_open_env_with_check_false_fails_at_reset(process_sandbox):
+    from spade_core.api import open_env
+
+    env = open_env("class BrokenEnv:\n    def reset(self, seed=None):\n        return 1 / 0, {}\n"
+                   "    def step(self, action):\n        return '', 0.0, True, False, {}\n",
+                   check=False)
+    try:
+        with pytest.raises(SandboxError, match="ZeroDivisionError"):
+            env.reset(seed=0)
+    finally:
+        env.close()
+    env.close()  # twice is harmless
+
+
+def test_open_env_needs_the_plugin_with_the_gym_adapter():
+    """Without the plugin implementing ``spade_gym_env`` (the built-in 'exports'), open_env says
+    where the adapter comes from, and stops the sandbox it built."""
+    import plugins.families.plugin as families_plugin
+    from spade_core.api import open_env
+    from spade_core.errors import PluginError
+
+    from fake_selfplay import FakeSelfPlayPlugin
+
+    closed = []
+    loaded = load_test_plugins(FakeSelfPlayPlugin(), families_plugin)
+    [sandbox] = loaded.registry.names("sandbox")
+    component = loaded.registry.components[("sandbox", sandbox)]
+    original = component.factory
+
+    def factory(options, context):
+        built = original(options, context)
+        close = built.close
+        built.close = lambda: (closed.append(True), close())
+        return built
+
+    loaded.registry.components[("sandbox", sandbox)] = dataclasses.replace(component,
+                                                                           factory=factory)
+    with pytest.raises(PluginError, match="spade_gym_env.*'exports'"):
+        open_env(_quickstart_program(), sandbox=sandbox, check=False, plugins=loaded)
+    assert closed == [True]
+
+
+def test_the_open_env_example_runs():
+    """The open_env block of docs/api.md (the process sandbox, no model)."""
+    [block] = [b for b in documented_examples() if "open_env" in b]
+    namespace: dict = {}
+    exec(compile(block, "docs/api.md", "exec"), namespace)  # noqa: S102 - our own docs
+    assert namespace["reward"] == 1.0 and namespace["terminated"] is True
+
+
+def test_hook_spade_gym_env():
+    """open_env takes the env from the first plugin whose ``spade_gym_env`` returns one (a plugin
+    returning None is passed over); the session opener, the env options and the close callback
+    reach it."""
+    import plugins.families.plugin as families_plugin
+    from spade_core.api import open_env
+    from spade_core.hookspecs import hookimpl
+
+    from fake_selfplay import FakeSelfPlayPlugin
+
+    made = []
+
+    class FakeEnvPlugin:
+        """Test fake: hands back a record of what the hook received instead of a real env."""
+
+        @hookimpl
+        def spade_gym_env(self, open_session, on_close, options):
+            made.append((open_session, on_close, options))
+            return made[-1]
+
+    class DeclinesPlugin:
+        @hookimpl
+        def spade_gym_env(self, open_session, on_close, options):
+            return None
+
+    loaded = load_test_plugins(FakeSelfPlayPlugin(), families_plugin, FakeEnvPlugin(),
+                               DeclinesPlugin())
+    [sandbox] = loaded.registry.names("sandbox")
+    env = open_env(_quickstart_program(), sandbox=sandbox, check=False, plugins=loaded,
+                   render_mode="ansi")
+    assert env is made[0] and env[2] == {"render_mode": "ansi"} and callable(env[0])
+    env[1]()  # the env's close: stops the sandbox open_env built

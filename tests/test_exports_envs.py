@@ -1,6 +1,7 @@
-"""``spade export-envs``: a run's environments as JSONL, a ``datasets`` dataset, an OpenEnv
-environment and a verifiers environment; each is loaded with its own library and plays the
-program's solution through the ``process`` sandbox with the rewards our sandbox gives."""
+"""``spade envs export`` (alias ``spade export-envs``): a run's environments as JSONL, a
+``datasets`` dataset, an OpenEnv environment and a verifiers environment; each is loaded with its
+own library and plays the program's solution through the ``process`` sandbox with the rewards our
+sandbox gives."""
 
 from __future__ import annotations
 
@@ -78,10 +79,36 @@ def _ours(sandbox, row) -> tuple[list[str], list[float]]:
         session.close()
 
 
-def _export(run_dir, out, fmt, *extra) -> int:
+#: The command's two spellings: the issue's ``envs export`` and the older ``export-envs``.
+SPELLINGS = (("envs", "export"), ("export-envs",))
+
+
+def _export(run_dir, out, fmt, *extra, command=SPELLINGS[0]) -> int:
     from spade_core.cli import main
 
-    return main(["export-envs", str(run_dir), "--format", fmt, "--out", str(out), *extra])
+    return main([*command, str(run_dir), "--format", fmt, "--out", str(out), *extra])
+
+
+@pytest.mark.parametrize("command", SPELLINGS, ids=" ".join)
+def test_both_spellings_export_the_same(run_dir, tmp_path, command, capsys):
+    assert _export(run_dir, tmp_path / "j", "jsonl", "--json", command=command) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result == {"out": str(tmp_path / "j"), "format": "jsonl", "environments": 4}
+    assert len((tmp_path / "j" / "environments.jsonl").read_text().splitlines()) == 4
+
+
+@pytest.mark.parametrize("command", SPELLINGS, ids=" ".join)
+def test_both_spellings_on_the_command_line(run_dir, tmp_path, command):
+    """As a user types it: the installed plugin's member of the core ``envs`` group."""
+    from conftest import run_spade
+
+    result = run_spade(*command, "--help")
+    assert result.returncode == 0 and "--format" in result.stdout, result.stderr
+    assert f"usage: spade {' '.join(command)}" in result.stdout
+    result = run_spade(*command, str(run_dir), "--format", "jsonl", "--out", str(tmp_path / "x"),
+                       "--status", "rejected")
+    assert result.returncode == 0, result.stderr
+    assert "exported 1 environments as jsonl" in result.stdout
 
 
 def test_jsonl_holds_the_playable_records(run_dir, tmp_path):
@@ -110,8 +137,8 @@ def test_hf_dataset_loads_with_datasets(run_dir, tmp_path):
 
 @pytest.mark.slow
 def test_openenv_export_plays_with_our_rewards(run_dir, tmp_path, sandbox):
-    # openenv 0.10 needs fastmcp 3 (mcp<2), verifiers 0.4 pins mcp==2.0.0: one environment
-    # imports only one of them (docs/exports.md).
+    # `make test` installs openenv-core 0.3.0 next to verifiers 0.4.0 (docs/exports.md); an
+    # environment without it skips.
     pytest.importorskip("openenv.core.env_server", reason="openenv is not importable here",
                         exc_type=ImportError)
     import importlib.util

@@ -24,7 +24,7 @@ def read_rows(run_dir: str | Path, statuses: Sequence[str] | None = None,
     from spade_core.run_memory import open_run_memory
 
     if not Path(run_dir).is_dir():
-        raise UsageError(f"export-envs: {run_dir} is not a directory")
+        raise UsageError(f"envs export: {run_dir} is not a directory")
     wanted = tuple(statuses or PLAYABLE_STATUSES)
     installed = installed_families()
     memory = open_run_memory(run_dir)

@@ -1,4 +1,5 @@
-"""``spade export-envs``: read the run's rows and write them in the chosen format."""
+"""``spade envs export`` (``spade export-envs``): read the run's rows and write them in the
+chosen format."""
 
 from __future__ import annotations
 
@@ -30,5 +31,5 @@ def export_envs(run_dir: str | Path, out: str | Path, fmt: str, *,
 
         write_openenv(rows, out, sandbox=sandbox)
     else:
-        raise UsageError(f"export-envs: unknown --format {fmt!r}")
+        raise UsageError(f"envs export: unknown --format {fmt!r}")
     return {"out": str(out), "format": fmt, "environments": len(rows)}

@@ -1,4 +1,4 @@
-"""``export-envs --format openenv``: a folder OpenEnv tooling recognises (``openenv.yaml``,
+"""``envs export --format openenv``: a folder OpenEnv tooling recognises (``openenv.yaml``,
 ``server/app.py``) whose environment is :class:`plugins.exports.openenv_env.SpadeEnvironment`
 over the exported rows."""
 
@@ -39,6 +39,13 @@ def make_env() -> SpadeEnvironment:
 app = create_app(make_env, SpadeAction, SpadeObservation, env_name="spade_envs")
 '''
 
+#: What the server needs. openenv-core 0.3.0 is the OpenEnv release that installs next to
+#: verifiers 0.4.0 (both on mcp 2, through fastmcp 4); openenv 0.10.0 serves the export as well.
+REQUIREMENTS = """spade-rl
+# OpenEnv: openenv-core 0.3.0 installs next to verifiers 0.4.0; `openenv==0.10.0` works too
+openenv-core==0.3.0
+"""
+
 README = """# Exported SPADE environments (OpenEnv)
 
 {count} environments from a spade-rl run, served as one OpenEnv environment.
@@ -57,6 +64,6 @@ def write_openenv(rows: list[dict[str, Any]], out: Path, *, sandbox: str = "proc
     (out / "server").mkdir()
     (out / "server" / "__init__.py").write_text("")
     (out / "server" / "app.py").write_text(APP.format(rows=ROWS_FILE, sandbox=sandbox))
-    (out / "server" / "requirements.txt").write_text("spade-rl\nopenenv==0.10.0\n")
+    (out / "server" / "requirements.txt").write_text(REQUIREMENTS)
     (out / "README.md").write_text(README.format(count=len(rows), rows=ROWS_FILE,
                                                  sandbox=sandbox))

@@ -1,4 +1,4 @@
-"""``export-envs --format verifiers``: an installable package ``spade_envs`` for verifiers 0.4
+"""``envs export --format verifiers``: an installable package ``spade_envs`` for verifiers 0.4
 (``verifiers.v1``): a ``Taskset`` with one task per exported environment, an ``Env`` whose
 ``run()`` steps the program in spade-rl's sandbox with each agent reply, and a module-level
 ``load_environment(**taskset_options)``. Install with ``pip install DIR``; it needs spade-rl."""
@@ -29,7 +29,7 @@ packages = ["spade_envs"]
 spade_envs = ["environments.jsonl"]
 """
 
-MODULE = '''"""SPADE environments exported by `spade export-envs --format verifiers`.
+MODULE = '''"""SPADE environments exported by `spade envs export --format verifiers`.
 
 `load_environment()` (or `vf.load_environment(SpadeEnvConfig(taskset=SpadeTasksetConfig(
 id="spade_envs")))`) gives a verifiers environment with one task per exported program. Every

@@ -40,7 +40,7 @@ CORE_COMMANDS: dict[str, str] = {
     "envs": "spade_core.cli.envs_cmd",
     "seeds": "spade_core.cli.seeds_cmd",
 }
-#: Core commands that plugins can add members to (``register(..., group="bench")``).
+#: Core commands that plugins can add members to (``register(..., group="bench")``, ``"envs"``).
 GROUPS: tuple[str, ...] = ("bench", "envs")
 
 
