@@ -164,3 +164,21 @@ def test_sharding_launches_require_a_vllm_backend():
     assert _shards_parameters(acc(DistributedType.FSDP, fsdp_plugin=fsdp))
     no_shard = SimpleNamespace(sharding_strategy="ShardingStrategy.NO_SHARD")
     assert not _shards_parameters(acc(DistributedType.FSDP, fsdp_plugin=no_shard))
+
+
+SHIPPED_CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED_CONFIGS, ids=lambda p: p.name)
+def test_every_shipped_config_passes_config_check(path, capsys):
+    """Every config in configs/ validates with the installed plugins; GPU configs are checked
+    with --schema-only (their model folders and CUDA are not on this machine), the others
+    against this machine too. Each GPU config says whether it has been run."""
+    from spade_core.cli import main
+
+    gpu = path.name.startswith("gpu-")
+    args = ["config", "check", str(path), *(["--schema-only"] if gpu else [])]
+    assert main(args) == 0, capsys.readouterr().err
+    if gpu:
+        head = "\n".join(line for line in path.read_text().splitlines() if line.startswith("#"))
+        assert "Run on:" in head, f"{path.name} does not say whether it has been run"
