@@ -1,21 +1,32 @@
-"""The ``bfcl`` eval suite: Berkeley Function Calling Leaderboard (v4) single-turn categories from
-the data shipped in the ``bfcl-eval`` package, asked in the tool-use family's format
-(``<tool_call>{json}</tool_call>``, schemas through ``tools=``) and scored by BFCL's own AST
-checker (``plugins/evals/bfcl_checker.py``). Irrelevance categories pass when the reply calls no
-tool, as BFCL scores them."""
+"""The ``bfcl`` eval suite: Berkeley Function Calling Leaderboard (v4) categories from the data
+shipped in the ``bfcl-eval`` package, asked in the tool-use family's format
+(``<tool_call>{json}</tool_call>``, schemas through ``tools=``). Single-turn categories are scored
+by BFCL's own AST checker (``plugins/evals/bfcl_checker.py``); irrelevance categories pass when
+the reply calls no tool, as BFCL scores them. Multi-turn categories (opt-in) are played turn by
+turn against BFCL's stateful simulators and scored by its ``multi_turn_checker``
+(``plugins/evals/bfcl_multi_turn.py``)."""
 
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from spade_core.errors import ConfigError
-from spade_core.interfaces import EvalItem, EvalSuite
+from spade_core.interfaces import EvalItem, EvalSettings, EvalSuite, GenerationBackend
+from spade_core.interfaces.eval_suite import first_user_text
 
 from plugins.evals.bfcl_checker import INSTALL_HINT, check
+from plugins.evals.bfcl_format import decode_calls, tool_schemas
+from plugins.evals.bfcl_multi_turn import (
+    MULTI_TURN_CATEGORIES,
+    entry_functions,
+    func_doc_files,
+    gold_replies,
+    play_multi_turn,
+)
 from plugins.evals.items import spread
 from plugins.evals.options import BfclSuiteOptions
 from plugins.families.tool_use import AGENT_INSTRUCTIONS
@@ -34,10 +45,10 @@ CATEGORIES: dict[str, str] = {
     "live_parallel_multiple": "live_parallel_multiple",
     "live_irrelevance": "live_irrelevance",
 }
+#: Single-turn and multi-turn categories together (the names the ``categories`` option takes).
+ALL_CATEGORIES: dict[str, str] = {**CATEGORIES, **MULTI_TURN_CATEGORIES}
+#: Multi-turn categories are opt-in: each item takes several generation calls per user turn.
 DEFAULT_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance")
-_TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
-#: BFCL's Python parameter types -> JSON Schema types, for the schemas the model is shown.
-_JSON_TYPES = {"dict": "object", "float": "number", "tuple": "array", "any": "string"}
 REFUSAL = "None of the available tools can do this, so I will not call one."
 
 
@@ -52,46 +63,6 @@ def _read(relative: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def json_schema(node: Any) -> Any:
-    """A BFCL parameter schema with its Python type names turned into JSON Schema ones."""
-    if isinstance(node, dict):
-        out = {k: json_schema(v) for k, v in node.items()}
-        if isinstance(out.get("type"), str):
-            out["type"] = _JSON_TYPES.get(out["type"], out["type"])
-        return out
-    if isinstance(node, list):
-        return [json_schema(v) for v in node]
-    return node
-
-
-def tool_schemas(functions: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
-    """BFCL function documents as OpenAI function-calling tools (as tool-use programs give)."""
-    return tuple({"type": "function", "function": {
-        "name": f["name"], "description": f.get("description", ""),
-        "parameters": json_schema(f.get("parameters", {"type": "dict", "properties": {}}))}}
-        for f in functions)
-
-
-def decode_calls(reply: str) -> list[dict[str, dict[str, Any]]]:
-    """The reply's tool calls as BFCL's decoded form ``[{name: {param: value}}]``; a block that
-    is not a JSON call is skipped (BFCL's decoder would fail on it)."""
-    calls = []
-    for block in _TOOL_CALL.findall(reply):
-        try:
-            call = json.loads(block.strip())
-        except ValueError:
-            continue
-        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
-            continue
-        arguments = call.get("arguments", call.get("parameters", {}))
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except ValueError:
-                continue
-        if isinstance(arguments, dict):
-            calls.append({call["name"]: arguments})
-    return calls
 
 
 def gold_reply(ground_truth: list[dict[str, Any]] | None) -> str:
@@ -129,20 +100,59 @@ def _value(value: Any, depth: int) -> Any:
     return value
 
 
+def is_multi_turn(item: EvalItem) -> bool:
+    """Whether ``item`` belongs to a multi-turn category (played by :meth:`BfclSuite.play`)."""
+    return item.bucket in MULTI_TURN_CATEGORIES
+
+
 class BfclSuite(EvalSuite):
-    """BFCL single-turn categories; each category is a bucket."""
+    """BFCL categories; each category is a bucket."""
 
     name = "bfcl"
 
-    def __init__(self, categories: list[str] | None = None) -> None:
+    def __init__(self, categories: list[str] | None = None, max_steps: int | None = None
+                 ) -> None:
         chosen = list(categories or DEFAULT_CATEGORIES)
-        unknown = [c for c in chosen if c not in CATEGORIES]
+        unknown = [c for c in chosen if c not in ALL_CATEGORIES]
         if unknown:
             raise ConfigError(f"bfcl suite: unknown categor{'y' if len(unknown) == 1 else 'ies'} "
-                              f"{', '.join(unknown)}; categories are {', '.join(CATEGORIES)}")
+                              f"{', '.join(unknown)}; categories are {', '.join(ALL_CATEGORIES)}")
+        if max_steps is not None and max_steps < 1:
+            raise ConfigError(f"bfcl suite: max_steps must be at least 1, not {max_steps}")
         self.categories = chosen
+        #: Steps with calls per user turn before a multi-turn entry is force-terminated
+        #: (``None``: BFCL's ``MAXIMUM_STEP_LIMIT``).
+        self.max_steps = max_steps
+
+    def _multi_turn_category(self, category: str) -> list[EvalItem]:
+        stem = VERSION_PREFIX + MULTI_TURN_CATEGORIES[category] + ".json"
+        answers = {a["id"]: a["ground_truth"] for a in _read("possible_answer/" + stem)}
+        files = func_doc_files()
+        items = []
+        for entry in _read(stem):
+            unknown = [c for c in entry["involved_classes"] if c not in files]
+            if unknown:
+                raise ConfigError(f"bfcl suite: {entry['id']} needs the simulator "
+                                  f"{', '.join(unknown)}, which has no function documents")
+            docs = {c: _read("multi_turn_func_doc/" + files[c]) for c in entry["involved_classes"]}
+            functions, held_out = entry_functions(entry, docs)
+            truth = answers[entry["id"]]
+            first = [m for m in entry["question"][0] if m.get("role") in ("system", "user")]
+            questions = [m["content"] for turn in entry["question"] for m in turn
+                         if m.get("role") == "user"]
+            items.append(EvalItem(
+                id=entry["id"], bucket=category,
+                prompt=({"role": "system", "content": AGENT_INSTRUCTIONS}, *first),
+                tools=tool_schemas(functions),
+                gold=gold_replies(truth, tuple(entry["involved_classes"])),
+                text="\n".join(questions),
+                data={"entry": entry, "functions": functions, "held_out": held_out,
+                      "answer": truth}))
+        return items
 
     def _category(self, category: str) -> list[EvalItem]:
+        if category in MULTI_TURN_CATEGORIES:
+            return self._multi_turn_category(category)
         stem = VERSION_PREFIX + CATEGORIES[category] + ".json"
         answers = {} if "irrelevance" in category else {
             a["id"]: a["ground_truth"] for a in _read("possible_answer/" + stem)}
@@ -163,7 +173,46 @@ class BfclSuite(EvalSuite):
         """The categories' items in BFCL's own order (the data is fixed; ``seed`` is unused)."""
         return spread({c: self._category(c) for c in self.categories}, limit)
 
+    def play(self, items: Sequence[EvalItem], backend: GenerationBackend,
+             settings: EvalSettings) -> list[list[float]]:
+        """Single-turn items by the default path (one reply each, :meth:`score`); multi-turn
+        items interactively, turn by turn against BFCL's simulators
+        (:func:`plugins.evals.bfcl_multi_turn.play_multi_turn`)."""
+        scores: list[list[float]] = [[] for _ in items]
+        single = [i for i, item in enumerate(items) if not is_multi_turn(item)]
+        multi = [i for i, item in enumerate(items) if is_multi_turn(item)]
+        if single:
+            played = super().play([items[i] for i in single], backend, settings)
+            for i, item_scores in zip(single, played, strict=True):
+                scores[i] = item_scores
+        if multi:
+            played = play_multi_turn([items[i] for i in multi], backend, settings,
+                                     self.max_steps)
+            for i, item_scores in zip(multi, played, strict=True):
+                scores[i] = item_scores
+        return scores
+
+    def gold(self, items: Sequence[EvalItem]) -> dict[str, tuple[str, ...]]:
+        """The default table (keyed by the first user message), turn by turn for multi-turn
+        items. Some multi-turn entries begin with the same conversation but need different
+        replies (``multi_turn_base_40`` and ``_43``; an entry and its ``miss_param`` or
+        ``miss_func`` variant): no fake reading the conversation can answer both, so such a pair
+        is a ``ValueError`` naming them rather than a silently wrong table."""
+        table: dict[str, tuple[str, ...]] = {}
+        owner: dict[str, EvalItem] = {}
+        for item in items:
+            key = first_user_text(item.prompt)
+            if (key in table and table[key] != item.gold
+                    and (is_multi_turn(item) or is_multi_turn(owner[key]))):
+                raise ValueError(f"bfcl gold: {owner[key].id} and {item.id} begin with the same "
+                                 "conversation but need different replies; take them in "
+                                 "separate runs")
+            table[key], owner[key] = item.gold, item
+        return table
+
     def score(self, item: EvalItem, reply: str) -> float:
+        if is_multi_turn(item):
+            raise NotImplementedError("bfcl multi-turn items are scored by play(), not score()")
         calls = decode_calls(reply)
         if "irrelevance" in item.bucket:
             return 0.0 if calls else 1.0
@@ -178,4 +227,4 @@ class BfclSuite(EvalSuite):
 
 
 def build(options: BfclSuiteOptions, context: Any) -> BfclSuite:
-    return BfclSuite(options.categories)
+    return BfclSuite(list(options.categories), options.max_steps)
