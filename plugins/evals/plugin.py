@@ -1,5 +1,6 @@
-"""Registers the built-in eval suites ``reasoning-gym``, ``bfcl`` and ``pool`` and the
-``spade eval`` command. Light at import: each factory imports its suite module when built."""
+"""Registers the built-in eval suites ``reasoning-gym``, ``bfcl`` and ``pool``, the ``spade eval``
+command and the ``spade bench learning`` benchmark. Light at import: each factory and command
+imports its module when built or typed."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
     register("reasoning-gym", _reasoning_gym, ReasoningGymSuiteOptions,
              "reasoning-gym hard buckets (math, algorithmic, cognition, logic), own scorers")
     register("bfcl", _bfcl, BfclSuiteOptions,
-             "Berkeley Function Calling Leaderboard v4 categories, BFCL's AST checker")
+             "Berkeley Function Calling Leaderboard v4 categories (multi-turn opt-in), BFCL's "
+             "AST and multi-turn checkers")
     register("pool", _pool, PoolSuiteOptions,
              "a folder or JSONL of environment programs, played unhinted in the sandbox")
 
@@ -43,3 +45,6 @@ def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
 def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
     register("eval", *from_module("plugins.evals.command"),
              help="held-out evaluation: pass@1/pass@k per bucket on eval suites")
+    register("learning", *from_module("plugins.evals.learning_bench"), group="bench",
+             help="does training learn: held-out pool success and designer validity, GRPO "
+                  "against trainer none on the same seeds")
