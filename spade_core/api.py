@@ -216,18 +216,13 @@ def _choose_family(source: str, family: str | None, label: str, loaded: "LoadedP
                    ) -> tuple["EnvFamily | None", list["EnvFamily"]]:
     """The program's family (``family`` by name, else chosen as ``spade check-env`` does) and the
     other families built on the way (to close)."""
-    from spade_core.errors import ConfigError, SpadeError
-    from spade_core.program_files import choose_family, families_needed
+    from spade_core.errors import ConfigError
+    from spade_core.program_files import choose_family, families_needed, installed_families
 
     registry = loaded.registry
     if family is not None:
         return registry.build("env_family", family, {}, "open_env(family=...)"), []
-    installed = []
-    for name in registry.names("env_family"):
-        try:
-            installed.append(registry.build("env_family", name, {}, "open_env"))
-        except SpadeError:  # an optional family whose library is not installed
-            continue
+    installed = list(installed_families(registry, "open_env").values())
     needed = families_needed(source, installed)
     if not needed:
         return None, installed

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from spade_core.interfaces.family import EnvFamily
 
@@ -86,6 +87,24 @@ def _free_names(source: str) -> set[str]:
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
     return read - bound
+
+
+def installed_families(registry: Any, where: str, context: Any = None,
+                       on_skip: Callable[[str, Exception], None] | None = None
+                       ) -> dict[str, EnvFamily]:
+    """Every installed env family built with its default options, by registered name. One that
+    cannot start (an optional family whose library is not installed) is left out and reported
+    to ``on_skip(name, error)``; the caller closes the families."""
+    from spade_core.errors import SpadeError
+
+    families: dict[str, EnvFamily] = {}
+    for name in registry.names("env_family"):
+        try:
+            families[name] = registry.build("env_family", name, {}, where, context)
+        except SpadeError as exc:
+            if on_skip is not None:
+                on_skip(name, exc)
+    return families
 
 
 def families_needed(source: str, families: Sequence[EnvFamily]) -> list[EnvFamily]:

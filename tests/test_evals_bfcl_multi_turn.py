@@ -17,8 +17,8 @@ from spade_core.interfaces.eval_suite import first_user_text
 from spade_core.testing import load_test_plugins
 
 import plugins.evals.plugin as evals_plugin
-from plugins.evals.evaluate import run_suite
 from plugins.evals.fakes import FakeGoldBackend, FakeHalfBackend, FakeWrongBackend
+from eval_fake_runs import three_ways
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
                                 reason="pip install --no-deps bfcl-eval==2026.3.23")
@@ -35,14 +35,7 @@ def _suite(options: dict) -> EvalSuite:
 
 
 def _three_ways(suite: EvalSuite, limit: int) -> tuple[float, ...]:
-    items = suite.items(limit, SETTINGS.seed)
-    gold = suite.gold(items)
-    figures = []
-    for backend in (FakeGoldBackend(gold), FakeWrongBackend(), FakeHalfBackend(gold)):
-        result = run_suite(suite, suite.name, backend, SETTINGS, limit)
-        assert result.overall.items == limit
-        figures.append(result.overall.pass_at_1)
-    return tuple(figures)
+    return three_ways(suite, limit, SETTINGS)
 
 
 class CountingBackend(GenerationBackend):

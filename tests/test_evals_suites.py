@@ -17,8 +17,7 @@ from spade_core.plugins import load_plugins
 from spade_core.testing import check_component, load_test_plugins
 
 import plugins.evals.plugin as evals_plugin
-from plugins.evals.evaluate import run_suite
-from plugins.evals.fakes import FakeGoldBackend, FakeHalfBackend, FakeWrongBackend
+from eval_fake_runs import three_ways
 from plugins.evals.items import spread
 from plugins.evals.scoring import pass_at_k, summarise, table
 
@@ -37,15 +36,8 @@ def _suite(name: str, options: dict | None = None, context: BuildContext | None 
     return loaded.registry.build("eval_suite", name, options or {}, "test", context)
 
 
-def _three_ways(suite: EvalSuite, limit: int) -> tuple[float, float, float]:
-    items = suite.items(limit, SETTINGS.seed)
-    gold = suite.gold(items)
-    figures = []
-    for backend in (FakeGoldBackend(gold), FakeWrongBackend(), FakeHalfBackend(gold)):
-        result = run_suite(suite, suite.name, backend, SETTINGS, limit)
-        assert result.overall.items == limit
-        figures.append(result.overall.pass_at_1)
-    return tuple(figures)
+def _three_ways(suite: EvalSuite, limit: int) -> tuple[float, ...]:
+    return three_ways(suite, limit, SETTINGS)
 
 
 def test_hook_register_eval_suites():

@@ -58,17 +58,10 @@ class SharedSandbox:
 def installed_families() -> dict[str, Any]:
     """Every installed family built with its default options, by name (an optional family whose
     library is not installed is left out)."""
-    from spade_core.errors import SpadeError
     from spade_core.plugins import load_plugins
+    from spade_core.program_files import installed_families as build_installed
 
-    registry = load_plugins().registry
-    families = {}
-    for name in registry.names("env_family"):
-        try:
-            families[name] = registry.build("env_family", name, {}, "families")
-        except SpadeError:  # an optional family whose library is not installed
-            continue
-    return families
+    return build_installed(load_plugins().registry, "families")
 
 
 def register_run_memory(run_dir: str | Path, *, memory: str | None = None,

@@ -58,14 +58,18 @@ class Commands:
 @dataclass(frozen=True)
 class StepShard:
     """This rank's part of one optimizer step: indices of its micro-batches (into the iteration's
-    list), how many zero-weight passes it adds so every rank runs ``passes`` passes, and the step's
-    trained-token count over all ranks (the loss normaliser)."""
+    list), how many zero-weight passes it adds so every rank runs as many passes, and where the
+    whole step (all ranks' micro-batches) starts and how many it has."""
 
     batches: tuple[int, ...]
     padding: int
-    passes: int
     first: int
     step_size: int
+
+    @property
+    def passes(self) -> int:
+        """Forward/backward passes of every rank in this step: its micro-batches plus padding."""
+        return len(self.batches) + self.padding
 
     @property
     def step(self) -> range:
@@ -81,8 +85,8 @@ def shard_steps(n_batches: int, per_step: int, rank: int, world: int) -> list[St
         step = list(range(start, min(start + per_step, n_batches)))
         mine = tuple(step[rank::world])
         passes = -(-len(step) // world)  # ceil
-        shards.append(StepShard(batches=mine, padding=passes - len(mine), passes=passes,
-                                first=start, step_size=len(step)))
+        shards.append(StepShard(batches=mine, padding=passes - len(mine), first=start,
+                                step_size=len(step)))
     return shards
 
 

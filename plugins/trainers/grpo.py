@@ -398,10 +398,11 @@ class GRPOTraining(Trainer):
     def _save_here(self, directory: Path) -> None:
         from safetensors.torch import save_model
 
+        if self.rank == 0:
+            directory.mkdir(parents=True, exist_ok=True)
         if self.sharded:
             self.accelerator.save_state(str(directory / "accelerate"))
         elif self.rank == 0:
-            directory.mkdir(parents=True, exist_ok=True)
             if hasattr(self.model, "peft_config"):
                 self.model.save_pretrained(str(directory / "adapter"))
             else:
@@ -409,7 +410,6 @@ class GRPOTraining(Trainer):
                 self.model.config.save_pretrained(str(directory))
             self._torch.save(self.optimizer.state_dict(), directory / "optimizer.pt")
         if self.rank == 0:
-            directory.mkdir(parents=True, exist_ok=True)
             (directory / "trainer_state.json").write_text(json.dumps({
                 "trained_iterations": self.trained_iterations,
                 "optimizer_steps": self.optimizer_steps, "world_size": self.world}))

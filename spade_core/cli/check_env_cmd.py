@@ -64,16 +64,13 @@ def read_paths(paths: list[str], field: str | None) -> list[tuple[str, str | Non
 
 def _installed_families(registry: Any, quiet: bool) -> list[Any]:
     """Every installed family that can start (an optional one may lack its library)."""
-    from spade_core.errors import SpadeError
+    from spade_core.program_files import installed_families
 
-    families = []
-    for name in registry.names("env_family"):
-        try:
-            families.append(registry.build("env_family", name, {}, "--family"))
-        except SpadeError as exc:
-            if not quiet:
-                print(f"# skipping env family {name!r}: {exc}", file=sys.stderr)
-    return families
+    def skipped(name: str, exc: Exception) -> None:
+        if not quiet:
+            print(f"# skipping env family {name!r}: {exc}", file=sys.stderr)
+
+    return list(installed_families(registry, "--family", on_skip=skipped).values())
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,7 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from spade_core.commands import Command, add_parsers
-from spade_core.program_files import CODE_FIELDS, choose_family, read_programs
+from spade_core.program_files import (
+    CODE_FIELDS,
+    choose_family,
+    installed_families,
+    read_programs,
+)
 
 #: ``envs`` is a group: plugins add members with ``register(name, ..., group="envs")`` (the
 #: ``exports`` plugin adds ``envs export``).
@@ -77,7 +82,7 @@ def json_object_option(text: str, where: str) -> dict[str, Any]:
 
 def run_import(args: argparse.Namespace) -> int:
     from spade_core.components import BuildContext
-    from spade_core.errors import SpadeError, UsageError
+    from spade_core.errors import UsageError
     from spade_core.interfaces.memory import EnvRecord
     from spade_core.plugins import load_plugins
     from spade_core.records import EnvStatus, Verdict, program_id
@@ -97,12 +102,10 @@ def run_import(args: argparse.Namespace) -> int:
         families = [registry.build("env_family", n, {}, "--family", context)
                     for n in args.family]
     else:  # every installed family that can start (an optional one may lack its library)
-        families = []
-        for name in registry.names("env_family"):
-            try:
-                families.append(registry.build("env_family", name, {}, "--family", context))
-            except SpadeError as exc:
-                print(f"# skipping env family {name!r}: {exc}", file=sys.stderr)
+        families = list(installed_families(
+            registry, "--family", context,
+            on_skip=lambda name, exc: print(f"# skipping env family {name!r}: {exc}",
+                                            file=sys.stderr)).values())
     verdicts: dict[int, tuple[Any, Verdict]] = {}
     by_family: dict[str, list[int]] = {}
     for index, (_, source, _) in enumerate(programs):

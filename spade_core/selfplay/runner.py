@@ -56,22 +56,26 @@ def _stderr(message: str) -> None:
 
 
 def _builder(resolved: ResolvedConfig, run_dir: Path | None, seed: int, opened: list[Any],
-             built: dict[str, Any], launch: LaunchInfo) -> Callable[[str], Any]:
-    """A function that builds one config section's component, with the components built so far
-    in its context, and records it in ``opened`` (to close) and ``built`` (by kind)."""
+             built: dict[str, Any], launch: LaunchInfo
+             ) -> tuple[Callable[[str], Any], Callable[[], BuildContext]]:
+    """``build(section)``, which builds one config section's component with the components built
+    so far in its context and records it in ``opened`` (to close) and ``built`` (by kind); and
+    ``context()``, that context."""
+
+    def context() -> BuildContext:
+        return BuildContext(run_dir=run_dir, seed=seed, components=dict(built),
+                            model=resolved.config.model.path,
+                            success_threshold=resolved.config.loop.success_threshold,
+                            rank=launch.rank, world_size=launch.world_size)
 
     def build(section: str) -> Any:
         rc = resolved.components[section]
-        context = BuildContext(run_dir=run_dir, seed=seed, components=dict(built),
-                               model=resolved.config.model.path,
-                               success_threshold=resolved.config.loop.success_threshold,
-                               rank=launch.rank, world_size=launch.world_size)
-        instance = rc.component.build(rc.options, context)
+        instance = rc.component.build(rc.options, context())
         built[rc.component.kind] = instance
         opened.append(instance)
         return instance
 
-    return build
+    return build, context
 
 
 def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
@@ -80,7 +84,7 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
     """Build every selected component; each is appended to ``opened`` so it can be closed.
     ``backend``, when given, replaces the configured generation backend (benchmarks)."""
     built: dict[str, Any] = {}
-    build = _builder(resolved, run_dir, seed, opened, built, launch)
+    build, context = _builder(resolved, run_dir, seed, opened, built, launch)
     if backend is None:
         backend = build("backend")
     else:
@@ -90,9 +94,7 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
     corpus = build("corpus")
     designer = build("designer")
     estimator = build("estimator")
-    families = [rc.component.build(rc.options, BuildContext(
-        run_dir=run_dir, seed=seed, components=dict(built), model=resolved.config.model.path,
-        success_threshold=resolved.config.loop.success_threshold)) for rc in resolved.families]
+    families = [rc.component.build(rc.options, context()) for rc in resolved.families]
     trainer = build("trainer")
     _require_followers(resolved, trainer, launch)
     return Components(corpus=corpus, designer=designer, families=families, sandbox=sandbox,
@@ -115,7 +117,7 @@ def follow(resolved: ResolvedConfig, launch: LaunchInfo, report: Reporter = _std
     ``spade_core.distributed``). Writes nothing to the run directory."""
     opened: list[Any] = []
     try:
-        build = _builder(resolved, None, resolved.config.run.seed, opened, {}, launch)
+        build, _ = _builder(resolved, None, resolved.config.run.seed, opened, {}, launch)
         build("backend")
         trainer = build("trainer")
         _require_followers(resolved, trainer, launch)
