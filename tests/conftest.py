@@ -25,3 +25,14 @@ def run_spade(*args: str, timeout: float = 60, env: dict | None = None,
 @pytest.fixture
 def spade():
     return run_spade
+
+
+@pytest.fixture(scope="session")
+def scoring_sandbox():
+    """One real process sandbox (two fork servers) shared by the eval-suite tests, which
+    generate and score their items in it."""
+    from sandbox.build import ProcessSandboxOptions, build_sandbox
+
+    box = build_sandbox(ProcessSandboxOptions(workers=2))
+    yield box
+    box.close()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from spade_core.components import BuildContext
 from spade_core.interfaces import EvalSettings, EvalSuite, Generation, GenerationBackend
 from spade_core.interfaces.eval_suite import first_user_text
 from spade_core.testing import load_test_plugins
@@ -30,8 +31,18 @@ MULTI_TURN = ["multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param"
 UTILS = "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils"
 
 
+@pytest.fixture(autouse=True)
+def _sandbox(scoring_sandbox):
+    global SANDBOX
+    SANDBOX = scoring_sandbox
+
+
+SANDBOX = None
+
+
 def _suite(options: dict) -> EvalSuite:
-    return load_test_plugins(evals_plugin).registry.build("eval_suite", "bfcl", options, "test")
+    return load_test_plugins(evals_plugin).registry.build(
+        "eval_suite", "bfcl", options, "test", BuildContext(components={"sandbox": SANDBOX}))
 
 
 def _three_ways(suite: EvalSuite, limit: int) -> tuple[float, ...]:

@@ -28,6 +28,7 @@ class FakeSuite(EvalSuite):
     them right), ``plain`` ones do not. Right means the reply is exactly ``\\boxed{42}``."""
 
     name = "fake-suite"
+    scores_in_process = True  # an exact string comparison interprets nothing
 
     def __init__(self) -> None:
         self.items_calls = 0

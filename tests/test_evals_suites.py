@@ -30,9 +30,19 @@ SEEDS = ROOT / "plugins" / "families" / "seeds"
 SETTINGS = EvalSettings(samples=1, max_new_tokens=16, seed=0, max_turns=12)
 
 
+@pytest.fixture(autouse=True)
+def _sandbox(scoring_sandbox):
+    global SANDBOX
+    SANDBOX = scoring_sandbox
+
+
+SANDBOX = None
+
+
 def _suite(name: str, options: dict | None = None, context: BuildContext | None = None
            ) -> EvalSuite:
     loaded = load_test_plugins(evals_plugin)
+    context = context or BuildContext(components={"sandbox": SANDBOX})
     return loaded.registry.build("eval_suite", name, options or {}, "test", context)
 
 
@@ -52,7 +62,8 @@ def test_installed_plugin_registers_the_suites_and_the_command():
 
 @pytest.mark.parametrize("name", ["reasoning-gym", "bfcl"])
 def test_suites_honour_the_interface(name):
-    suite = check_component(load_test_plugins(evals_plugin), "eval_suite", name)
+    suite = check_component(load_test_plugins(evals_plugin), "eval_suite", name,
+                            context=BuildContext(components={"sandbox": SANDBOX}))
     assert isinstance(suite, EvalSuite)
 
 
@@ -71,7 +82,7 @@ def test_reasoning_gym_items_cover_every_bucket_and_are_fixed_for_a_seed():
 def test_reasoning_gym_scores_by_the_dataset_scorer():
     suite = _suite("reasoning-gym", {"buckets": ["math"]})
     item = suite.items(1, 0)[0]
-    answer = item.data["entry"]["answer"]
+    answer = item.gold[0].removeprefix("\\boxed{").removesuffix("}")
     assert suite.score(item, f"Working... so the answer is \\boxed{{{answer}}}") == 1.0
     assert suite.score(item, f"<answer>{answer}</answer>") == 1.0
     assert suite.score(item, "\\boxed{0.123456}") < 1.0

@@ -15,10 +15,11 @@ from importlib import resources
 from typing import Any
 
 from spade_core.errors import ConfigError
-from spade_core.interfaces import EvalItem, EvalSettings, EvalSuite, GenerationBackend
+from spade_core.interfaces import EvalItem, EvalSettings, EvalSuite, GenerationBackend, Sandbox
 from spade_core.interfaces.eval_suite import first_user_text
+from spade_core.sandboxed_scoring import ScoringJob, request_job, score_in_sandbox
 
-from plugins.evals.bfcl_checker import INSTALL_HINT, check
+from plugins.evals.bfcl_checker import INSTALL_HINT, require_bfcl, scorer_family
 from plugins.evals.bfcl_format import decode_calls, tool_schemas
 from plugins.evals.bfcl_multi_turn import (
     MULTI_TURN_CATEGORIES,
@@ -110,8 +111,8 @@ class BfclSuite(EvalSuite):
 
     name = "bfcl"
 
-    def __init__(self, categories: list[str] | None = None, max_steps: int | None = None
-                 ) -> None:
+    def __init__(self, categories: list[str] | None = None, max_steps: int | None = None,
+                 sandbox: Sandbox | None = None) -> None:
         chosen = list(categories or DEFAULT_CATEGORIES)
         unknown = [c for c in chosen if c not in ALL_CATEGORIES]
         if unknown:
@@ -120,6 +121,9 @@ class BfclSuite(EvalSuite):
         if max_steps is not None and max_steps < 1:
             raise ConfigError(f"bfcl suite: max_steps must be at least 1, not {max_steps}")
         self.categories = chosen
+        #: Where BFCL's checker and simulators run (``None`` only for a suite that is built to
+        #: list its items, never to score).
+        self.sandbox = sandbox
         #: Steps with calls per user turn before a multi-turn entry is force-terminated
         #: (``None``: BFCL's ``MAXIMUM_STEP_LIMIT``).
         self.max_steps = max_steps
@@ -210,21 +214,33 @@ class BfclSuite(EvalSuite):
             table[key], owner[key] = item.gold, item
         return table
 
+    def score_many(self, pairs: Sequence[tuple[EvalItem, str]]) -> list[float]:
+        """Single-turn replies: the ``<tool_call>`` blocks are decoded here (JSON only); an
+        irrelevance item passes when there is none; every other item's calls go to BFCL's
+        checker in the sandbox."""
+        scores: list[float | None] = []
+        jobs: list[ScoringJob] = []
+        for item, reply in pairs:
+            if is_multi_turn(item):
+                raise NotImplementedError("bfcl multi-turn items are scored by play()")
+            calls = decode_calls(reply)
+            if "irrelevance" in item.bucket or not calls:
+                scores.append(0.0 if calls or "irrelevance" not in item.bucket else 1.0)
+                continue
+            scores.append(None)
+            jobs.append(request_job(scorer_family(), {
+                "functions": item.data["functions"], "calls": calls,
+                "answer": item.data["answer"], "category": CATEGORIES[item.bucket]}))
+        checked = iter(score_in_sandbox(self.sandbox, jobs))
+        return [next(checked) if score is None else score for score in scores]
+
     def score(self, item: EvalItem, reply: str) -> float:
-        if is_multi_turn(item):
-            raise NotImplementedError("bfcl multi-turn items are scored by play(), not score()")
-        calls = decode_calls(reply)
-        if "irrelevance" in item.bucket:
-            return 0.0 if calls else 1.0
-        if not calls:
-            return 0.0
-        try:
-            verdict = check(item.data["functions"], calls, item.data["answer"],
-                            CATEGORIES[item.bucket])
-        except Exception:  # noqa: BLE001 - the checker choking on odd values is a failure
-            return 0.0
-        return 1.0 if verdict.get("valid") else 0.0
+        return self.score_many([(item, reply)])[0]
 
 
 def build(options: BfclSuiteOptions, context: Any) -> BfclSuite:
-    return BfclSuite(list(options.categories), options.max_steps)
+    require_bfcl()
+    sandbox = context.components.get("sandbox")
+    if sandbox is None:
+        raise ConfigError("the bfcl suite scores with BFCL's checker in a sandbox; none was built")
+    return BfclSuite(list(options.categories), options.max_steps, sandbox)

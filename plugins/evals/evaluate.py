@@ -17,8 +17,8 @@ from spade_core.interfaces import EvalSettings, EvalSuite, GenerationBackend
 __all__ = ["EvalRequest", "evaluate", "resolve_suite", "results_from_json", "run_suite",
            "settings_for", "suite_options"]
 
-#: Suites that play programs through the sandbox with the config's families.
-SANDBOX_SUITES = frozenset({"pool"})
+#: Suites that play programs with the config's families.
+FAMILY_SUITES = frozenset({"pool"})
 
 
 @dataclass
@@ -88,10 +88,12 @@ def evaluate(resolved: Any, registry: Registry, request: EvalRequest,
 
             load_checkpoint(backend, checkpoint)
         components: dict[str, Any] = {"generation_backend": backend}
-        if SANDBOX_SUITES & set(request.suites):
-            rc = resolved.components["sandbox"]
-            components["sandbox"] = rc.component.build(rc.options, context)
-            opened.append(components["sandbox"])
+        # Every suite gets the sandbox: replies are scored there unless a suite declares its
+        # scorer safe in this process (docs/eval.md).
+        rc = resolved.components["sandbox"]
+        components["sandbox"] = rc.component.build(rc.options, context)
+        opened.append(components["sandbox"])
+        if FAMILY_SUITES & set(request.suites):
             components["env_family"] = [f.component.build(f.options, context)
                                         for f in resolved.families]
             opened.extend(components["env_family"])

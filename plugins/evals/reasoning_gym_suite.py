@@ -1,23 +1,35 @@
-"""The ``reasoning-gym`` eval suite: the reference's four hard buckets (math, algorithmic,
-cognition, logic), generated offline with fixed seeds and scored by each dataset's own
-``score_answer``, asked with the reasoning-gym family's agent instructions. The datasets and
+"""The ``reasoning-gym`` eval suite: four hard buckets (math, algorithmic, cognition, logic),
+generated offline with fixed seeds and scored by each dataset's own ``score_answer``, asked with
+the reasoning-gym family's agent instructions. Generation and scoring run in the sandbox, as the
+family's environments (docs/sandbox.md, "Trusted code that interprets text"). The datasets and
 settings of each bucket are in ``HARD_BUCKETS`` and ``docs/eval.md``."""
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spade_core.errors import ConfigError
-from spade_core.interfaces import EvalItem, EvalSuite
+from spade_core.errors import ConfigError, SandboxError
+from spade_core.interfaces import EvalItem, EvalSuite, Sandbox
+from spade_core.sandboxed_scoring import ScoringJob, score_in_sandbox
 
-from plugins.evals.items import answer_reply, final_answer, per_bucket, spread
+from plugins.evals.items import per_bucket, spread
 from plugins.evals.options import ReasoningGymSuiteOptions
-from plugins.families.reasoning_gym import AGENT_INSTRUCTIONS
+from plugins.families.reasoning_gym import (
+    AGENT_INSTRUCTIONS,
+    EXTRA_HINT,
+    LIBRARY,
+    DatasetChoice,
+    ReasoningGymFamily,
+    program_source,
+)
 
 #: Held-out items use seeds far from the ones a run's reasoning-gym family draws (0, 1, ...).
 SEED_OFFSET = 7_000_000
+#: Seeds whose generation failed that a dataset may skip before the suite gives up.
+MAX_SKIPPED_SEEDS = 8
 #: Items per bucket when no limit is given.
 DEFAULT_PER_BUCKET = 50
 
@@ -64,26 +76,29 @@ HARD_BUCKETS: dict[str, tuple[HardDataset, ...]] = {
 }
 
 class ReasoningGymSuite(EvalSuite):
-    """Items of the hard buckets; a reply is scored by its dataset's ``score_answer``."""
+    """Items of the hard buckets. Each item is a ``ReasoningGymEnv`` program of the
+    ``reasoning-gym`` family at a seed: the sandbox generates its question (reset) and oracle
+    (solution), and scores a reply exactly as training does (step), so neither reasoning-gym's
+    generators nor its scorers, several of which ``eval()`` the answer, run in this process."""
 
     name = "reasoning-gym"
 
-    def __init__(self, buckets: list[str] | None = None) -> None:
+    def __init__(self, buckets: list[str] | None, sandbox: Sandbox) -> None:
         chosen = list(buckets or HARD_BUCKETS)
         unknown = [b for b in chosen if b not in HARD_BUCKETS]
         if unknown:
             raise ConfigError(f"reasoning-gym suite: unknown bucket(s) {', '.join(unknown)}; "
                               f"buckets are {', '.join(HARD_BUCKETS)}")
+        if importlib.util.find_spec(LIBRARY) is None:
+            raise ConfigError("the reasoning-gym eval suite needs the reasoning-gym library: "
+                              f"{EXTRA_HINT}")
         self.buckets = {b: HARD_BUCKETS[b] for b in chosen}
-        self._library = _library()
-        self._datasets: dict[tuple[str, int, int], Any] = {}
+        self.sandbox = sandbox
+        self.family = ReasoningGymFamily([])
 
-    def _dataset(self, spec: HardDataset, seed: int, size: int) -> Any:
-        key = (spec.name, seed, size)
-        if key not in self._datasets:
-            self._datasets[key] = self._library.create_dataset(spec.name, seed=seed, size=size,
-                                                               **spec.config)
-        return self._datasets[key]
+    def program(self, spec: HardDataset) -> str:
+        """The environment program of one dataset at its hard settings."""
+        return program_source(DatasetChoice(spec.name, dict(spec.config)))
 
     def items(self, limit: int | None, seed: int) -> list[EvalItem]:
         per = per_bucket(limit, len(self.buckets)) or DEFAULT_PER_BUCKET
@@ -91,46 +106,73 @@ class ReasoningGymSuite(EvalSuite):
         for bucket, specs in self.buckets.items():
             sizes = [per // len(specs) + (1 if i < per % len(specs) else 0)
                      for i in range(len(specs))]
-            columns = []
-            for spec, size in zip(specs, sizes):
-                if size == 0:
-                    continue
-                dataset = self._dataset(spec, SEED_OFFSET + seed, size)
-                columns.append([self._item(bucket, spec, dataset, i) for i in range(size)])
+            columns = [self._generate(bucket, spec, seed, size)
+                       for spec, size in zip(specs, sizes) if size]
             # Interleave the datasets so a small limit still mixes them.
             by_bucket[bucket] = _interleave(columns)
         return spread(by_bucket, limit)
 
-    def _item(self, bucket: str, spec: HardDataset, dataset: Any, index: int) -> EvalItem:
-        entry = dataset[index]
-        question = str(entry["question"])
-        return EvalItem(
+    def _generate(self, bucket: str, spec: HardDataset, seed: int, size: int) -> list[EvalItem]:
+        """``size`` items of one dataset, generated in the sandbox (question and oracle) at seeds
+        ``SEED_OFFSET + seed``, ``+ 1``, ...; a seed whose generation fails (some reasoning-gym
+        generators loop forever on some seeds: the sandbox's time limit ends them) is skipped
+        for the next one."""
+        program = self.program(spec)
+        found: list[tuple[int, str, tuple[str, ...]]] = []
+        next_seed, problems = SEED_OFFSET + seed, []
+        while len(found) < size and len(problems) <= max(size, MAX_SKIPPED_SEEDS):
+            seeds = list(range(next_seed, next_seed + size - len(found)))
+            next_seed = seeds[-1] + 1
+            try:
+                sessions = self.sandbox.open_many(program, len(seeds), family=self.family)
+            except SandboxError as exc:
+                raise ConfigError(f"reasoning-gym suite: dataset {spec.name} {spec.config}: "
+                                  f"{exc.verdict.message}") from None
+            try:
+                firsts = self.sandbox.reset_many(list(zip(sessions, seeds)))
+                for item_seed, session, first in zip(seeds, sessions, firsts, strict=True):
+                    if isinstance(first, SandboxError):
+                        problems.append(f"seed {item_seed}: {first.verdict.message}")
+                        continue
+                    try:
+                        oracle = session.solution()
+                    except SandboxError:
+                        oracle = None
+                    found.append((item_seed, first[0],
+                                  (oracle,) if isinstance(oracle, str) else ()))
+            finally:
+                for session in sessions:
+                    session.close()
+        if len(found) < size:
+            raise ConfigError(f"reasoning-gym suite: dataset {spec.name} {spec.config} failed to "
+                              f"generate {len(problems)} seeds: {'; '.join(problems[:3])}")
+        found.sort()
+        return [EvalItem(
             id=f"{spec.name}/{index}", bucket=bucket,
             prompt=({"role": "system", "content": AGENT_INSTRUCTIONS},
                     {"role": "user", "content": question}),
-            gold=(answer_reply(str(entry["answer"])),), text=question,
-            data={"dataset": dataset, "entry": entry})
+            gold=gold, text=question,
+            data={"program": program, "seed": item_seed, "dataset": spec.name})
+            for index, (item_seed, question, gold) in enumerate(found)]
+
+    def score_many(self, pairs: Sequence[tuple[EvalItem, str]]) -> list[float]:
+        """Each reply stepped into its item's environment in the sandbox; the reward is the
+        dataset's own ``score_answer`` (guarded: docs/sandbox.md)."""
+        return score_in_sandbox(self.sandbox, [
+            ScoringJob(item.data["program"], self.family, reply, item.data["seed"])
+            for item, reply in pairs])
 
     def score(self, item: EvalItem, reply: str) -> float:
-        dataset, entry = item.data["dataset"], item.data["entry"]
-        try:
-            value = dataset.score_answer(final_answer(reply), entry)
-        except Exception:  # noqa: BLE001 - a scorer choking on junk text scores it 0
-            return 0.0
-        return max(0.0, min(1.0, float(value or 0.0)))
+        return self.score_many([(item, reply)])[0]
 
 
 def _interleave(columns: list[list[EvalItem]]) -> list[EvalItem]:
     return spread({str(i): c for i, c in enumerate(columns)}, sum(len(c) for c in columns))
 
 
-def _library() -> Any:
-    try:
-        return importlib.import_module("reasoning_gym")
-    except ImportError:
-        raise ConfigError("the reasoning-gym eval suite needs the reasoning-gym library: "
-                          "pip install 'spade-rl[reasoning-gym]'") from None
-
-
 def build(options: ReasoningGymSuiteOptions, context: Any) -> ReasoningGymSuite:
-    return ReasoningGymSuite(options.buckets)
+    sandbox = context.components.get("sandbox")
+    if sandbox is None:
+        raise ConfigError("the reasoning-gym suite generates and scores its items in a sandbox; "
+                          "none was built")
+    return ReasoningGymSuite(options.buckets, sandbox)

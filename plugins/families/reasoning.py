@@ -213,7 +213,7 @@ class ReasoningFamily(SourceFamily):
 
     name = "reasoning"
     seed_folder = "reasoning"
-    prelude_files = ("answers.py",)
+    prelude_files = ("preludes/text_guards.py", "answers.py")
 
     def __init__(self, skills: list[Skill] | None = None, skeleton: str = "slots",
                  levels: list[int] | None = None) -> None:

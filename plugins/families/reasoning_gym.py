@@ -184,7 +184,7 @@ class ReasoningGymFamily(SourceFamily):
     ``ReasoningGymEnv``)."""
 
     name = "reasoning-gym"
-    prelude_files = ("answers.py", "preludes/reasoning_gym_base.py")
+    prelude_files = ("preludes/text_guards.py", "answers.py", "preludes/reasoning_gym_base.py")
     base_classes = {BASE_CLASS: BASE_METHODS}
     #: The fork servers import the library once before forking; programs never import it.
     preload_imports: tuple[str, ...] = (LIBRARY,)

@@ -52,11 +52,19 @@ class EvalSettings:
 
 
 class EvalSuite(ABC):
-    """A held-out benchmark. Required: :meth:`items`; and :meth:`score` unless :meth:`play` is
-    overridden (interactive suites)."""
+    """A held-out benchmark. Required: :meth:`items`; and a scorer unless :meth:`play` is
+    overridden (interactive suites).
+
+    Replies are untrusted text. The default is to score them in the sandbox: a suite overrides
+    :meth:`score_many` with :func:`spade_core.sandboxed_scoring.score_in_sandbox`. Only a suite
+    whose :meth:`score` interprets no text (no ``eval``, ``exec``, ``compile``, ``sympify``,
+    ``parse_expr``, ``pickle`` or third-party scorer reachable from a reply) sets
+    :attr:`scores_in_process` and is scored by :meth:`score` in this process."""
 
     #: The suite's registered name (set by the class or the factory).
     name: str = ""
+    #: ``True`` only when :meth:`score` is safe to run in the host process on hostile text.
+    scores_in_process: bool = False
 
     @abstractmethod
     def items(self, limit: int | None, seed: int) -> list[EvalItem]:
@@ -67,16 +75,30 @@ class EvalSuite(ABC):
         """The reply's score in [0, 1] by the benchmark's own rules (single-turn suites)."""
         raise NotImplementedError(f"{type(self).__name__} scores by play(), not score()")
 
+    def score_many(self, pairs: Sequence[tuple[EvalItem, str]]) -> list[float]:
+        """Scores of many ``(item, reply)`` pairs, in order. Suites that score in the sandbox
+        override it; this default calls :meth:`score` in this process, which only a suite that
+        declared :attr:`scores_in_process` may do."""
+        if not self.scores_in_process:
+            raise NotImplementedError(
+                f"eval suite {self.name or type(self).__name__}: replies are untrusted and are "
+                "scored in the sandbox by default; override score_many with "
+                "spade_core.sandboxed_scoring.score_in_sandbox, or set scores_in_process = True "
+                "if score() interprets no text (docs/eval.md, 'Writing a suite')")
+        return [float(self.score(item, reply)) for item, reply in pairs]
+
     def play(self, items: Sequence[EvalItem], backend: GenerationBackend,
              settings: EvalSettings) -> list[list[float]]:
         """Scores of ``settings.samples`` replies per item, in order. The default asks the
         backend once per sample index for every item sharing a tool set (seed ``seed + j`` for
-        sample ``j``), so results depend only on the items, the backend and the seed."""
+        sample ``j``), so results depend only on the items, the backend and the seed; each
+        sample's replies are scored in one :meth:`score_many` call."""
         scores: list[list[float]] = [[] for _ in items]
         groups: dict[str, list[int]] = {}
         for index, item in enumerate(items):
             groups.setdefault(repr(item.tools), []).append(index)
         for sample in range(settings.samples):
+            replies: dict[int, str] = {}
             for indices in groups.values():
                 tools = items[indices[0]].tools
                 generations = backend.generate(
@@ -84,7 +106,11 @@ class EvalSuite(ABC):
                     max_new_tokens=settings.max_new_tokens, temperature=settings.temperature,
                     seed=settings.seed + sample, tools=list(tools) if tools is not None else None)
                 for i, generation in zip(indices, generations, strict=True):
-                    scores[i].append(float(self.score(items[i], generation.text)))
+                    replies[i] = generation.text
+            order = sorted(replies)
+            for i, value in zip(order, self.score_many([(items[i], replies[i]) for i in order]),
+                                strict=True):
+                scores[i].append(float(value))
         return scores
 
     def gold(self, items: Sequence[EvalItem]) -> dict[str, tuple[str, ...]]:

@@ -1,0 +1,271 @@
+"""Guards for trusted library code that interprets text, installed inside a sandbox worker.
+
+Trusted prelude source (run unrestricted in the worker, before the family's own prelude) and an
+importable module for tests. RestrictedPython's guards only cover the program's own source: a
+library function the program calls (a reasoning-gym scorer, math-verify, sympy) compiles and runs
+text with real builtins. Several do so with text the program or the agent controls:
+``string_insertion`` and ``spiral_matrix`` ``eval()`` the agent's answer, ``basic_arithmetic``
+``eval()`` an expression built from the program's ``config``, and ``sympy.parse_expr`` (behind
+``sympify``, ``countdown``, ``puzzle24``, the integration datasets and math-verify) ``eval()`` s
+Python built from any string, with every builtin function in its namespace. So, in the worker's
+memory (never on disk):
+
+- every module of the guarded packages gets a module-level ``eval`` that evaluates literals and
+  arithmetic only (:func:`literal_arithmetic`), shadowing the builtin for that module alone;
+- ``sympy.parsing.sympy_parser.parse_expr``, and every reference to it that a loaded module holds,
+  becomes :func:`guarded_parse_expr`, which refuses text whose translated Python uses anything but
+  numbers, sympy symbols, sympy's mathematical functions and classes, and arithmetic.
+
+The OS layer still contains whatever these guards miss. ``docs/sandbox.md`` ("Trusted code that
+interprets text") lists every call site and how it is held.
+"""
+
+import ast as _ast
+import sys as _sys
+
+# Composed before other preludes, it exports nothing of its own.
+__all__ = list(globals().get("__all__", []))
+
+#: Packages whose modules get the literal-only ``eval`` (only modules already imported).
+_GUARDED_PACKAGES = ("reasoning_gym", "math_verify", "latex2sympy2_extended")
+#: Largest exponent or shift ``literal_arithmetic`` computes (``9**9**9`` would run for hours).
+_MAX_EXPONENT = 4096
+#: Longest text either guard accepts.
+_MAX_TEXT = 20000
+#: Sympy callables a formula may use besides its classes: plain functions that build expressions.
+_SYMPY_FUNCTIONS = frozenset({"sqrt", "root", "cbrt", "real_root", "Max", "Min", "abs"})
+#: Callables whose first argument may be a string literal (the parser writes ``Symbol('x')``).
+_STRING_TAKERS = frozenset({"Symbol", "Function", "Float", "Integer", "Rational"})
+
+
+class TextGuardError(ValueError):
+    """Text a guard refused; a ``ValueError``, which scorers already treat as a wrong answer."""
+
+
+_BINARY = {
+    _ast.Add: lambda a, b: a + b, _ast.Sub: lambda a, b: a - b, _ast.Mult: lambda a, b: a * b,
+    _ast.Div: lambda a, b: a / b, _ast.FloorDiv: lambda a, b: a // b,
+    _ast.Mod: lambda a, b: a % b, _ast.BitAnd: lambda a, b: a & b,
+    _ast.BitOr: lambda a, b: a | b, _ast.BitXor: lambda a, b: a ^ b,
+}
+_UNARY = {_ast.UAdd: lambda a: +a, _ast.USub: lambda a: -a, _ast.Invert: lambda a: ~a,
+          _ast.Not: lambda a: not a}
+_COMPARE = {_ast.Eq: lambda a, b: a == b, _ast.NotEq: lambda a, b: a != b,
+            _ast.Lt: lambda a, b: a < b, _ast.LtE: lambda a, b: a <= b,
+            _ast.Gt: lambda a, b: a > b, _ast.GtE: lambda a, b: a >= b}
+_NAMED_CONSTANTS = {"True": True, "False": False, "None": None}
+
+
+def _bounded(value, what):
+    if isinstance(value, int) and abs(value) > _MAX_EXPONENT:
+        raise TextGuardError(f"{what} {value} is too large to compute")
+    return value
+
+
+def _literal(node):
+    """The value of one node of a literal or arithmetic expression; anything else is refused."""
+    if isinstance(node, _ast.Constant):
+        return node.value
+    if isinstance(node, _ast.Name) and node.id in _NAMED_CONSTANTS:
+        return _NAMED_CONSTANTS[node.id]
+    if isinstance(node, (_ast.List, _ast.Tuple, _ast.Set)):
+        values = [_literal(e) for e in node.elts]
+        return {_ast.List: list, _ast.Tuple: tuple, _ast.Set: set}[type(node)](values)
+    if isinstance(node, _ast.Dict) and None not in node.keys:
+        return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values)}
+    if isinstance(node, _ast.UnaryOp) and type(node.op) in _UNARY:
+        return _UNARY[type(node.op)](_literal(node.operand))
+    if isinstance(node, _ast.BinOp):
+        left, right = _literal(node.left), _literal(node.right)
+        if isinstance(node.op, _ast.Pow):
+            return left ** _bounded(right, "exponent")
+        if isinstance(node.op, _ast.LShift):
+            return left << _bounded(right, "shift")
+        if isinstance(node.op, _ast.RShift):
+            return left >> right
+        if type(node.op) in _BINARY:
+            return _BINARY[type(node.op)](left, right)
+    if isinstance(node, _ast.BoolOp):
+        values = [_literal(v) for v in node.values]
+        result = values[0]
+        for value in values[1:]:
+            result = (result and value) if isinstance(node.op, _ast.And) else (result or value)
+        return result
+    if isinstance(node, _ast.Compare) and all(type(op) in _COMPARE for op in node.ops):
+        left = _literal(node.left)
+        for op, comparator in zip(node.ops, node.comparators):
+            right = _literal(comparator)
+            if not _COMPARE[type(op)](left, right):
+                return False
+            left = right
+        return True
+    raise TextGuardError(f"only literals and arithmetic are evaluated here, not "
+                         f"{type(node).__name__}")
+
+
+def literal_arithmetic(source, globals=None, locals=None):  # noqa: A002 - eval's signature
+    """``eval`` for text: Python literals (numbers, strings, lists, tuples, sets, dicts, True,
+    False, None) combined with arithmetic, bitwise, boolean and comparison operators. Names,
+    calls, attributes, subscripts and everything else raise :class:`TextGuardError`; so do
+    exponents and shifts above 4096. Code objects are refused too."""
+    if not isinstance(source, str):
+        raise TextGuardError("only text is evaluated here, not a code object")
+    if len(source) > _MAX_TEXT:
+        raise TextGuardError(f"text of {len(source)} characters is too long to evaluate")
+    try:
+        tree = _ast.parse(source.strip(), mode="eval")
+    except (SyntaxError, ValueError) as exc:
+        raise TextGuardError(f"not an expression: {exc}") from None
+    return _literal(tree.body)
+
+
+def _formula_problem(code, names):
+    """Why the Python that sympy made of a formula is refused (``None``: accepted). ``names`` maps
+    each name the code may use to whether it is a callable building expressions."""
+    try:
+        tree = _ast.parse(code, mode="eval")
+    except (SyntaxError, ValueError):
+        return None  # sympy raises its own error for it
+    for node in _ast.walk(tree):
+        if isinstance(node, (_ast.Expression, _ast.BinOp, _ast.UnaryOp, _ast.BoolOp,
+                             _ast.Compare, _ast.Tuple, _ast.List, _ast.operator,
+                             _ast.unaryop, _ast.boolop, _ast.cmpop, _ast.expr_context,
+                             _ast.keyword)):
+            continue
+        if isinstance(node, _ast.Constant):
+            if isinstance(node.value, (int, float, complex, bool)) or node.value is None:
+                continue
+            if isinstance(node.value, str):
+                continue  # checked with the call that takes it, below
+            return "a constant of type " + type(node.value).__name__
+        if isinstance(node, _ast.Name):
+            if node.id.startswith("_") or node.id not in names:
+                return f"the name {node.id!r}"
+            continue
+        if isinstance(node, _ast.Call):
+            func = node.func
+            if isinstance(func, _ast.Call):
+                continue  # Function('f')(x): the inner call is checked on its own
+            if not isinstance(func, _ast.Name) or not names.get(func.id):
+                return "a call of " + (func.id if isinstance(func, _ast.Name)
+                                       else type(func).__name__)
+            strings = [a for a in node.args if isinstance(a, _ast.Constant)
+                       and isinstance(a.value, str)]
+            if strings and (func.id not in _STRING_TAKERS or len(node.args) != 1
+                            or node.keywords):
+                return f"a string argument to {func.id}"
+            continue
+        return "Python syntax " + type(node).__name__
+    for node in _ast.walk(tree):
+        if isinstance(node, _ast.Constant) and isinstance(node.value, str):
+            parents = [p for p in _ast.walk(tree) if isinstance(p, _ast.Call)
+                       and node in p.args]
+            if not parents:
+                return "a string outside Symbol(...)"
+    return None
+
+
+def _allowed_names(global_dict, local_dict):
+    """Names a formula may use, each mapped to whether it is a callable that builds
+    expressions: sympy classes and a few sympy functions are; sympy constants and the caller's
+    own ``local_dict`` entries are names only (a caller-supplied callable stays callable)."""
+    import sympy
+
+    allowed = {}
+    for name, value in (global_dict or {}).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(value, type) and issubclass(value, sympy.Basic):
+            allowed[name] = True
+        elif isinstance(value, sympy.Basic):
+            allowed[name] = False
+        elif name in _SYMPY_FUNCTIONS and (value is abs or getattr(
+                value, "__module__", "").startswith("sympy")):
+            allowed[name] = True
+    for name, value in (local_dict or {}).items():
+        if isinstance(name, str) and not name.startswith("_"):
+            allowed[name] = callable(value) and isinstance(value, type) \
+                and issubclass(value, sympy.Basic)
+    for name in _STRING_TAKERS:
+        allowed.setdefault(name, True)
+    return allowed
+
+
+def _default_names():
+    """The namespace ``parse_expr`` evaluates in when given none: everything of ``from sympy
+    import *``, every builtin function (``open``, ``__import__``, ``eval`` among them) and
+    ``max``/``min`` as sympy's ``Max``/``Min``."""
+    import builtins
+    import types
+
+    names = {}
+    exec("from sympy import *", names)  # noqa: S102 - a fixed, trusted import, as sympy does
+    for name, value in vars(builtins).items():
+        if isinstance(value, types.BuiltinFunctionType):
+            names[name] = value
+    names["max"], names["min"] = names["Max"], names["Min"]
+    return names
+
+
+def _make_guarded(original):
+    """``parse_expr`` that checks the Python sympy would ``eval`` before handing it over."""
+    from sympy.parsing import sympy_parser
+
+    def guarded_parse_expr(s, local_dict=None, transformations=sympy_parser.standard_transformations,
+                           global_dict=None, evaluate=True):
+        """sympy's ``parse_expr``, for formulas only: see the module docstring."""
+        if not isinstance(s, str):
+            raise TextGuardError("parse_expr takes text")
+        if len(s) > _MAX_TEXT:
+            raise TextGuardError(f"formula of {len(s)} characters is too long to parse")
+        names_from = global_dict if global_dict is not None else _default_names()
+        if isinstance(transformations, str):
+            if transformations == "all":
+                chosen = sympy_parser.T[:]
+            elif transformations == "implicit":
+                chosen = sympy_parser.T[:6]
+            else:
+                raise ValueError("unknown transformation group name")
+        else:
+            chosen = transformations
+        try:
+            code = sympy_parser.stringify_expr(s, dict(local_dict or {}), dict(names_from),
+                                               chosen)
+        except Exception:  # noqa: BLE001 - let sympy report its own parse error
+            return original(s, local_dict=local_dict, transformations=transformations,
+                            global_dict=global_dict, evaluate=evaluate)
+        problem = _formula_problem(code, _allowed_names(names_from, local_dict))
+        if problem is not None:
+            raise TextGuardError(f"refused to parse a formula using {problem}")
+        return original(s, local_dict=local_dict, transformations=transformations,
+                        global_dict=global_dict, evaluate=evaluate)
+
+    guarded_parse_expr.spade_guarded = True
+    return guarded_parse_expr
+
+
+def install_text_guards():
+    """Install both guards in this process, once (later calls do nothing)."""
+    if getattr(_sys, "_spade_text_guards", False):
+        return
+    parser = _sys.modules.get("sympy.parsing.sympy_parser")
+    if parser is not None and not getattr(parser.parse_expr, "spade_guarded", False):
+        original = parser.parse_expr
+        guarded = _make_guarded(original)
+        for module in list(_sys.modules.values()):
+            namespace = getattr(module, "__dict__", None)
+            if not isinstance(namespace, dict):
+                continue
+            for key, value in list(namespace.items()):
+                if value is original:
+                    namespace[key] = guarded
+    for name, module in list(_sys.modules.items()):
+        if name.split(".")[0] in _GUARDED_PACKAGES and module is not None:
+            namespace = getattr(module, "__dict__", None)
+            if isinstance(namespace, dict) and "eval" not in namespace:
+                namespace["eval"] = literal_arithmetic
+    _sys._spade_text_guards = True
+
+
+if __name__ == "__prelude__":  # run as a worker's prelude, not imported by a test
+    install_text_guards()
