@@ -3,7 +3,7 @@ imports them)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +25,9 @@ class ReasoningGymSuiteOptions(BaseModel):
     buckets: list[Bucket] = Field(default_factory=lambda: list(REASONING_GYM_BUCKETS),
                                description="buckets to evaluate: " + ", ".join(
                                    REASONING_GYM_BUCKETS))
+    datasets: list[str | dict[str, Any]] = Field(default_factory=list, description=(
+        "further reasoning-gym datasets, as names or {name, config} mappings, evaluated as "
+        "the bucket 'extra' (generated and scored in the sandbox like the others)"))
 
 
 class BfclSuiteOptions(BaseModel):

@@ -30,6 +30,11 @@ from plugins.families.reasoning_gym import (
 SEED_OFFSET = 7_000_000
 #: Seeds whose generation failed that a dataset may skip before the suite gives up.
 MAX_SKIPPED_SEEDS = 8
+#: Datasets whose ``score_answer`` may run in the host process. Empty: every dataset is generated
+#: and scored in the sandbox (docs/sandbox.md, "Trusted code that interprets text").
+SAFE_IN_PROCESS: frozenset[str] = frozenset()
+#: The bucket of the datasets named in the ``datasets`` option.
+EXTRA_BUCKET = "extra"
 #: Items per bucket when no limit is given.
 DEFAULT_PER_BUCKET = 50
 
@@ -83,8 +88,9 @@ class ReasoningGymSuite(EvalSuite):
 
     name = "reasoning-gym"
 
-    def __init__(self, buckets: list[str] | None, sandbox: Sandbox) -> None:
-        chosen = list(buckets or HARD_BUCKETS)
+    def __init__(self, buckets: list[str] | None, sandbox: Sandbox,
+                 datasets: Sequence[str | dict[str, Any]] = ()) -> None:
+        chosen = list(HARD_BUCKETS) if buckets is None else list(buckets)
         unknown = [b for b in chosen if b not in HARD_BUCKETS]
         if unknown:
             raise ConfigError(f"reasoning-gym suite: unknown bucket(s) {', '.join(unknown)}; "
@@ -93,6 +99,11 @@ class ReasoningGymSuite(EvalSuite):
             raise ConfigError("the reasoning-gym eval suite needs the reasoning-gym library: "
                               f"{EXTRA_HINT}")
         self.buckets = {b: HARD_BUCKETS[b] for b in chosen}
+        if datasets:
+            self.buckets[EXTRA_BUCKET] = tuple(_extra(d) for d in datasets)
+        if not self.buckets:
+            raise ConfigError("reasoning-gym suite: no bucket and no dataset to evaluate; set "
+                              "buckets or datasets")
         self.sandbox = sandbox
         self.family = ReasoningGymFamily([])
 
@@ -166,6 +177,14 @@ class ReasoningGymSuite(EvalSuite):
         return self.score_many([(item, reply)])[0]
 
 
+def _extra(spec: str | dict[str, Any]) -> HardDataset:
+    if isinstance(spec, str):
+        return HardDataset(spec)
+    if not isinstance(spec.get("name"), str):
+        raise ConfigError(f"reasoning-gym suite: datasets: {spec!r} needs a name")
+    return HardDataset(spec["name"], dict(spec.get("config") or {}))
+
+
 def _interleave(columns: list[list[EvalItem]]) -> list[EvalItem]:
     return spread({str(i): c for i, c in enumerate(columns)}, sum(len(c) for c in columns))
 
@@ -175,4 +194,4 @@ def build(options: ReasoningGymSuiteOptions, context: Any) -> ReasoningGymSuite:
     if sandbox is None:
         raise ConfigError("the reasoning-gym suite generates and scores its items in a sandbox; "
                           "none was built")
-    return ReasoningGymSuite(options.buckets, sandbox)
+    return ReasoningGymSuite(options.buckets, sandbox, options.datasets)
