@@ -74,10 +74,12 @@ class ScorerFamily(EnvFamily):
     """The pseudo-family of a suite's scorer: its trusted source after :data:`SCORER_BASE` as the
     prelude, and the libraries the scorer imports, preloaded by the sandbox's fork servers."""
 
-    def __init__(self, name: str, source: str, imports: Sequence[str] = ()) -> None:
+    def __init__(self, name: str, source: str, imports: Sequence[str] = (),
+                 exported: Sequence[str] = ()) -> None:
         self.name = f"scorer:{name}"
         self._source = source
         self._imports = tuple(imports)
+        self._exported = tuple(exported)
 
     @property
     def prelude(self) -> str:
@@ -85,7 +87,9 @@ class ScorerFamily(EnvFamily):
 
     @property
     def injected_names(self) -> tuple[str, ...]:
-        return ("ReplyScorer",)
+        """``ReplyScorer`` and the names the suite's source exports (an environment base class
+        of its own, for suites whose episodes are longer than one request)."""
+        return ("ReplyScorer", *self._exported)
 
     @property
     def preload_imports(self) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ import ast
 import importlib
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,7 +78,9 @@ def _call(name: str, arguments: dict) -> str:
 
 
 def _leftover_instances() -> list[str]:
-    return [k for k in vars(importlib.import_module(UTILS)) if k.startswith("spade_")]
+    """Simulator instances BFCL's helper left in this process (none: episodes run in workers)."""
+    module = sys.modules.get(UTILS)
+    return [k for k in vars(module) if k.startswith("spade")] if module else []
 
 
 def test_multi_turn_base_gold_wrong_half():
@@ -126,64 +129,82 @@ def test_items_follow_bfcl_protocol():
     assert "sort" not in seen[0] and "sort" in seen[-1]
 
 
-def test_hostile_argument_arrives_as_a_plain_string(tmp_path):
-    from plugins.evals.bfcl_multi_turn import Episode, call_string, simulator_run
+class RecordingBackend(ScriptedBackend):
+    """A scripted backend that keeps every conversation it was asked to answer."""
 
+    def __init__(self, replies: list[str]) -> None:
+        super().__init__(replies)
+        self.seen: list[list[dict]] = []
+
+    def generate(self, conversations, **kwargs):
+        self.seen.extend(list(c) for c in conversations)
+        return super().generate(conversations, **kwargs)
+
+
+def _shown_after(backend: RecordingBackend, reply: str) -> str:
+    """The message the model was shown right after ``reply``."""
+    for conversation in backend.seen:
+        for index, message in enumerate(conversation[:-1]):
+            if message["role"] == "assistant" and message["content"] == reply:
+                return conversation[index + 1]["content"]
+    raise AssertionError(f"no conversation continues after {reply!r}")
+
+
+def test_hostile_argument_arrives_as_a_plain_string(tmp_path):
     marker = tmp_path / "pwned"
     hostile = f'"); import os; os.system("touch {marker}"); ("\' + __import__("os").name + \''
-    item, = _suite({"categories": ["multi_turn_base"]}).items(1, 0)
-    with simulator_run() as run:
-        episode = Episode(item, run, 20)
-        text = call_string("echo", {"content": hostile}, episode.methods)
-        assert text == f"echo(content={hostile!r})"
-        call = ast.parse(text, mode="eval").body
-        assert isinstance(call, ast.Call) and isinstance(call.keywords[0].value, ast.Constant)
-        strings, shown = episode.execute([{"echo": {"content": hostile}}])
-        assert strings == [text]
-        # GorillaFileSystem.echo without a file returns its content: the argument, verbatim.
-        assert json.loads(shown[0]) == {"terminal_output": hostile}
+    suite = _suite({"categories": ["multi_turn_base"]})
+    item, = suite.items(1, 0)
+    reply = _call("echo", {"content": hostile})
+    backend = RecordingBackend([reply])
+    assert suite.play([item], backend, SETTINGS) == [[0.0]]
+    # GorillaFileSystem.echo without a file returns its content: the argument, verbatim.
+    shown = _shown_after(backend, reply)
+    assert shown.startswith("Tool result:\n")
+    assert json.loads(shown.removeprefix("Tool result:\n")) == {"terminal_output": hostile}
     assert not marker.exists()
-    assert _leftover_instances() == []
+    assert _leftover_instances() == []  # nothing ran in this process
+
+
+def test_call_strings_are_literal_calls_of_simulator_methods():
+    from plugins.evals.preludes.bfcl_simulators import call_string
+
+    methods = frozenset({"mkdir", "echo"})
+    assert call_string("mkdir", {"dir_name": "a"}, methods) == "mkdir(dir_name='a')"
+    for name, arguments in [
+            ("__import__('os').system", {"command": "true"}),  # not a simulator method
+            ("open", {"file": "x", "mode": "w"}),               # a builtin, not a method
+            ("mkdir", {"dir_name=__import__('os').getcwd(),x": "a"}),  # argument name injection
+            ("mkdir", {"dir_name": float("nan")}),              # not a JSON value: repr is a name
+            ("mkdir", {"dir_name": {1, 2}})]:                   # not a JSON value at all
+        assert call_string(name, arguments, methods) is None, (name, arguments)
 
 
 @pytest.mark.parametrize("name, arguments", [
-    ("__import__('os').system", {"command": "true"}),  # not a simulator method
-    ("open", {"file": "x", "mode": "w"}),               # a builtin, not a simulator method
-    ("mkdir", {"dir_name=__import__('os').getcwd(),x": "a"}),  # argument name injection
-    ("mkdir", {"dir_name": float("nan")}),              # not a JSON value: repr is a name
-    ("mkdir", {"dir_name": {1, 2}}),                    # not a JSON value at all
+    ("__import__('os').system", {"command": "true"}),
+    ("open", {"file": "x", "mode": "w"}),
+    ("mkdir", {"dir_name=__import__('os').getcwd(),x": "a"}),
 ])
-def test_unsafe_calls_are_refused_without_evaluation(name, arguments, monkeypatch):
-    from plugins.evals.bfcl_multi_turn import Episode, call_string, simulator_run
-
-    item, = _suite({"categories": ["multi_turn_base"]}).items(1, 0)
-    evaluated: list[str] = []
-    utils = importlib.import_module(UTILS)
-    real = utils.execute_multi_turn_func_call
-
-    def recording(func_call_list, *args, **kwargs):
-        evaluated.extend(func_call_list)
-        return real(func_call_list, *args, **kwargs)
-
-    with simulator_run() as run:
-        episode = Episode(item, run, 20)
-        assert call_string(name, arguments, episode.methods) is None
-        monkeypatch.setattr(utils, "execute_multi_turn_func_call", recording)
-        strings, shown = episode.execute([{name: arguments}])
-    assert strings == [""] and evaluated == [""]
-    assert shown[0].startswith("Error during execution:") and "not a function" in shown[0]
+def test_unsafe_calls_are_refused_without_evaluation(name, arguments):
+    suite = _suite({"categories": ["multi_turn_base"]})
+    item, = suite.items(1, 0)
+    reply = _call(name, arguments)
+    backend = RecordingBackend([reply])
+    suite.play([item], backend, SETTINGS)
+    shown = _shown_after(backend, reply)
+    assert shown.startswith("Tool result:\nError during execution:") and "not a function" in shown
 
 
 def test_the_string_bfcl_evaluates_is_checked_on_its_own():
-    from plugins.evals.bfcl_multi_turn import _single_literal_call
+    from plugins.evals.preludes.bfcl_simulators import single_literal_call
 
-    assert _single_literal_call("instance.mkdir(dir_name='a')", "mkdir", {"dir_name": "a"})
+    assert single_literal_call("instance.mkdir(dir_name='a')", "mkdir", {"dir_name": "a"})
     for text in ("instance.mkdir(dir_name=__import__('os').getcwd())",  # not a literal
                  "instance.mkdir(dir_name='a'); import os",              # not one expression
                  "mkdir(dir_name='a')",                                  # not the instance's
                  "instance.mkdir('a')",                                  # positional
                  "instance.mkdir(dir_name='a', x=1)"):                   # other arguments
-        assert not _single_literal_call(text, "mkdir", {"dir_name": "a"}), text
+        assert not single_literal_call(text, "mkdir", {"dir_name": "a"}), text
 
 
 def test_bfcl_step_limit_force_terminates_the_entry():

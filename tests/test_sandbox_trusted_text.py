@@ -10,6 +10,7 @@ and the machine; a control with the guards left out shows the payload is live.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shutil
@@ -186,3 +187,31 @@ def test_hostile_programs_through_trusted_text_are_refused_or_contained(sandbox_
         wanted = re.search(r"^# expect: (\w+)", path.read_text(), re.M).group(1)
         assert verdict.category == wanted, (path.name, verdict)
         assert verdict.category != "crash", (path.name, verdict)  # the kill never ran
+
+
+def _bfcl_payloads(canary: Path) -> list[str]:
+    """Tool calls whose name or argument values would create ``canary`` if evaluated."""
+    touch = f"__import__('pathlib').Path('{canary}').touch()"
+    system = f"__import__('os').system('touch {canary}')"
+    return ["<tool_call>" + json.dumps({"name": touch, "arguments": {}}) + "</tool_call>",
+            "<tool_call>" + json.dumps({"name": "ls", "arguments": {"a": touch}}) + "</tool_call>",
+            "<tool_call>" + json.dumps({"name": "cd", "arguments": {"folder": system}})
+            + "</tool_call>",
+            f"<tool_call>{{\"name\": \"ls\", \"arguments\": {{\"a\": 1}}}}) or {system} or ("
+            "</tool_call>"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
+                    reason="pip install --no-deps bfcl-eval==2026.3.23")
+@pytest.mark.parametrize("isolation", ["auto", "none"])
+def test_spade_eval_hostile_replies_through_bfcl(canary_dir, capsys, isolation):
+    canary = canary_dir / "ran"
+    extra = ["--set", "sandbox.options.isolation=none",
+             "--set", "sandbox.options.allow_unisolated=true"] if isolation == "none" else []
+    args = ["eval", str(CONFIG), "--suite", "bfcl", "--set", "backend=fake-scripted",
+            "--option", "bfcl.categories=[simple, parallel, multi_turn_base]",
+            "--option", "bfcl.max_steps=2", "--limit", "6", "--json", *extra]
+    assert main(args, plugins=_loaded(FakeScriptedBackend(_bfcl_payloads(canary)))) == 0
+    [suite] = json.loads(capsys.readouterr().out)["suites"]
+    assert suite["overall"]["items"] == 6 and suite["overall"]["pass_at_1"] == 0.0
+    assert not canary.exists() and not list(canary_dir.iterdir())

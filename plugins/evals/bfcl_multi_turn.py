@@ -20,17 +20,16 @@ The protocol follows BFCL's function-calling inference loop
 
 Results are fed back as one user message in the tool-use family's observation format
 (``Tool result:`` blocks), the protocol SPADE agents are trained on, instead of BFCL's OpenAI
-``tool`` messages.
+``tool`` messages. A step's results are cut to 28,000 characters together (the sandbox's
+observation limit).
 
-Containment: BFCL's helper runs each call string through ``eval`` in its own module. A call
-string is built here only from a decoded call whose name is a public method of the entry's
-simulator classes, whose argument names are identifiers and whose values are JSON values
-(written with ``repr``); the exact string ``eval`` will see (after BFCL's own method prefixing)
-is parsed and must be one call of that method with literal keyword arguments only. Anything else
-is never given to BFCL: it is replaced by an empty string, which BFCL's helper reports as an
-execution error without evaluating anything, and the model is told the call was refused.
-(BFCL's prefixing also rewrites ``method(`` inside string arguments, as in BFCL's own runs; the
-text stays inside the string literal, which the parse above checks.)
+Containment: the simulators, BFCL's helper (which ``eval`` s each call string) and its checker
+run in a sandbox worker per episode (``plugins/evals/preludes/bfcl_simulators.py``); the host
+decodes replies (JSON only) and sends the calls. In the worker, a call string is built only from
+a decoded call naming a public simulator method with identifier argument names and JSON values,
+and the exact string BFCL will ``eval`` must parse as one call of that method with literal
+keyword arguments; anything else becomes an empty string, which BFCL reports as an execution
+error without evaluating anything, and the model is told the call was refused.
 """
 
 from __future__ import annotations
@@ -39,19 +38,22 @@ import ast
 import copy
 import importlib
 import inspect
-import itertools
 import json
-import keyword
-import math
-import os
-from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from importlib import resources
 from typing import Any
 
-from spade_core.errors import ConfigError
-from spade_core.interfaces import EvalItem, EvalSettings, GenerationBackend
+from spade_core.errors import ConfigError, SandboxError
+from spade_core.interfaces import (
+    EvalItem,
+    EvalSettings,
+    GenerationBackend,
+    Sandbox,
+    SandboxSession,
+)
+from spade_core.sandboxed_scoring import ScorerFamily
 
 from plugins.evals.bfcl_checker import INSTALL_HINT
 from plugins.evals.bfcl_format import decode_calls, tool_schemas
@@ -68,9 +70,6 @@ TURN_DONE = "<answer>done</answer>"
 #: The gold reply of a turn whose ground truth is no call (a missing parameter or function).
 NO_CALL = ("I cannot do this with the functions and details I have; please give me what is "
            "missing.")
-_UTILS = "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils"
-_CHECKER = "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker"
-_run_numbers = itertools.count()
 
 
 def _module(name: str) -> Any:
@@ -114,14 +113,6 @@ def simulator_class(class_name: str) -> type:
     return getattr(_module(config.CLASS_FILE_PATH_MAPPING[class_name]), class_name)
 
 
-def public_methods(instances: Sequence[object]) -> frozenset[str]:
-    """The method names BFCL's helper binds to its simulator ``instances``, by its own rule
-    (``inspect.ismethod``, no leading underscore): the only names a call string may use."""
-    return frozenset(name for instance in instances
-                     for name, _ in inspect.getmembers(instance, inspect.ismethod)
-                     if not name.startswith("_"))
-
-
 def entry_functions(entry: dict[str, Any], docs: dict[str, list[dict[str, Any]]]
                     ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     """The function documents shown from the first turn, and those held out per turn, as BFCL's
@@ -137,58 +128,6 @@ def entry_functions(entry: dict[str, Any], docs: dict[str, list[dict[str, Any]]]
                     held_out[turn].append(functions.pop(index))
                     break
     return functions, held_out
-
-
-# -- call strings ------------------------------------------------------------------------------
-
-def _is_json_value(value: Any, depth: int = 0) -> bool:
-    if depth > 32:
-        return False
-    if value is None or isinstance(value, (bool, int, str)):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list):
-        return all(_is_json_value(v, depth + 1) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _is_json_value(v, depth + 1) for k, v in value.items())
-    return False
-
-
-def call_string(name: str, arguments: dict[str, Any], methods: frozenset[str]) -> str | None:
-    """``name(key=repr(value),...)`` as BFCL's ``convert_to_function_call`` writes a decoded
-    call, or ``None`` when the call could run anything beyond one simulator method with literal
-    arguments (see the module docstring)."""
-    if name not in methods or not name.isidentifier() or keyword.iskeyword(name):
-        return None
-    parts = []
-    for key, value in arguments.items():
-        if not (isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key)):
-            return None
-        if not _is_json_value(value):
-            return None
-        parts.append(f"{key}={value!r}")
-    text = f"{name}({','.join(parts)})"
-    # What BFCL's helper will eval: the same string with the method prefixed by its instance.
-    prefixed = _module(_UTILS)._process_method_calls(text, {m: "instance" for m in methods})
-    return text if _single_literal_call(prefixed, name, arguments) else None
-
-
-def _single_literal_call(text: str, name: str, arguments: dict[str, Any]) -> bool:
-    """Whether ``text`` is exactly ``instance.name(k=<literal>, ...)`` with ``arguments``."""
-    try:
-        tree = ast.parse(text, mode="eval")
-        call = tree.body
-        if not (isinstance(call, ast.Call) and not call.args
-                and isinstance(call.func, ast.Attribute) and call.func.attr == name
-                and isinstance(call.func.value, ast.Name) and call.func.value.id == "instance"):
-            return False
-        if [k.arg for k in call.keywords] != list(arguments):
-            return False
-        return all(type(ast.literal_eval(k.value)) is type(arguments[k.arg])
-                   for k in call.keywords if k.arg is not None)
-    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
-        return False
 
 
 def gold_call(text: str, classes: tuple[str, ...]) -> dict[str, Any]:
@@ -234,31 +173,33 @@ def observation(results: Sequence[str]) -> str:
     return "\n\n".join(f"Tool result {k + 1}:\n{out}" for k, out in enumerate(results))
 
 
-# -- playing -----------------------------------------------------------------------------------
+# -- playing ---------------------------------------------------------------------------------
 
-@contextmanager
-def simulator_run() -> Iterator[str]:
-    """A fresh BFCL ``model_name`` for one played entry: BFCL's helper keeps the simulator
-    instances in its module globals under that name (inference, ``_eval`` and
-    ``_ground_truth_eval`` runs); they are removed afterwards so that nothing leaks into the
-    next sample or item."""
-    run = f"spade_{os.getpid()}_{next(_run_numbers)}"
-    try:
-        yield run
-    finally:
-        namespace = vars(_module(_UTILS))
-        for key in [k for k in namespace if k.startswith(run + "_")]:
-            del namespace[key]
+#: The program of every episode: the injected ``BfclEpisode``, unchanged.
+EPISODE_PROGRAM = ('"""One BFCL multi-turn entry, played in this worker."""\n\n\n'
+                   "class BfclEntryEnv(BfclEpisode):\n    pass\n")
+
+
+@cache
+def simulator_family(classes: tuple[str, ...]) -> ScorerFamily:
+    """BFCL's simulators (of ``classes``, sorted) and checker as the trusted prelude of an
+    episode's worker."""
+    from plugins.evals.preludes import bfcl_simulators
+
+    source = resources.files("plugins.evals.preludes").joinpath("bfcl_simulators.py").read_text(
+        encoding="utf-8")
+    return ScorerFamily("bfcl-multi-turn", source, bfcl_simulators.preload_modules(classes),
+                        exported=("BfclEpisode",))
 
 
 @dataclass
 class Episode:
-    """One entry played once: the conversation, the simulator instances (through BFCL's helper,
-    under ``run``) and the call strings of every step of every turn."""
+    """One entry played once: the conversation on the host, the simulators in ``session`` (a
+    sandbox worker of its own), and the call strings of every step of every turn."""
 
     item: EvalItem
-    run: str
     max_steps: int
+    session: SandboxSession | None = None
     functions: list[dict[str, Any]] = field(default_factory=list)
     messages: list[dict[str, str]] = field(default_factory=list)
     turns: list[list[list[str]]] = field(default_factory=list)
@@ -267,22 +208,21 @@ class Episode:
     current: list[list[str]] = field(default_factory=list)
     done: bool = False
     force_quit: bool = False
+    #: The worker failed (a limit, a crash): the entry scores 0.
+    failed: bool = False
 
     def __post_init__(self) -> None:
         self.entry: dict[str, Any] = self.item.data["entry"]
-        self.classes: tuple[str, ...] = tuple(self.entry["involved_classes"])
-        # As BFCL does first: create the instances (no call), here to learn their methods.
-        _, instances = self._run([])
-        self.methods = public_methods(list(instances.values()))
         self.functions = copy.deepcopy(self.item.data["functions"])
         self.tools: tuple[dict[str, Any], ...] = ()
         self.messages = [m for m in self.item.prompt if m["role"] == "system"]
         self._start_turn(0)
 
-    def _run(self, strings: list[str]) -> tuple[list[str], dict[str, Any]]:
-        return _module(_UTILS).execute_multi_turn_func_call(
-            strings, self.entry["initial_config"], list(self.classes), self.run,
-            self.entry["id"], long_context=_long_context(self.entry["id"]), is_evaL_run=False)
+    def start_request(self) -> str:
+        """The request that creates the entry's simulator instances."""
+        return json.dumps({"op": "start", "entry": {
+            "id": self.entry["id"], "initial_config": self.entry["initial_config"],
+            "involved_classes": list(self.entry["involved_classes"])}})
 
     def _start_turn(self, turn: int) -> None:
         self.turn, self.steps, self.current = turn, 0, []
@@ -292,7 +232,6 @@ class Episode:
             self.functions.extend(copy.deepcopy(added))
             messages = [{"role": "user", "content": additional_function_prompt()}]
         if added or turn == 0:
-
             self.tools = tool_schemas(self.functions)
         self.messages.extend({"role": m["role"], "content": m["content"]} for m in messages)
 
@@ -303,86 +242,118 @@ class Episode:
         else:
             self._start_turn(self.turn + 1)
 
-    def execute(self, calls: Sequence[dict[str, dict[str, Any]]]) -> tuple[list[str], list[str]]:
-        """Run decoded calls through BFCL's helper: the call strings given to it (``""`` for a
-        refused call) and the results shown to the model."""
-        strings = []
-        for call in calls:
-            (name, arguments), = call.items()
-            strings.append(call_string(name, arguments, self.methods) or "")
-        results, _ = self._run(strings)
-        shown = [result if text else f"Error during execution: {next(iter(call))!r} is not a "
-                 "function of this task or its arguments are not plain JSON values."
-                 for text, result, call in zip(strings, results, calls, strict=True)]
-        return strings, shown
-
-    def feed(self, reply: str) -> None:
-        """The model's reply to the current conversation: execute its calls and answer with the
-        results, or end the turn when it makes none."""
-
+    def take(self, reply: str) -> str | None:
+        """The model's reply to the current conversation: the request that executes its calls,
+        or ``None`` when it makes none (which ends the turn)."""
         self.messages.append({"role": "assistant", "content": reply})
         calls = decode_calls(reply)
         if not calls:
             self._end_turn()
-            return
-        strings, shown = self.execute(calls)
-        self.current.append(strings)
-        self.messages.append({"role": "user", "content": observation(shown)})
+            return None
+        return json.dumps({"op": "execute", "calls": calls})
+
+    def receive(self, observation_json: str) -> None:
+        """The worker's answer to an execute request: record the call strings, show the
+        results."""
+        answer = json.loads(observation_json)
+        self.current.append(list(answer["strings"]))
+        self.messages.append({"role": "user", "content": observation(answer["results"])})
         self.steps += 1
         if self.steps > self.max_steps:
             self.force_quit = True
             self._end_turn()
 
-    def score(self) -> float:
-        """1.0 when BFCL's ``multi_turn_checker`` accepts the turns, else 0.0 (a force-terminated
-        entry with turns missing fails, as in BFCL's evaluation)."""
+    def fail(self) -> None:
+        self.failed = self.done = True
+
+    def score_request(self) -> str | None:
+        """The request for BFCL's verdict, or ``None`` when the entry fails without one (its
+        worker failed, or a force-terminated entry has turns missing, as BFCL scores it)."""
         truth = self.item.data["answer"]
-        if len(self.turns) != len(truth):
-            return 0.0
-        entry = {"id": self.entry["id"], "initial_config": self.entry["initial_config"],
-                 "involved_classes": list(self.classes)}
+        if self.failed or len(self.turns) != len(truth):
+            return None
+        return json.dumps({"op": "score", "turns": self.turns, "answer": truth,
+                           "category": self.item.bucket})
+
+
+def _advance(sandbox: Sandbox, pending: list[tuple[Episode, str]]) -> list[str | None]:
+    """Send each episode its request in one batched call; an episode whose worker failed is
+    marked failed (its answer is ``None``)."""
+    results = sandbox.step_many([(e.session, request) for e, request in pending])
+    answers: list[str | None] = []
+    for (episode, _), result in zip(pending, results, strict=True):
+        if isinstance(result, SandboxError):
+            episode.fail()
+            answers.append(None)
+        else:
+            answers.append(result.observation if not result.terminated else str(result.reward))
+    return answers
+
+
+def _open(sandbox: Sandbox, episodes: list[Episode]) -> None:
+    """A worker per episode, reset, and its simulators created."""
+    family = simulator_family(tuple(sorted({c for e in episodes
+                                            for c in e.entry["involved_classes"]})))
+    for episode in episodes:
         try:
-            verdict = _module(_CHECKER).multi_turn_checker(
-                self.turns, truth, entry, self.item.bucket, self.run)
-        except Exception:  # noqa: BLE001 - BFCL's asserts on odd replies mean a failure
-            return 0.0
-        return 1.0 if verdict.get("valid") else 0.0
-
-
-def _long_context(entry_id: str) -> bool:
-    category = entry_id.rsplit("_", 1)[0]
-    return "long_context" in category or "composite" in category
+            episode.session = sandbox.open(EPISODE_PROGRAM, family=family)
+        except SandboxError:
+            episode.fail()
+    live = [e for e in episodes if not e.failed]
+    for episode, first in zip(live, sandbox.reset_many([(e.session, None) for e in live]),
+                              strict=True):
+        if isinstance(first, SandboxError):
+            episode.fail()
+    _advance(sandbox, [(e, e.start_request()) for e in episodes if not e.failed])
 
 
 def play_multi_turn(items: Sequence[EvalItem], backend: GenerationBackend,
-                    settings: EvalSettings, max_steps: int | None = None) -> list[list[float]]:
+                    settings: EvalSettings, sandbox: Sandbox,
+                    max_steps: int | None = None) -> list[list[float]]:
     """Scores of ``settings.samples`` plays per multi-turn item. All episodes of a sample advance
     in lockstep, one batched ``generate`` per distinct tool set per step (seed ``seed + j`` for
-    sample ``j``), so results depend only on the items, the backend and the seed."""
+    sample ``j``) and one batched sandbox call per step, so results depend only on the items,
+    the backend and the seed."""
     limit = step_limit() if max_steps is None else max_steps
     scores: list[list[float]] = [[] for _ in items]
     for sample in range(settings.samples):
-        with ExitStack() as stack:
-            episodes = [Episode(item, stack.enter_context(simulator_run()), limit)
-                        for item in items]
+        episodes = [Episode(item, limit) for item in items]
+        try:
+            _open(sandbox, episodes)
             while True:
                 groups: dict[str, list[Episode]] = {}
                 tools: dict[str, tuple[dict[str, Any], ...]] = {}
                 for episode in episodes:
                     if not episode.done:
-                        schemas = episode.tools
-                        key = repr(schemas)
+                        key = repr(episode.tools)
                         groups.setdefault(key, []).append(episode)
-                        tools[key] = schemas
+                        tools[key] = episode.tools
                 if not groups:
                     break
+                pending: list[tuple[Episode, str]] = []
                 for key, group in groups.items():
                     generations = backend.generate(
                         [list(e.messages) for e in group], max_new_tokens=settings.max_new_tokens,
                         temperature=settings.temperature, seed=settings.seed + sample,
                         tools=list(tools[key]))
                     for episode, generation in zip(group, generations, strict=True):
-                        episode.feed(generation.text)
+                        request = episode.take(generation.text)
+                        if request is not None:
+                            pending.append((episode, request))
+                for (episode, _), answer in zip(pending, _advance(sandbox, pending),
+                                                strict=True):
+                    if answer is not None:
+                        episode.receive(answer)
+            scored = [(e, r) for e in episodes if (r := e.score_request()) is not None]
+            verdicts = dict(zip((id(e) for e, _ in scored), _advance(sandbox, scored)))
             for index, episode in enumerate(episodes):
-                scores[index].append(episode.score())
+                verdict = verdicts.get(id(episode))
+                scores[index].append(float(verdict) if verdict is not None else 0.0)
+        finally:
+            for episode in episodes:
+                if episode.session is not None:
+                    try:
+                        episode.session.close()
+                    except Exception:  # noqa: BLE001 - a dead worker has nothing to close
+                        pass
     return scores

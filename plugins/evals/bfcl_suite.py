@@ -1,10 +1,10 @@
 """The ``bfcl`` eval suite: Berkeley Function Calling Leaderboard (v4) categories from the data
 shipped in the ``bfcl-eval`` package, asked in the tool-use family's format
 (``<tool_call>{json}</tool_call>``, schemas through ``tools=``). Single-turn categories are scored
-by BFCL's own AST checker (``plugins/evals/bfcl_checker.py``); irrelevance categories pass when
-the reply calls no tool, as BFCL scores them. Multi-turn categories (opt-in) are played turn by
-turn against BFCL's stateful simulators and scored by its ``multi_turn_checker``
-(``plugins/evals/bfcl_multi_turn.py``)."""
+by BFCL's own AST checker in a sandbox worker (``plugins/evals/bfcl_checker.py``); irrelevance
+categories pass when the reply calls no tool, as BFCL scores them. Multi-turn categories (opt-in)
+are played turn by turn against BFCL's stateful simulators and scored by its
+``multi_turn_checker``, both in a sandbox worker per episode (``plugins/evals/bfcl_multi_turn.py``)."""
 
 from __future__ import annotations
 
@@ -191,7 +191,7 @@ class BfclSuite(EvalSuite):
                 scores[i] = item_scores
         if multi:
             played = play_multi_turn([items[i] for i in multi], backend, settings,
-                                     self.max_steps)
+                                     self._sandbox(), self.max_steps)
             for i, item_scores in zip(multi, played, strict=True):
                 scores[i] = item_scores
         return scores
@@ -231,16 +231,20 @@ class BfclSuite(EvalSuite):
             jobs.append(request_job(scorer_family(), {
                 "functions": item.data["functions"], "calls": calls,
                 "answer": item.data["answer"], "category": CATEGORIES[item.bucket]}))
-        checked = iter(score_in_sandbox(self.sandbox, jobs))
+        checked = iter(score_in_sandbox(self._sandbox(), jobs) if jobs else [])
         return [next(checked) if score is None else score for score in scores]
 
     def score(self, item: EvalItem, reply: str) -> float:
         return self.score_many([(item, reply)])[0]
 
+    def _sandbox(self) -> Sandbox:
+        if self.sandbox is None:
+            raise ConfigError("the bfcl suite runs BFCL's checker and simulators in a sandbox; "
+                              "none was given to it when it was built")
+        return self.sandbox
+
 
 def build(options: BfclSuiteOptions, context: Any) -> BfclSuite:
     require_bfcl()
-    sandbox = context.components.get("sandbox")
-    if sandbox is None:
-        raise ConfigError("the bfcl suite scores with BFCL's checker in a sandbox; none was built")
-    return BfclSuite(list(options.categories), options.max_steps, sandbox)
+    return BfclSuite(list(options.categories), options.max_steps,
+                     context.components.get("sandbox"))
