@@ -108,6 +108,9 @@ def _interprets(module: Any, call: str) -> bool:
         target = namespace.get(name, getattr(builtins, name, None))
     if target is None:
         return True  # unresolved: keep it on the list
+    if getattr(target, "spade_replaces", None) == "eval":
+        return True  # the text guard installed in this process stands in for the builtin
+    target = getattr(target, "__wrapped__", target)
     if target in (builtins.eval, builtins.exec, builtins.compile):
         return True
     home = getattr(target, "__module__", "") or ""
@@ -211,14 +214,14 @@ def held_by(result: DatasetAudit) -> str:
 
 def markdown(results: dict[str, DatasetAudit]) -> str:
     """The audit as the table of docs/sandbox.md."""
-    rows = ["| dataset | call sites (module:line, call, in function) | audit events while "
-            "scoring | held by |", "|---|---|---|---|"]
+    rows = ["| dataset | call sites (module:line, call, in function) | compiles text while "
+            "scoring (audit events) | held by |", "|---|---|---|---|"]
     for name, result in sorted(results.items()):
         if not result.interprets_text:
             continue
         sites = "; ".join(f"`{s.module.removeprefix('reasoning_gym.')}:{s.line}` `{s.call}` in "
                           f"`{s.function}`" for s in result.sites) or "none in its modules"
-        rows.append(f"| `{name}` | {sites} | {', '.join(result.events) or 'none'} | "
+        rows.append(f"| `{name}` | {sites} | {'yes' if result.events else 'no'} | "
                     f"{held_by(result)} |")
     return "\n".join(rows)
 

@@ -119,6 +119,9 @@ def literal_arithmetic(source, globals=None, locals=None):  # noqa: A002 - eval'
     return _literal(tree.body)
 
 
+literal_arithmetic.spade_replaces = "eval"
+
+
 def _formula_problem(code, names):
     """Why the Python that sympy made of a formula is refused (``None``: accepted). ``names`` maps
     each name the code may use to whether it is a callable building expressions."""
@@ -241,6 +244,7 @@ def _make_guarded(original):
                         global_dict=global_dict, evaluate=evaluate)
 
     guarded_parse_expr.spade_guarded = True
+    guarded_parse_expr.__wrapped__ = original
     return guarded_parse_expr
 
 
