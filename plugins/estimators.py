@@ -84,21 +84,56 @@ class BlendOptions(_Options):
     plateau_low: float = Field(default=0.4, ge=0.0, le=1.0)
     plateau_high: float = Field(default=0.6, ge=0.0, le=1.0)
     plateau_ramp: float = Field(default=0.25, ge=0.0)
+    win_rate: Literal["mean_reward", "success"] = Field(
+        default="mean_reward", description="what the plateau reads: the mean unhinted reward "
+        "(the reference) or the share of unhinted episodes at the success threshold")
+    micro_lp_weight: float = Field(default=0.0, ge=0.0, description="weight of the window's "
+                                   "learning progress (slope of per-iteration mean reward times "
+                                   "iterations - 1, over micro_lp_scale); 0 in the recipes")
+    micro_lp_scale: float = Field(default=0.10, gt=0.0)
+    frontier_weight: float = Field(default=0.0, ge=0.0, description="weight of the penalty "
+                                   "(w - 0.5)^2 / frontier_scale on the win rate; 0 in the recipes")
+    frontier_scale: float = Field(default=0.08, gt=0.0)
 
 
 class Blend(_Estimator):
-    """The reference's shipped default: w_r * clip(regret / s, 0, 1) + w_p * plateau(win rate)."""
+    """The reference's shipped default: w_r * clip(regret / s, 0, 1) + w_p * plateau(win rate)
+    (+ w_lp * micro-LP / s_lp - w_f * (w - 0.5)^2 / s_f, weights 0 by default). Over a window the
+    regret compares the hinted plays with the unhinted ones played alongside them, and the win
+    rate pools every unhinted play of the window, as the reference's delayed blend."""
 
     def estimate(self, env: EnvProgram, hinted: Sequence[float],
                  unhinted: Sequence[float]) -> Difficulty:
+        return self.estimate_with_history(EstimateInput(env=env, hinted=hinted,
+                                                        unhinted=unhinted))
+
+    def estimate_with_history(self, data: EstimateInput) -> Difficulty:
         o = self.options
-        figures = _figures(hinted, unhinted, self.threshold)
+        figures = _figures(data.hinted, data.unhinted, self.threshold)
+        pooled = data.pooled_unhinted
+        win = _mean(pooled) if o.win_rate == "mean_reward" else _win_rate(pooled, self.threshold)
         regret_term = min(max(figures["regret"] / o.regret_saturation, 0.0), 1.0)
-        plateau_term = plateau(figures["win_rate"], o.plateau_low, o.plateau_high, o.plateau_ramp)
-        figures |= {"regret_term": regret_term, "plateau_term": plateau_term}
-        return Difficulty(figures=figures, regret=figures["regret"],
-                          designer_reward=o.regret_weight * regret_term
-                          + o.plateau_weight * plateau_term)
+        plateau_term = plateau(win, o.plateau_low, o.plateau_high, o.plateau_ramp)
+        reward = o.regret_weight * regret_term + o.plateau_weight * plateau_term
+        micro_lp = _window_progress(data.window) if o.micro_lp_weight else 0.0
+        reward += o.micro_lp_weight * micro_lp / o.micro_lp_scale
+        reward -= o.frontier_weight * (win - 0.5) ** 2 / o.frontier_scale
+        figures |= {"regret_term": regret_term, "plateau_term": plateau_term,
+                    "plateau_win_rate": win, "micro_lp": micro_lp}
+        if data.window:
+            figures["window_episodes"] = float(len(pooled))
+        return Difficulty(figures=figures, regret=figures["regret"], designer_reward=reward)
+
+
+def _window_progress(window: Sequence[EnvIteration]) -> float:
+    """The reference's micro learning progress over a window: the slope of the per-iteration
+    mean reward (weighted by the square root of its plays) times the iterations spanned - 1;
+    0 with fewer than two played iterations."""
+    plays = [h for h in window if h.unhinted]
+    slope = _weighted_slope([float(i) for i in range(len(plays))],
+                            [fmean(h.unhinted) for h in plays],
+                            [len(h.unhinted) ** 0.5 for h in plays])
+    return 0.0 if slope is None else slope * (len(plays) - 1)
 
 
 class Learnability(_Estimator):
@@ -116,6 +151,9 @@ class SolveRateOptions(_Options):
     plateau_low: float = Field(default=0.4, ge=0.0, le=1.0)
     plateau_high: float = Field(default=0.6, ge=0.0, le=1.0)
     plateau_ramp: float = Field(default=0.25, ge=0.0)
+    win_rate: Literal["mean_reward", "success"] = Field(
+        default="mean_reward", description="what the plateau reads: the mean unhinted reward "
+        "(the reference's solve_rate, blend with plateau weight 1) or the success share")
 
 
 class SolveRate(_Estimator):
@@ -125,8 +163,9 @@ class SolveRate(_Estimator):
                  unhinted: Sequence[float]) -> Difficulty:
         o = self.options
         figures = _figures(hinted, unhinted, self.threshold)
+        win = _mean(unhinted) if o.win_rate == "mean_reward" else figures["win_rate"]
         return Difficulty(figures=figures, regret=figures["regret"], designer_reward=plateau(
-            figures["win_rate"], o.plateau_low, o.plateau_high, o.plateau_ramp))
+            win, o.plateau_low, o.plateau_high, o.plateau_ramp))
 
 
 class ColdStartOptions(_Options):
@@ -174,6 +213,10 @@ class LearningProgress(_ProgressEstimator):
         figures = _figures(data.hinted, data.unhinted, self.threshold)
         now = figures["unhinted_mean"]
         earlier = [fmean(h.unhinted) for h in data.history if h.unhinted]
+        if data.window:  # within the window: its last iteration against the ones before
+            played = [h for h in data.window if h.unhinted]
+            now = fmean(played[-1].unhinted) if played else now
+            earlier = [fmean(h.unhinted) for h in played[:-1]]
         if not earlier:
             figures |= {"baseline": now, "progress": 0.0, "cold_start": 1.0}
             return Difficulty(figures=figures, regret=figures["regret"],
@@ -193,7 +236,7 @@ class LearningProgressPerStep(_ProgressEstimator):
 
     def estimate_with_history(self, data: EstimateInput) -> Difficulty:
         figures = _figures(data.hinted, data.unhinted, self.threshold)
-        plays = [p for p in _plays(data) if p.unhinted][-self.options.window:]
+        plays = [p for p in (data.window or _plays(data)) if p.unhinted][-self.options.window:]
         slope = _weighted_slope([float(p.iteration) for p in plays],
                                 [fmean(p.unhinted) for p in plays],
                                 [float(len(p.unhinted)) for p in plays])
@@ -232,7 +275,8 @@ class Frontier(_Estimator):
 
     def estimate_with_history(self, data: EstimateInput) -> Difficulty:
         figures = _figures(data.hinted, data.unhinted, self.threshold)
-        rewards = [r for p in _plays(data)[-self.options.window:] for r in p.unhinted]
+        rewards = [r for p in (data.window or _plays(data))[-self.options.window:]
+                   for r in p.unhinted]
         p = _win_rate(rewards, self.threshold)
         figures |= {"window_win_rate": p, "window_episodes": float(len(rewards))}
         return Difficulty(figures=figures, regret=figures["regret"],

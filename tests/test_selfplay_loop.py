@@ -116,7 +116,8 @@ def test_without_repairs_a_retry_samples_the_first_prompt_again(tmp_path):
 
 
 def test_mastered_env_then_refused_as_duplicate(tmp_path):
-    run_dir, recorder = make_run(tmp_path, always_right=True, texts=["same doc"])
+    loop = dict(FAKE_RUN_CONFIG["loop"], schedule="frontier")
+    run_dir, recorder = make_run(tmp_path, {"loop": loop}, always_right=True, texts=["same doc"])
     rows = metrics(run_dir)
     assert rows[0]["envs_mastered"] >= 1
     assert rows[1]["envs_duplicate"] == 2 and rows[1]["envs_played"] == 0

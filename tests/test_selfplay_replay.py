@@ -1,4 +1,4 @@
-"""Replay across iterations with the real process sandbox and the real FAISS memory: an
+"""The frontier schedule: replay across iterations with the real process sandbox and the real FAISS memory: an
 environment proposed once is played again in later iterations, its statistics accumulate until it
 is mastered, it leaves the frontier, and a later near-duplicate proposal of it is refused by the
 memory's embedding dedupe. The agent is a scripted test fake whose success on an environment
@@ -35,7 +35,7 @@ def _run(tmp_path, **loop):
     data = copy.deepcopy(FAKE_RUN_CONFIG)
     data["run"].update(dir=str(tmp_path / "run"), iterations=3)
     data["loop"] = {"envs_per_iteration": 1, "rollouts_per_env": 2, "max_turns": 1,
-                    "replay_envs": 2, **loop}
+                    "replay_envs": 2, "schedule": "frontier", **loop}
     data["sandbox"] = {"plugin": "process", "options": {"workers": 1}}
     data["memory"] = {"plugin": "faiss", "options": {
         "embedder": "hashing", "structural_match": False, "mastery_rollouts": 2,

@@ -69,19 +69,28 @@ def _rows(rewards):
 def test_advantages_per_role_and_group_without_std():
     rows = _rows([("agent", "e1", 1.0), ("agent", "e1", 0.0), ("agent", "e2", 0.0),
                   ("agent", "e2", 0.0), ("designer", "e1", 1.0), ("designer", "e2", -0.5)])
-    compute_advantages(rows, {"agent": "group", "designer": "role"}, "none")
+    compute_advantages(rows, {"agent": "group", "designer": "role"},
+                       {"agent": "none", "designer": "none"})
     assert [r.advantage for r in rows] == [0.5, -0.5, 0.0, 0.0, 0.75, -0.75]
 
 
 def test_advantages_scaled_by_group_or_role_std():
     rows = _rows([("agent", "e1", 1.0), ("agent", "e1", 0.0), ("agent", "e2", 1.0),
                   ("agent", "e2", 1.0)])
-    compute_advantages(rows, {"agent": "group"}, "group")
-    assert rows[0].advantage == pytest.approx(0.5 / (0.5 + 1e-4))
+    compute_advantages(rows, {"agent": "group"}, {"agent": "group"})
+    assert rows[0].advantage == pytest.approx(0.5 / (0.5 + 1e-8))
     assert rows[2].advantage == 0.0
-    compute_advantages(rows, {"agent": "role"}, "role")
+    compute_advantages(rows, {"agent": "role"}, {"agent": "role"})
     std = (3 * 0.25 ** 2 + 0.75 ** 2) ** 0.5 / 2
-    assert rows[1].advantage == pytest.approx(-0.75 / (std + 1e-4))
+    assert rows[1].advantage == pytest.approx(-0.75 / (std + 1e-8))
+
+
+def test_designer_advantages_centred_per_skill_times_their_scale():
+    rows = [EncodedSample("designer", f"e{i}", r, [1], [2], [1], skill=skill,
+                          advantage_scale=2.0)
+            for i, (skill, r) in enumerate([("a", 1.0), ("a", 0.0), ("b", 0.5)])]
+    compute_advantages(rows, {"designer": "skill"}, {"designer": "none"})
+    assert [r.advantage for r in rows] == [1.0, -1.0, 0.0]
 
 
 def test_micro_batches_keep_roles_apart():
@@ -183,7 +192,7 @@ def test_max_samples_caps_after_advantages_on_whole_groups(encoder):
             reward = 1.0 if env == 4 and k < 2 else 0.0
             samples.append(TrainingSample("agent", CONVERSATION, reward, group=f"e{env}"))
     rows, _ = encode_samples(samples, encoder, 512)
-    compute_advantages(rows, {"agent": "group"}, "none")
+    compute_advantages(rows, {"agent": "group"}, {"agent": "none"})
     useful = [r for r in rows if abs(r.advantage) > 1e-8]
     assert len(useful) == 6 and {r.group for r in useful} == {"e4"}
     assert sorted(round(r.advantage, 4) for r in useful) == [-0.3333] * 4 + [0.6667] * 2

@@ -33,10 +33,10 @@ def metrics(run_dir):
     return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
 
 
-def run_in_process(run_dir, iterations, resume=False, **sections):
+def run_in_process(run_dir, iterations, resume=False, schedule="frontier", **sections):
     loaded = load_training_plugins()
-    resolved = resolve_config(training_config(run_dir, iterations, **sections), loaded.registry,
-                              "t.yaml")
+    resolved = resolve_config(training_config(run_dir, iterations, schedule, **sections),
+                              loaded.registry, "t.yaml")
     return run(resolved, loaded, report=lambda m: None, resume=run_dir if resume else None)
 
 
@@ -84,11 +84,12 @@ def _lines(path: Path) -> int:
 
 
 def _kill_child(run_dir: Path, iterations: int, resume: bool,
-                rng: random.Random | None) -> int | None:
+                rng: random.Random | None, schedule: str) -> int | None:
     """Start the child run; SIGKILL it at a random moment once it has started iterating (or, one
     time in five, at a random moment during start-up); None when it was killed. Without ``rng``
     the child runs to its end."""
-    args = [sys.executable, str(HERE / "training_fakes.py"), str(run_dir), str(iterations)]
+    args = [sys.executable, str(HERE / "training_fakes.py"), str(run_dir), str(iterations),
+            schedule]
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(HERE.parent))
     marker = run_dir / "isolation.jsonl"  # one line each time a (resumed) run starts iterating
     before = _lines(marker)
@@ -110,11 +111,12 @@ def _kill_child(run_dir: Path, iterations: int, resume: bool,
 
 
 @pytest.mark.slow
-def test_sigkill_at_random_points_then_resume_loses_and_duplicates_nothing(tmp_path):
+@pytest.mark.parametrize("schedule", ["frontier", "window"])
+def test_sigkill_at_random_points_then_resume_loses_and_duplicates_nothing(tmp_path, schedule):
     # An iteration takes about 0.25 s in the child, a kill comes within 1 s of the (re)start:
     # fewer than three kills cannot get through 14 iterations.
     iterations = 14
-    reference = run_in_process(tmp_path / "reference", iterations)
+    reference = run_in_process(tmp_path / "reference", iterations, schedule=schedule)
     run_dir = tmp_path / "killed"
     rng = random.Random(int(os.environ.get("SPADE_KILL_SEED", "7")))
     kills, resumes, deadline = 0, 0, time.time() + 180
@@ -125,9 +127,9 @@ def test_sigkill_at_random_points_then_resume_loses_and_duplicates_nothing(tmp_p
 
             shutil.rmtree(run_dir)
         if kills >= 6:  # enough: let it finish
-            code = _kill_child(run_dir, iterations, started, None)
+            code = _kill_child(run_dir, iterations, started, None, schedule)
         else:
-            code = _kill_child(run_dir, iterations, started, rng)
+            code = _kill_child(run_dir, iterations, started, rng, schedule)
         resumes += int(started)
         if code is None:
             kills += 1
@@ -150,8 +152,15 @@ def test_sigkill_at_random_points_then_resume_loses_and_duplicates_nothing(tmp_p
     assert [r["corpus_state"] for r in rows] == [r["corpus_state"] for r in metrics(reference)]
     state = read_state(latest_checkpoint(run_dir))
     assert state["next_iteration"] == iterations
-    assert json.loads((latest_checkpoint(run_dir) / "trainer" / "samples.json").read_text()) == \
+    trained = json.loads((latest_checkpoint(run_dir) / "trainer" / "samples.json").read_text())
+    assert trained == \
         json.loads((latest_checkpoint(reference) / "trainer" / "samples.json").read_text())
+    if schedule == "window":  # windows of 4 iterations: designs held across kills are
+        # released at the next window's start (updates 5, 9, 13) with their recorded log-probs
+        # and the same reward as in the uninterrupted run
+        assert {d[0] for d in trained["designs"]} == {5, 9, 13}
+        assert all(d[3] is not None for d in trained["designs"])
+        assert [r["window"] for r in rows] == [r["window"] for r in metrics(reference)]
 
 
 # -- modes --------------------------------------------------------------------------------------

@@ -36,28 +36,39 @@ class QAEnv:
 
 
 class FakeCountingTrainer:
-    """Counts updates and samples; its checkpoint is two files written with a pause between."""
+    """Counts updates and samples and keeps each designer sample it trained (environment,
+    reward, the log-probs it was generated with: what a held design must keep through a resume);
+    its checkpoint is two files written with a pause between. Its ``record_logprobs`` gives one
+    made-up log-prob per character of the completion."""
 
     def __init__(self, delay: float = 0.0) -> None:
         self.delay = delay
         self.updates = 0
         self.samples_seen = 0
+        self.designs: list = []
 
     def train(self, samples):
         time.sleep(self.delay)
         self.updates += 1
         self.samples_seen += len(samples)
+        self.designs += [[self.updates, s.group, round(s.reward, 6), s.meta.get("rollout_logps")]
+                         for s in samples if s.role == "designer"]
         return {"loss": 1.0 / self.updates, "agent_mean_reward": 0.5, "updates": self.updates}
+
+    def record_logprobs(self, samples):
+        return [[-len(s.messages[-1]["content"]) / 100.0] * 3 for s in samples]
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "updates.json").write_text(json.dumps({"updates": self.updates}))
         time.sleep(self.delay / 2)
-        (directory / "samples.json").write_text(json.dumps({"samples": self.samples_seen}))
+        (directory / "samples.json").write_text(json.dumps({"samples": self.samples_seen,
+                                                            "designs": self.designs}))
 
     def load(self, directory: Path) -> None:
         self.updates = json.loads((directory / "updates.json").read_text())["updates"]
-        self.samples_seen = json.loads((directory / "samples.json").read_text())["samples"]
+        saved = json.loads((directory / "samples.json").read_text())
+        self.samples_seen, self.designs = saved["samples"], saved["designs"]
 
 
 class FakeTrainingPlugin:
@@ -82,15 +93,19 @@ def load_training_plugins(delay: float = 0.0):
     return loaded
 
 
-def training_config(run_dir: Path, iterations: int, **sections) -> dict:
+def training_config(run_dir: Path, iterations: int, schedule: str = "frontier",
+                    **sections) -> dict:
     data = copy.deepcopy(FAKE_RUN_CONFIG)
     data["run"] = {"name": "t", "iterations": iterations, "dir": str(run_dir)}
+
     data["memory"] = {"plugin": "faiss", "options": {"embedder": "hashing",
                                                      "mastery_rollouts": 3,
                                                      "too_hard_rollouts": 3}}
     data["trainer"] = "fake-counting"
     data["checkpoint"] = {"every": 1, "keep": 2}
     data.update(sections)
+    data["loop"] = dict(data["loop"])
+    data["loop"].setdefault("schedule", schedule)
     return data
 
 
@@ -113,10 +128,11 @@ def main(argv: list[str]) -> int:
     from spade_core.config.load import resolve_config
     from spade_core.selfplay.runner import run
 
-    run_dir, iterations = Path(argv[0]), int(argv[1])
+    run_dir, iterations, schedule = Path(argv[0]), int(argv[1]), argv[2]
     resume = "--resume" in argv
     loaded = load_training_plugins(delay=0.15)
-    resolved = resolve_config(training_config(run_dir, iterations), loaded.registry, "kill.yaml")
+    resolved = resolve_config(training_config(run_dir, iterations, schedule), loaded.registry,
+                              "kill.yaml")
     run(resolved, loaded, report=lambda message: None, resume=run_dir if resume else None)
     return 0
 

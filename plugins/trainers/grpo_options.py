@@ -72,15 +72,29 @@ class GRPOOptions(BaseModel):
                         description="KL penalty to the initial model; 0 skips it (was kl_coef)")
     loss_type: Literal["dapo", "grpo", "bnpo", "dr_grpo"] = Field(
         default="dapo", description="TRL loss aggregation: dapo = token mean over the step")
-    scale_rewards: Literal["none", "group", "role"] = Field(
-        default="none", description="divide advantages by the reward std of the baseline set "
-                                    "(group) or of the whole role (role); none as the reference")
     agent_baseline: Literal["group", "role"] = Field(
         default="group", description="agent advantage baseline: mean of the same environment's "
-                                     "episodes (group) or of all agent samples (role)")
-    designer_baseline: Literal["group", "role"] = Field(
-        default="role", description="designer advantage baseline: all designer samples of the "
-                                    "iteration (role) or the attempts of one proposal (group)")
+                                     "episodes in the iteration (group, the reference's per-game "
+                                     "baseline) or of all agent samples (role)")
+    agent_scale: Literal["group", "role", "none"] = Field(
+        default="group", description="divide agent advantages by the population reward std of "
+                                     "the baseline set (group: the reference's per-game z-score, "
+                                     "+1e-8), of all agent samples (role), or not (none)")
+    designer_baseline: Literal["skill", "group", "role"] = Field(
+        default="skill", description="designer advantage baseline: the mean reward of the "
+                                     "iteration's designs of the same skill (skill, the "
+                                     "reference's centring), of one proposal's attempts (group) "
+                                     "or of all designer samples (role)")
+    designer_scale: Literal["none", "group", "role"] = Field(
+        default="none", description="divide designer advantages by a reward std (none, as the "
+                                    "reference: centring only, then env_reward_scale)")
+    tis: bool = Field(default=True, description="truncated importance sampling for samples that "
+                                                "carry the log-probs they were generated with "
+                                                "(delayed designer samples), as --use-tis")
+    tis_clip_low: float = Field(default=0.0, ge=0.0, description="lower clamp of the per-token "
+                                                                 "TIS weight")
+    tis_clip_high: float = Field(default=2.0, gt=0.0, description="upper clamp of the per-token "
+                                                                  "TIS weight (Slime's default)")
     per_device_train_batch_size: int = Field(
         default=4, ge=1, validation_alias=_alias("per_device_train_batch_size"),
         description="sequences per forward/backward (was micro_batch_size)")

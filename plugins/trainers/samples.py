@@ -9,6 +9,7 @@ token) count in the loss; the environment's turns (user messages) and template g
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,10 @@ from spade_core.interfaces import TrainingSample
 from spade_core.records import Role
 
 ROLES: tuple[str, ...] = (Role.DESIGNER, Role.AGENT)
+
+
+#: Added to a standard deviation before dividing by it (the reference's z-score uses 1e-8).
+STD_EPSILON = 1e-8
 
 
 @dataclass
@@ -33,6 +38,13 @@ class EncodedSample:
     #: 1 for tokens the policy generated (trained on), 0 for environment turns and template glue.
     env_mask: list[int]
     advantage: float = 0.0
+    #: The design target's skill (designer samples; the baseline set of ``skill`` baselines).
+    skill: str = ""
+    #: Multiplies the advantage (the loop's ``env_reward_scale`` on designer samples).
+    advantage_scale: float = 1.0
+    #: Per-token log-probabilities of the completion under the policy that generated it, when
+    #: recorded (stale samples: truncated importance sampling corrects for the policy's moves).
+    rollout_logps: list[float] | None = None
 
 
 class SampleEncodingError(ValueError):
@@ -87,30 +99,55 @@ class ConversationEncoder:
 
 
 def compute_advantages(rows: list[EncodedSample], baselines: dict[str, str],
-                       scale: str) -> None:
-    """Set each row's advantage: reward minus the mean reward of its baseline set (``group``: same
-    role and group; ``role``: same role), divided by that set's standard deviation when ``scale`` is
-    ``group`` (the same set) or ``role`` (all rows of the role), not at all when ``none``."""
+                       scales: dict[str, str]) -> None:
+    """Set each row's advantage, per role: reward minus the mean reward of its baseline set
+    (``group``: same role and group; ``skill``: same role and skill; ``role``: every row of the
+    role), divided by a standard deviation (population, plus :data:`STD_EPSILON`) when the role's
+    scale is ``group`` (the baseline set's) or ``role`` (all rows of the role), not when it is
+    ``none``; then multiplied by the row's ``advantage_scale``.
+
+    The reference's defaults are ``agent: group`` with ``group`` scale (a per-game z-score) and
+    ``designer: skill`` with no scale (per-skill centring; ``advantage_scale`` carries
+    ``env_reward_scale``): docs/training.md."""
     by_role: dict[str, list[EncodedSample]] = defaultdict(list)
     for row in rows:
         by_role[row.role].append(row)
     for role, members in by_role.items():
+        baseline = baselines.get(role, "group")
+        scale = scales.get(role, "none")
         sets: dict[str, list[EncodedSample]] = defaultdict(list)
         for row in members:
-            sets[row.group if baselines.get(role, "group") == "group" else ""].append(row)
+            sets[{"group": row.group, "skill": row.skill}.get(baseline, "")].append(row)
         role_std = pstdev([r.reward for r in members]) if len(members) > 1 else 0.0
         for group_rows in sets.values():
             rewards = [r.reward for r in group_rows]
             mean = fmean(rewards)
             if scale == "group":
-                std = pstdev(rewards) if len(rewards) > 1 else 0.0
+                std: float | None = pstdev(rewards) if len(rewards) > 1 else 0.0
             elif scale == "role":
                 std = role_std
             else:
                 std = None
             for row in group_rows:
                 advantage = row.reward - mean
-                row.advantage = advantage / (std + 1e-4) if std is not None else advantage
+                if std is not None:
+                    advantage /= std + STD_EPSILON
+                row.advantage = advantage * row.advantage_scale
+
+
+def tis_weights(train_logps: Sequence[float], rollout_logps: Sequence[float],
+                low: float = 0.0, high: float = 2.0) -> list[float]:
+    """Truncated importance-sampling weights, per token: ``clamp(exp(train - rollout), low,
+    high)``, where ``train`` is the log-probability under the policy being trained and
+    ``rollout`` under the policy that generated the token (the reference's ``--use-tis``)."""
+    if len(train_logps) != len(rollout_logps):
+        raise ValueError(f"tis_weights: {len(train_logps)} training log-probs for "
+                         f"{len(rollout_logps)} rollout ones")
+    weights = []
+    for train, rollout in zip(train_logps, rollout_logps):
+        difference = min(float(train) - float(rollout), 50.0)  # exp overflows past ~709
+        weights.append(min(max(math.exp(difference), low), high))
+    return weights
 
 
 def encode_samples(samples: Sequence[TrainingSample], encoder: ConversationEncoder,
@@ -132,8 +169,13 @@ def encode_samples(samples: Sequence[TrainingSample], encoder: ConversationEncod
         if not any(mask):
             skipped[f"{sample.role}_samples_empty"] += 1
             continue
-        rows.append(EncodedSample(role=sample.role, group=sample.group, reward=float(sample.reward),
-                                  prompt_ids=prompt, completion_ids=completion, env_mask=mask))
+        rollout = sample.meta.get("rollout_logps")
+        rows.append(EncodedSample(
+            role=sample.role, group=sample.group, reward=float(sample.reward),
+            prompt_ids=prompt, completion_ids=completion, env_mask=mask,
+            skill=str(sample.meta.get("skill") or ""),
+            advantage_scale=float(sample.meta.get("advantage_scale", 1.0)),
+            rollout_logps=[float(v) for v in rollout][:keep] if rollout is not None else None))
     return rows, dict(skipped)
 
 

@@ -1,8 +1,9 @@
 """Refuse a run in which no environment can ever reach its memory's status windows.
 
-An environment is played ``loop.rollouts_per_env`` times unhinted and as many hinted per
-iteration it is played in, and it is played again only through replay (a fixed pool's draw
-included), at most ``loop.replay_max_age`` iterations and never more than ``run.iterations``. When
+An environment is played ``loop.rollouts_per_env`` times unhinted per iteration it is played in:
+in the window schedule, every iteration of its window (``loop.regeneration_interval``); in the
+frontier schedule, again only through replay (a fixed pool's draw included), at most
+``loop.replay_max_age`` iterations; never more than ``run.iterations``. When
 that is fewer rollouts than both the memory's mastery and too-hard windows, no environment can
 ever leave the frontier by its statistics: the curriculum cannot work, so the config is refused.
 """
@@ -19,7 +20,11 @@ def most_rollouts(config: SpadeConfig) -> tuple[int, list[str]]:
     """Most unhinted (and hinted) rollouts one environment can get in the run, and the keys
     that bound it."""
     loop, iterations = config.loop, config.run.iterations
-    if loop.mode == "fixed-pool" or loop.replay_envs > 0:
+    if loop.schedule == "window":  # played in every iteration of its window, never after
+        plays = min(iterations, loop.regeneration_interval)
+        keys = ["run.iterations" if iterations <= loop.regeneration_interval
+                else "loop.regeneration_interval"]
+    elif loop.mode == "fixed-pool" or loop.replay_envs > 0:
         plays = min(iterations, loop.replay_max_age)
         keys = ["run.iterations" if iterations <= loop.replay_max_age else "loop.replay_max_age"]
     else:

@@ -62,6 +62,17 @@ class LoopSection(Strict):
     invalid_reward: float = -0.5
     duplicate_reward: float = 0.0
     timeout_reward: float = -0.5
+    #: Train the agent on hinted episodes too. The reference plays hinted episodes only to
+    #: measure regret (they return a reward, no trajectory): off by default.
+    train_on_hinted: bool = False
+    #: Train the designer on rejected attempts too, with ``invalid_reward``/``timeout_reward``.
+    #: The reference discards failed attempts and regenerates: off by default.
+    train_on_failed_attempts: bool = False
+    #: Multiplies the designer's advantages (the reference's ``env_reward_scale``). ``None``:
+    #: the unhinted plays an environment gets for its reward (``rollouts_per_env``) capped at
+    #: ``env_reward_scale_cap``.
+    env_reward_scale: float | None = Field(default=None, gt=0.0)
+    env_reward_scale_cap: float = Field(default=50.0, gt=0.0)
     #: Episode reward that counts as success: validation's "solved", the estimators' win rate,
     #: the memory's mastery window, the success metrics and the report all read this one number.
     success_threshold: float = Field(default=1.0, gt=0.0, le=1.0)
@@ -76,6 +87,18 @@ class LoopSection(Strict):
     replay_priority: Literal["score", "age", "uniform"] = "score"
     #: Iterations an environment may be played; one still on the frontier then is ``retired``.
     replay_max_age: int = Field(default=8, ge=1)
+    #: How environments live (docs/training.md, "Schedules"). ``window``: the reference's
+    #: regeneration windows: a fresh set is designed every ``regeneration_interval`` iterations
+    #: and played in every iteration of its window; the designer's samples are rewarded over the
+    #: whole window and trained at the next window's start. ``frontier``: fresh proposals every
+    #: iteration plus ``replay_envs`` frontier environments from the memory, designer rewarded at
+    #: once.
+    schedule: Literal["window", "frontier"] = "window"
+    #: Iterations per window (the reference: 4 for games, 8 for tool use).
+    regeneration_interval: int = Field(default=4, ge=1)
+    #: Hinted episodes per environment, played at its window's start (or every iteration in the
+    #: frontier schedule); ``None``: ``rollouts_per_env``. The reference: 16.
+    hint_plays_per_env: int | None = Field(default=None, ge=1)
     #: ``selfplay``: the designer proposes; ``fixed-pool``: environments come from ``pool``.
     mode: Literal["selfplay", "fixed-pool"] = "selfplay"
     pool: str | None = None

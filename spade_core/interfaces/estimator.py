@@ -51,13 +51,28 @@ class EstimateInput:
     success_threshold: float = 1.0
     #: The interface version this input follows (:data:`ESTIMATOR_INTERFACE_VERSION`).
     version: int = field(default=ESTIMATOR_INTERFACE_VERSION, init=False)
+    #: A delayed designer reward over a regeneration window (``loop.schedule: window``): every
+    #: iteration of the window, oldest first, with its unhinted rewards (and, for the first, the
+    #: hinted ones). Then ``hinted`` holds the window's hinted rewards (played at its start) and
+    #: ``unhinted`` the unhinted rewards of the window's first iteration, played alongside them
+    #: (the reference's "matched timing" for regret). Empty for an immediate estimate.
+    window: Sequence[EnvIteration] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hinted", tuple(float(r) for r in self.hinted))
         object.__setattr__(self, "unhinted", tuple(float(r) for r in self.unhinted))
-        object.__setattr__(self, "history", tuple(
-            replace(h, hinted=list(h.hinted), unhinted=list(h.unhinted), figures=dict(h.figures))
-            for h in self.history))
+        for name in ("history", "window"):
+            object.__setattr__(self, name, tuple(
+                replace(h, hinted=list(h.hinted), unhinted=list(h.unhinted),
+                        figures=dict(h.figures))
+                for h in getattr(self, name)))
+
+    @property
+    def pooled_unhinted(self) -> tuple[float, ...]:
+        """Every unhinted reward of the window (``unhinted`` when there is no window)."""
+        if not self.window:
+            return self.unhinted
+        return tuple(float(r) for h in self.window for r in h.unhinted)
 
 
 class DifficultyEstimator(ABC):
@@ -88,8 +103,10 @@ class DifficultyEstimator(ABC):
 
     def estimate_with_history(self, data: EstimateInput) -> Difficulty:
         """Difficulty of ``data.env`` knowing its earlier iterations (interface version 2; the
-        loop calls this). The default ignores the history: ``estimate(env, hinted, unhinted)``."""
-        return self.estimate(data.env, data.hinted, data.unhinted)
+        loop calls this). The default ignores the history: ``estimate(env, hinted, unhinted)``,
+        with every unhinted reward of the window for a delayed reward
+        (:attr:`EstimateInput.pooled_unhinted`)."""
+        return self.estimate(data.env, data.hinted, data.pooled_unhinted)
 
     def close(self) -> None:
         """Release resources; the default has none."""

@@ -30,6 +30,14 @@ class Trainer(ABC):
     def train(self, samples: Sequence[TrainingSample]) -> dict[str, float]:
         """One update; returns metrics to log (loss, mean reward per role, ...)."""
 
+    def record_logprobs(self, samples: Sequence[TrainingSample]
+                        ) -> list[list[float] | None] | None:
+        """Per-token log-probabilities of each sample's completion under the current policy, as
+        :meth:`train` will encode it, recorded when samples are generated but trained later
+        (a window's designer samples): the trainer then corrects for the policy's moves with
+        truncated importance sampling. ``None`` (the default): this trainer records none."""
+        return None
+
     def save(self, directory: Path) -> None:
         """Write what resuming needs (weights or adapter, optimizer) into ``directory``. The
         default writes nothing: a trainer without state (``none``) resumes from the config."""

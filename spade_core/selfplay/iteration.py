@@ -51,7 +51,8 @@ from spade_core.validation import ValidationOptions, validate
 
 __all__ = ["Components", "PhaseTimer", "Proposal", "design", "dedupe", "draw_replay",
            "retire_aged", "draw_from_pool", "play", "estimate", "training_samples",
-           "iteration_metrics", "failure_reward"]
+           "iteration_metrics", "failure_reward", "env_reward_scale", "designer_samples",
+           "agent_samples", "scale_designer", "window_replays"]
 
 
 @dataclass
@@ -102,6 +103,9 @@ class Proposal:
     first_observation: str = ""
     unhinted: list[Episode] = field(default_factory=list)
     hinted: list[Episode] = field(default_factory=list)
+    #: Hinted rewards measured earlier (a window's later iterations play no hinted episodes; the
+    #: estimate reuses those of the window's start). ``None``: this iteration's ``hinted``.
+    hint_rewards: list[float] | None = None
     conversations: list[list[dict[str, str]]] = field(default_factory=list)
     difficulty: Difficulty | None = None
     designer_reward: float = 0.0
@@ -199,7 +203,7 @@ def _validate_chunk(c: Components, part: list[Proposal], timer: PhaseTimer) -> N
 
 
 def draw_from_pool(c: Components, loop: LoopSection, seed: int,
-                   timer: PhaseTimer) -> list[Proposal]:
+                   timer: PhaseTimer, replays: bool = True) -> list[Proposal]:
     """Fixed-pool mode, through the same draw as self-play's replay: the pool stands in for the
     designer. The next ``envs_per_iteration`` pool environments never played yet (in the pool's
     order, by id) are this iteration's fresh ones; ``loop.replay_envs`` frontier environments
@@ -214,7 +218,7 @@ def draw_from_pool(c: Components, loop: LoopSection, seed: int,
     unplayed = sorted((r for r in frontier if not r.history), key=lambda r: r.id)
     fresh = [_proposal(i, r, family_of, pool_document(r), POOL_VERDICT, replayed=False)
              for i, r in enumerate(unplayed[:loop.envs_per_iteration])]
-    more = loop.replay_envs + loop.envs_per_iteration - len(fresh)
+    more = (loop.replay_envs if replays else 0) + loop.envs_per_iteration - len(fresh)
     return fresh + draw_replay(c, loop, {p.env_id for p in fresh}, seed, timer, count=more,
                                frontier=frontier)
 
@@ -272,6 +276,24 @@ def draw_replay(c: Components, loop: LoopSection, exclude: set[str], seed: int,
                                                 text=r.description, source="memory"),
                       REPLAY_VERDICT, replayed=True)
             for i, r in enumerate(chosen)]
+
+
+def window_replays(c: Components, env_ids: list[str], start: int) -> list[Proposal]:
+    """A window's environments played again in its later iterations: from the memory, with the
+    hint and the hinted rewards of the window's start (no hinted episode is played again)."""
+    family_of = {f.name: f for f in c.families}
+    proposals = []
+    for env_id in env_ids:
+        record = c.memory.get(env_id)
+        if record is None or record.family not in family_of:
+            continue
+        p = _proposal(len(proposals), record, family_of,
+                      Document(id=record.doc_id or f"memory:{record.id}", text=record.description,
+                               source="memory"), REPLAY_VERDICT, replayed=True)
+        first = next((h for h in record.history if h.iteration == start), None)
+        p.hint_rewards = list(first.hinted) if first is not None else []
+        proposals.append(p)
+    return proposals
 
 
 def retire_aged(c: Components, loop: LoopSection, proposals: list[Proposal]) -> list[EnvRecord]:
@@ -356,19 +378,23 @@ def _solution_secrets(session: SandboxSession, family: EnvFamily) -> list[str]:
 
 
 def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
-         timer: PhaseTimer) -> None:
-    """Hint, then K unhinted and K hinted episodes per playable environment, on the same seeds.
+         timer: PhaseTimer, hinted: bool = True) -> None:
+    """Hint, then K unhinted and H hinted episodes per playable environment (K =
+    ``loop.rollouts_per_env``, H = ``loop.hint_plays_per_env``, default K), on the same seeds;
+    ``hinted=False`` plays the unhinted ones only (a window's later iterations).
 
-    Each environment is opened once with 1 + 2K sessions (one worker, with the ``process``
+    Each environment is opened once with 1 + K + H sessions (one worker, with the ``process``
     sandbox): the first is reset for the hint phase, the others play the rollouts."""
     playable = [p for p in proposals if p.status == EnvStatus.FRONTIER]
     k = loop.rollouts_per_env
+    h = (loop.hint_plays_per_env or k) if hinted else 0
     seeds = [seed + i for i in range(k)]
+    hint_seeds = [seed + i for i in range(h)]
     with SessionBatch(c.sandbox) as batch:
         opened: list[list[SandboxSession] | SandboxError] = []
         try:
             with timer.phase("hint", total=len(playable)):
-                opened = batch.open([(p.program, p.family, 1 + 2 * k) for p in playable])
+                opened = batch.open([(p.program, p.family, 1 + k + h) for p in playable])
                 firsts = [o if isinstance(o, SandboxError) else o[0] for o in opened]
                 provided = _first_observations(batch, playable, firsts, seeds[0])
                 batch.close([s for s in firsts if not isinstance(s, SandboxError)])
@@ -388,9 +414,11 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
             for i in now:
                 p, mine = playable[i], opened[i]
                 requests.append(RolloutRequest(p.env_id, p.program, p.family, seeds))
-                requests.append(RolloutRequest(p.env_id, p.program, p.family, seeds,
-                                               hint=p.hint))
-                sessions += [mine[1:1 + k], mine[1 + k:]]  # type: ignore[index]
+                sessions.append(mine[1:1 + k])  # type: ignore[index]
+                if h:
+                    requests.append(RolloutRequest(p.env_id, p.program, p.family, hint_seeds,
+                                                   hint=p.hint))
+                    sessions.append(mine[1 + k:])  # type: ignore[index]
             with timer.phase("rollout", total=k * len(requests)):
                 episodes, conversations = run_rollouts(
                     c.sandbox, c.backend, requests, max_turns=loop.max_turns,
@@ -399,10 +427,12 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
                     batch=batch)
         finally:
             batch.close([s for o in opened if not isinstance(o, SandboxError) for s in o[1:]])
+    per = 2 if h else 1
     for j, i in enumerate(now):
         p = playable[i]
-        p.unhinted, p.hinted = episodes[2 * j], episodes[2 * j + 1]
-        p.conversations = conversations[2 * j] + conversations[2 * j + 1]
+        p.unhinted = episodes[per * j]
+        p.hinted = episodes[per * j + 1] if h else []
+        p.conversations = [c for part in conversations[per * j:per * j + per] for c in part]
 
 
 def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
@@ -413,11 +443,12 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
         env_id = p.env_id
         if p.status == EnvStatus.FRONTIER and p.unhinted:
             hinted = [e.reward for e in p.hinted]
+            known = hinted if p.hint_rewards is None else list(p.hint_rewards)
             unhinted = [e.reward for e in p.unhinted]
             earlier = c.memory.get(env_id)  # read before update_stats adds this iteration
             p.difficulty = c.estimator.estimate_with_history(EstimateInput(
                 env=EnvProgram(source=p.program, family=p.family.name, doc_id=p.document.id),
-                hinted=hinted, unhinted=unhinted, iteration=iteration,
+                hinted=known, unhinted=unhinted, iteration=iteration,
                 history=[h for h in earlier.history if h.iteration < iteration] if earlier else (),
                 success_threshold=loop.success_threshold))
             if not isinstance(p.difficulty, Difficulty) or not p.difficulty.has_regret:
@@ -468,12 +499,29 @@ def failure_reward(loop: LoopSection, category: str) -> float:
     return loop.timeout_reward if category == VerdictCategory.TIMEOUT else loop.invalid_reward
 
 
-def training_samples(loop: LoopSection, proposals: list[Proposal]) -> list[TrainingSample]:
-    """Designer samples (every attempt) and agent samples (every episode) with their rewards."""
+def env_reward_scale(loop: LoopSection, agent_samples: int, designer_samples: int,
+                     interval: int = 1) -> float:
+    """What the designer's advantages are multiplied by: ``loop.env_reward_scale``, or the
+    reference's ``min(agent samples / designer samples x regeneration interval, cap)`` (the agent
+    trajectories one design stands for over its window; 1 when either count is 0)."""
+    if loop.env_reward_scale is not None:
+        return float(loop.env_reward_scale)
+    if agent_samples <= 0 or designer_samples <= 0:
+        return 1.0
+    return float(min(agent_samples / designer_samples * interval, loop.env_reward_scale_cap))
+
+
+def designer_samples(loop: LoopSection, proposals: list[Proposal]) -> list[TrainingSample]:
+    """The designer's samples with their rewards, as the reference trains: the accepted attempt
+    of each fresh proposal (every attempt with ``loop.train_on_failed_attempts``), each carrying
+    its skill (the advantage baseline) and whether its reward waits for plays (``played``)."""
     samples = []
     for p in proposals:
         for attempt, completion in enumerate(p.completions):
             last = attempt == len(p.completions) - 1
+            accepted = last and p.verdict is not None and p.verdict.valid
+            if not accepted and not loop.train_on_failed_attempts:
+                continue
             reward = (p.designer_reward if last
                       else failure_reward(loop, p.attempt_categories[attempt]))
             prompt = p.attempt_prompts[attempt] if attempt < len(p.attempt_prompts) else p.prompt
@@ -482,14 +530,44 @@ def training_samples(loop: LoopSection, proposals: list[Proposal]) -> list[Train
                 messages=prompt + [{"role": "assistant", "content": completion}],
                 reward=reward, group=p.env_id,
                 meta={"attempt": attempt, "repair": prompt is not p.prompt,
-                      "temperature": loop.designer_temperature}))
+                      "temperature": loop.designer_temperature,
+                      "skill": p.target.skill or p.family.name, "family": p.family.name,
+                      "played": last and p.difficulty is not None}))
+    return samples
+
+
+def agent_samples(loop: LoopSection, proposals: list[Proposal]) -> list[TrainingSample]:
+    """The agent's unhinted episodes (hinted ones too with ``loop.train_on_hinted``; the
+    reference plays hinted episodes to measure regret only)."""
+    samples = []
+    for p in proposals:
         episodes = p.unhinted + p.hinted
         for episode, conversation in zip(episodes, p.conversations):
+            if episode.hinted and not loop.train_on_hinted:
+                continue
             samples.append(TrainingSample(
                 role=Role.AGENT, messages=conversation, reward=episode.reward, group=p.env_id,
                 meta={"seed": episode.seed, "hinted": episode.hinted,
                       "temperature": loop.agent_temperature}))
     return samples
+
+
+def scale_designer(loop: LoopSection, samples: list[TrainingSample],
+                   interval: int = 1) -> list[TrainingSample]:
+    """``samples`` with :func:`env_reward_scale` set on the designer's (``advantage_scale``)."""
+    agents = sum(1 for s in samples if s.role == Role.AGENT)
+    designs = sum(1 for s in samples if s.role == Role.DESIGNER)
+    scale = env_reward_scale(loop, agents, designs, interval)
+    for sample in samples:
+        if sample.role == Role.DESIGNER:
+            sample.meta["advantage_scale"] = scale
+    return samples
+
+
+def training_samples(loop: LoopSection, proposals: list[Proposal]) -> list[TrainingSample]:
+    """Designer and agent samples of one iteration, rewarded at once (the frontier schedule)."""
+    return scale_designer(loop, designer_samples(loop, proposals)
+                          + agent_samples(loop, proposals))
 
 
 def _success(episodes: list[Episode], threshold: float) -> float:

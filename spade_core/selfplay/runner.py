@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import asdict
+from statistics import fmean
 from pathlib import Path
 from typing import Any, Callable
 
@@ -17,6 +18,7 @@ from spade_core.components import BuildContext
 from spade_core.config.load import ResolvedConfig
 from spade_core.distributed import LaunchInfo, launch_info
 from spade_core.errors import ConfigError, SpadeError
+from spade_core.interfaces import TrainingSample
 from spade_core.plugins import LoadedPlugins
 from spade_core.records import EnvStatus
 from spade_core.run_context import RunContext
@@ -35,17 +37,22 @@ from spade_core.selfplay.iteration import (
     Components,
     PhaseTimer,
     Proposal,
-    design,
+    agent_samples,
     dedupe,
+    design,
+    designer_samples,
     draw_from_pool,
     draw_replay,
     estimate,
     iteration_metrics,
     play,
     retire_aged,
+    scale_designer,
     training_samples,
+    window_replays,
 )
 from spade_core.selfplay.pool import PoolSampler, load_pool
+from spade_core.selfplay.window import HeldDesign, Window, Windows, release
 from spade_core.validation import ValidationOptions
 
 Reporter = Callable[[str], None]
@@ -228,22 +235,25 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
         pool = None
         if config.loop.mode == "fixed-pool":
             pool = PoolSampler(load_pool(resolved, components.families, components.sandbox))
+        windows = (Windows(config.loop.regeneration_interval)
+                   if config.loop.schedule == "window" else None)
         if checkpoint is not None:
-            _restore(components, checkpoint, state, pool, artifacts, start)
+            _restore(components, checkpoint, state, pool, artifacts, start, windows)
         else:
             if pool is not None:
                 added = pool.seed_memory(components.memory)
                 report(f"spade: fixed pool of {len(pool.envs)} environments ({added} new to the "
                        "memory)")
             if config.checkpoint.every:
-                _checkpoint(run_dir, 0, components, pool, totals, config.checkpoint.keep)
+                _checkpoint(run_dir, 0, components, pool, totals, config.checkpoint.keep,
+                            windows)
         isolation = components.sandbox.isolation()
         artifacts.append_jsonl("isolation.jsonl", {"time": time.time(), **isolation})
         hook.spade_run_start(run=context)
         for iteration in range(start, config.run.iterations):
             context.iteration = iteration
             metrics = run_iteration(components, resolved, iteration, artifacts, context, loaded,
-                                    pool, guard, evaluator)
+                                    pool, guard, evaluator, windows)
             for key in ("envs_proposed", "envs_valid", "envs_duplicate", "envs_played",
                         "envs_mastered"):
                 totals[key] = totals.get(key, 0) + metrics[key]
@@ -251,7 +261,8 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
             report(_iteration_line(metrics))
             every = config.checkpoint.every
             if every and (completed % every == 0 or completed == config.run.iterations):
-                _checkpoint(run_dir, completed, components, pool, totals, config.checkpoint.keep)
+                _checkpoint(run_dir, completed, components, pool, totals, config.checkpoint.keep,
+                            windows)
         status = "completed"
     except KeyboardInterrupt:
         status, error = "interrupted", "interrupted by the user"
@@ -294,17 +305,21 @@ def end_message(summary: dict[str, Any], run_dir: Path, planned: int) -> str:
 
 
 def _checkpoint(run_dir: Path, next_iteration: int, c: Components, pool: Any,
-                totals: dict[str, float], keep: int) -> None:
+                totals: dict[str, float], keep: int, windows: Windows | None = None) -> None:
     state = {"corpus": c.corpus.state_dict(), "totals": totals,
-             "pool": pool.state_dict() if pool is not None else None}
+             "pool": pool.state_dict() if pool is not None else None,
+             "window": (windows.current.to_dict()
+                        if windows is not None and windows.current is not None else None)}
     save_checkpoint(run_dir, next_iteration, state, c.trainer, c.memory, keep)
 
 
 def _restore(c: Components, checkpoint: Path, state: dict[str, Any], pool: Any,
-             artifacts: RunArtifacts, start: int) -> None:
-    """Put every component back where the checkpoint left it; drop later metrics and replay
-    rows."""
+             artifacts: RunArtifacts, start: int, windows: Windows | None = None) -> None:
+    """Put every component back where the checkpoint left it (the window in progress included);
+    drop later metrics and replay rows."""
     c.corpus.load_state_dict(state["corpus"])
+    if windows is not None and state.get("window"):
+        windows.current = Window.from_dict(state["window"])
     if pool is not None:
         if state.get("pool") is None:
             raise ConfigError(f"{checkpoint}: taken in selfplay mode; resume it with loop.mode "
@@ -318,18 +333,44 @@ def _restore(c: Components, checkpoint: Path, state: dict[str, Any], pool: Any,
         truncate_jsonl(artifacts.run_dir / log, start)
 
 
+def open_window(c: Components, loop: Any, iteration: int,
+                proposals: list[Proposal]) -> Window:
+    """The window starting at ``iteration``: the environments played, and the designer's
+    samples held with the log-probabilities the policy gives them now (before any update)."""
+    held = designer_samples(loop, [p for p in proposals if not p.replayed])
+    logps = c.trainer.record_logprobs(held) if held else None
+    designs = [HeldDesign(env_id=s.group, family=str(s.meta["family"]), messages=s.messages,
+                          skill=str(s.meta["skill"]),
+                          rollout_logps=logps[k] if logps is not None else None,
+                          fixed_reward=None if s.meta["played"] else float(s.reward),
+                          meta={k: v for k, v in s.meta.items()
+                                if k in ("attempt", "repair", "temperature")})
+               for k, s in enumerate(held)]
+    return Window(start=iteration, designs=designs,
+                  env_ids=[p.env_id for p in proposals if p.difficulty is not None])
+
+
 def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
                   artifacts: RunArtifacts, context: RunContext,
                   loaded: LoadedPlugins, pool: Any = None,
                   guard: ContaminationGuard | None = None,
-                  evaluator: LoopEvaluator | None = None) -> dict[str, Any]:
+                  evaluator: LoopEvaluator | None = None,
+                  windows: Windows | None = None) -> dict[str, Any]:
     loop = resolved.config.loop
     seed = resolved.config.run.seed * 1_000_003 + iteration * 7919
     hook = loaded.manager.hook
     timer = PhaseTimer(lambda phase, completed, total: hook.spade_phase_progress(
         run=context, iteration=iteration, phase=phase, completed=completed, total=total))
-    if pool is not None:
-        proposals = draw_from_pool(c, loop, seed, timer)
+    windowed = windows is not None
+    starting = not windowed or windows.starts(iteration)
+    released: list[TrainingSample] = []
+    if windowed and starting and windows.current is not None and windows.current.designs:
+        # The previous window's designs, rewarded over all of its plays.
+        released = release(c.estimator, c.memory, windows.current, loop.success_threshold)
+    if not starting:
+        proposals = window_replays(c, windows.current.env_ids, windows.current.start)
+    elif pool is not None:
+        proposals = draw_from_pool(c, loop, seed, timer, replays=not windowed)
     else:
         proposals = design(c, loop, iteration, seed, timer)
         with timer.phase("dedupe", total=sum(1 for p in proposals if p.verdict and
@@ -337,12 +378,12 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
             dedupe(c, proposals, guard)
             timer.advance("dedupe", sum(1 for p in proposals if p.status in (
                 EnvStatus.FRONTIER, EnvStatus.DUPLICATE)))
-        # Fresh proposals plus frontier environments played again (a fixed pool draws both).
-        proposals += draw_replay(c, loop, {p.env_id for p in proposals}, seed, timer)
-    play(c, loop, proposals, seed, timer)
+        if not windowed:  # fresh proposals plus frontier environments played again
+            proposals += draw_replay(c, loop, {p.env_id for p in proposals}, seed, timer)
+    play(c, loop, proposals, seed, timer, hinted=starting)
     with timer.phase("estimate", total=len(proposals)):
         mastered = estimate(c, loop, proposals, iteration)
-        retired = retire_aged(c, loop, proposals)
+        retired = [] if windowed else retire_aged(c, loop, proposals)
         timer.advance("estimate", len(proposals))
     for p in proposals:
         if p.status not in (EnvStatus.REJECTED, EnvStatus.DUPLICATE):
@@ -351,7 +392,13 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
                 hook.spade_env_accepted(run=context, record=record)
     for record in mastered:
         hook.spade_env_mastered(run=context, record=record)
-    samples = training_samples(loop, proposals)
+    if windowed:
+        if starting:
+            windows.current = open_window(c, loop, iteration, proposals)
+        samples = scale_designer(loop, released + agent_samples(loop, proposals),
+                                 windows.interval)
+    else:
+        samples = training_samples(loop, proposals)
     with timer.phase("train", total=len(samples)):
         train_metrics = c.trainer.train(samples) or {}
         timer.advance("train", len(samples))
@@ -367,6 +414,14 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
                                 loop.success_threshold, retired=len(retired),
                                 memory_counts=c.memory.stats().get("by_status", {}))
     metrics["train"] = train_metrics
+    if windowed:
+        metrics["window"] = {"start": windows.current.start,
+                             "offset": iteration - windows.current.start,
+                             "envs": len(windows.current.env_ids),
+                             "designs_held": len(windows.current.designs),
+                             "designs_released": len(released),
+                             "mean_delayed_designer_reward": (
+                                 fmean(s.reward for s in released) if released else None)}
     metrics["corpus_state"] = c.corpus.state_dict()
     metrics["mode"] = loop.mode
     if held_out is not None:
