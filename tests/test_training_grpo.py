@@ -154,13 +154,27 @@ def test_grpo_step_trains_the_backends_module_and_checkpoints_round_trip(backend
     assert torch.allclose(merged, unmerged, rtol=1e-4, atol=1e-3)
     second = trainer.train(_samples())  # the designer delay is over
     assert second["designer_trained"] == 1.0 and second["designer_samples_trained"] == 2.0
+    assert "tis_tokens" not in second  # nothing was held: no importance weights
+    # A design held over a window: log-probs recorded now, trained after the policy moved, its
+    # advantages weighted per token by clamp(exp(logp_now - logp_then), 0, 2).
+    held = [s for s in _samples() if s.role == "designer"]
+    recorded = trainer.record_logprobs(held)
+    rows, _ = encode_samples(held, trainer.encoder, options.max_tokens)
+    assert [len(r) for r in recorded] == [len(row.completion_ids) for row in rows]
+    assert all(v < 0 for r in recorded for v in r)
+    trainer.train([s for s in _samples() if s.role == "agent"])
+    for sample, logps in zip(held, recorded):
+        sample.meta["rollout_logps"] = logps
+    third = trainer.train(held + [s for s in _samples() if s.role == "agent"])
+    assert third["tis_tokens"] > 0 and 0.0 < third["tis_mean_weight"] <= 2.0
+    assert third["tis_mean_weight"] != 1.0  # the policy moved since the log-probs were taken
     trainer.save(tmp_path / "ckpt")
     saved = {n: p.detach().clone() for n, p in backend.model.named_parameters() if "lora_" in n}
     trainer.train(_samples())
     trainer.load(tmp_path / "ckpt")
     after = {n: p for n, p in backend.model.named_parameters() if "lora_" in n}
     assert all(torch.equal(saved[n], after[n]) for n in saved)
-    assert trainer.trained_iterations == 2 and trainer.optimizer_steps == 2
+    assert trainer.trained_iterations == 4 and trainer.optimizer_steps == 4
     out = backend.generate([[{"role": "user", "content": "hi"}]], max_new_tokens=4,
                            temperature=0.0)
     assert out[0].completion_ids
