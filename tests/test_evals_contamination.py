@@ -14,8 +14,8 @@ from spade_core.config.load import load_config
 from spade_core.plugins import load_plugins
 from spade_core.records import Document, EnvStatus, Verdict, VerdictCategory
 from spade_core.selfplay.contamination import open_guard
-from spade_core.selfplay.iteration import Components, PhaseTimer, Proposal, dedupe, \
-    iteration_metrics
+from spade_core.selfplay.iteration import Components, PhaseTimer, Proposal, dedupe
+from spade_core.selfplay.metrics import iteration_metrics
 
 #: The bfcl suite reads the data of bfcl-eval, installed without its pinned dependencies.
 needs_bfcl = pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,

@@ -89,7 +89,7 @@ def refuse_contaminated(guard: ContaminationGuard | None, candidates: Sequence[A
         if match is None:
             kept.append((proposal, program))
             continue
-        proposal.status, proposal.verdict = EnvStatus.REJECTED, verdict(match)
+        proposal.reject(verdict(match))
     return kept
 
 

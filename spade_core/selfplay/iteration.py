@@ -11,7 +11,6 @@ import random
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from statistics import fmean
 from typing import Any
 
 from spade_core.config.schema import LoopSection
@@ -51,7 +50,7 @@ from spade_core.validation import ValidationOptions, validate
 
 __all__ = ["Components", "PhaseTimer", "Proposal", "design", "dedupe", "draw_replay",
            "retire_aged", "draw_from_pool", "play", "estimate", "training_samples",
-           "iteration_metrics", "failure_reward", "env_reward_scale", "designer_samples",
+           "failure_reward", "env_reward_scale", "designer_samples",
            "agent_samples", "scale_designer", "window_replays"]
 
 
@@ -109,6 +108,31 @@ class Proposal:
     conversations: list[list[dict[str, str]]] = field(default_factory=list)
     difficulty: Difficulty | None = None
     designer_reward: float = 0.0
+
+    # -- state changes: every status a proposal takes is set by one of these --------------------
+
+    def reject(self, verdict: Verdict | None = None) -> None:
+        """Refused or not played (validation, contamination, a failed first reset); ``verdict``
+        says why when it is new."""
+        self.status = EnvStatus.REJECTED
+        if verdict is not None:
+            self.verdict = verdict
+
+    def refuse_as_duplicate(self, of: str, similarity: float) -> None:
+        """A valid program the memory already holds as mastered (or near enough to one)."""
+        self.status, self.duplicate_of, self.similarity = EnvStatus.DUPLICATE, of, float(similarity)
+
+    def accept(self) -> None:
+        """Valid and new: onto the frontier, to be played."""
+        self.status = EnvStatus.FRONTIER
+
+    def take_status(self, record: EnvRecord) -> None:
+        """After a play: the status the memory gave it and how often it has been played."""
+        self.status, self.plays = record.status, len(record.history)
+
+    def retire(self) -> None:
+        """Played too long without leaving the frontier (frontier schedule)."""
+        self.status = EnvStatus.RETIRED
 
     @property
     def env_id(self) -> str:
@@ -303,7 +327,7 @@ def retire_aged(c: Components, loop: LoopSection, proposals: list[Proposal]) -> 
     for p in proposals:
         if p.status == EnvStatus.FRONTIER and p.plays >= loop.replay_max_age:
             retired.append(c.memory.set_status(p.env_id, EnvStatus.RETIRED))
-            p.status = EnvStatus.RETIRED
+            p.retire()
     return retired
 
 
@@ -330,7 +354,7 @@ def dedupe(c: Components, proposals: list[Proposal],
         existing = c.memory.get(program.id)
         if existing is not None and existing.status in (EnvStatus.MASTERED, EnvStatus.TOO_HARD,
                                                         EnvStatus.RETIRED):
-            p.status, p.duplicate_of, p.similarity = EnvStatus.DUPLICATE, existing.id, 1.0
+            p.refuse_as_duplicate(existing.id, 1.0)
             continue
         candidates.append((p, program))
     candidates = refuse_contaminated(guard, candidates)
@@ -338,10 +362,9 @@ def dedupe(c: Components, proposals: list[Proposal],
     for (p, _), match in zip(candidates, matches, strict=True):
         if match is not None:
             record, similarity = match
-            p.status, p.duplicate_of, p.similarity = EnvStatus.DUPLICATE, record.id, \
-                float(similarity)
+            p.refuse_as_duplicate(record.id, similarity)
         else:
-            p.status = EnvStatus.FRONTIER
+            p.accept()
 
 
 def _first_observations(batch: SessionBatch, playable: list[Proposal],
@@ -364,7 +387,7 @@ def _first_observations(batch: SessionBatch, playable: list[Proposal],
     failures = {i: s for i, s in enumerate(sessions) if isinstance(s, SandboxError)}
     failures.update({i: r for (i, _), r in zip(live, resets) if isinstance(r, SandboxError)})
     for i, error in failures.items():
-        playable[i].status, playable[i].verdict = EnvStatus.REJECTED, error.verdict
+        playable[i].reject(error.verdict)
     return provided
 
 
@@ -461,14 +484,14 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
                 _add_record(c, p)
             record = c.memory.update_stats(env_id, iteration, hinted, unhinted,
                                            dict(p.difficulty.figures), p.designer_reward)
-            p.status, p.plays = record.status, len(record.history)
+            p.take_status(record)
             if record.status == EnvStatus.MASTERED:
                 mastered.append(record)
             continue
         if p.status == EnvStatus.DUPLICATE:
             p.designer_reward = loop.duplicate_reward
         else:
-            p.status = EnvStatus.REJECTED
+            p.reject()
             p.designer_reward = failure_reward(loop, p.verdict.category if p.verdict else "")
         _remember(c, p)
     return mastered
@@ -568,69 +591,3 @@ def training_samples(loop: LoopSection, proposals: list[Proposal]) -> list[Train
     """Designer and agent samples of one iteration, rewarded at once (the frontier schedule)."""
     return scale_designer(loop, designer_samples(loop, proposals)
                           + agent_samples(loop, proposals))
-
-
-def _success(episodes: list[Episode], threshold: float) -> float:
-    return fmean([1.0 if e.reward >= threshold else 0.0 for e in episodes]) if episodes else 0.0
-
-
-def _by_target(proposals: list[Proposal], key: Any) -> dict[str, dict[str, int]]:
-    """Per skill (or level): fresh proposals asking for it, how many were valid, and how many
-    environments of it were played (replays included). Proposals without one are left out."""
-    counts: dict[str, dict[str, int]] = {}
-    for p in proposals:
-        name = key(p)
-        if not name:
-            continue
-        row = counts.setdefault(name, {"proposed": 0, "valid": 0, "played": 0})
-        if not p.replayed:
-            row["proposed"] += 1
-            row["valid"] += bool(p.verdict and p.verdict.valid)
-        row["played"] += p.difficulty is not None
-    return dict(sorted(counts.items()))
-
-
-def iteration_metrics(iteration: int, proposals: list[Proposal], mastered: int,
-                      timer: PhaseTimer, success_threshold: float = 1.0,
-                      retired: int = 0, memory_counts: dict[str, int] | None = None
-                      ) -> dict[str, Any]:
-    """One row of ``metrics.jsonl``. Designer figures (proposed, attempts, repairs, validity,
-    duplicates, verdicts, designer reward) count this iteration's new proposals; play figures
-    (played, regret, success, mastered, too hard, retired) count every environment played,
-    replayed ones included; ``memory_counts`` (records by status) gives the pool sizes."""
-    fresh = [p for p in proposals if not p.replayed]
-    played = [p for p in proposals if p.difficulty is not None]
-    categories: dict[str, int] = {}
-    for p in fresh:
-        key = p.verdict.category if p.verdict else "none"
-        categories[key] = categories.get(key, 0) + 1
-    counts = memory_counts or {}
-    duplicates = sum(1 for p in fresh if p.status == EnvStatus.DUPLICATE)
-    too_hard = sum(1 for p in proposals if p.status == EnvStatus.TOO_HARD)
-    return {
-        "iteration": iteration,
-        "envs_proposed": len(fresh),
-        "designer_attempts": sum(len(p.completions) for p in fresh),
-        "repairs": sum(p.repairs for p in fresh),
-        "repaired_valid": sum(1 for p in fresh if p.repairs and p.verdict and p.verdict.valid),
-        "envs_valid": sum(1 for p in fresh if p.verdict and p.verdict.valid),
-        "envs_duplicate": duplicates,
-        "dedupe_hits": duplicates,
-        "envs_replayed": sum(1 for p in played if p.replayed),
-        "envs_played": len(played),
-        "envs_mastered": mastered,
-        "envs_too_hard": too_hard,
-        "envs_retired": retired + too_hard,
-        "envs_mastered_total": int(counts.get(EnvStatus.MASTERED, 0)),
-        "frontier_size": int(counts.get(EnvStatus.FRONTIER, 0)),
-        "mean_regret": fmean([p.difficulty.regret for p in played]) if played else 0.0,
-        "mean_designer_reward": fmean([p.designer_reward for p in fresh]) if fresh else 0.0,
-        "agent_success_unhinted": _success([e for p in played for e in p.unhinted],
-                                           success_threshold),
-        "agent_success_hinted": _success([e for p in played for e in p.hinted],
-                                         success_threshold),
-        "verdicts": categories,
-        "skills": _by_target(proposals, lambda p: p.target.skill),
-        "levels": _by_target(proposals, lambda p: str(p.target.level) if p.target.level else None),
-        "seconds": {k: round(v, 3) for k, v in timer.seconds.items()},
-    }

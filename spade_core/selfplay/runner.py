@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import asdict
-from statistics import fmean
 from pathlib import Path
 from typing import Any, Callable
 
@@ -44,13 +43,13 @@ from spade_core.selfplay.iteration import (
     draw_from_pool,
     draw_replay,
     estimate,
-    iteration_metrics,
     play,
     retire_aged,
     scale_designer,
     training_samples,
     window_replays,
 )
+from spade_core.selfplay.metrics import iteration_metrics, window_metrics
 from spade_core.selfplay.pool import PoolSampler, load_pool
 from spade_core.selfplay.window import HeldDesign, Window, Windows, release
 from spade_core.validation import ValidationOptions
@@ -350,40 +349,53 @@ def open_window(c: Components, loop: Any, iteration: int,
                   env_ids=[p.env_id for p in proposals if p.difficulty is not None])
 
 
+def environments(c: Components, loop: Any, iteration: int, seed: int, timer: PhaseTimer,
+                 pool: Any, guard: ContaminationGuard | None, windows: Windows | None,
+                 starting: bool) -> list[Proposal]:
+    """This iteration's environments: inside a window, the window's own, played again; else
+    a fixed pool's draw, or the designer's proposals (validated, then deduplicated against the
+    memory), plus in the frontier schedule frontier environments replayed from the memory."""
+    if not starting:
+        return window_replays(c, windows.current.env_ids, windows.current.start)
+    if pool is not None:
+        return draw_from_pool(c, loop, seed, timer, replays=windows is None)
+    proposals = design(c, loop, iteration, seed, timer)
+    with timer.phase("dedupe", total=sum(1 for p in proposals if p.verdict and p.verdict.valid)):
+        dedupe(c, proposals, guard)
+        timer.advance("dedupe", sum(1 for p in proposals if p.status in (
+            EnvStatus.FRONTIER, EnvStatus.DUPLICATE)))
+    if windows is None:
+        proposals += draw_replay(c, loop, {p.env_id for p in proposals}, seed, timer)
+    return proposals
+
+
 def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
                   artifacts: RunArtifacts, context: RunContext,
                   loaded: LoadedPlugins, pool: Any = None,
                   guard: ContaminationGuard | None = None,
                   evaluator: LoopEvaluator | None = None,
                   windows: Windows | None = None) -> dict[str, Any]:
+    """One iteration, in order: (a window's start) the previous window's designs rewarded over
+    its plays; this iteration's environments; hint and play; estimate and remember; train;
+    evaluate; write the artifacts and the metrics row. ``windows`` is ``None`` in the frontier
+    schedule."""
     loop = resolved.config.loop
     seed = resolved.config.run.seed * 1_000_003 + iteration * 7919
     hook = loaded.manager.hook
     timer = PhaseTimer(lambda phase, completed, total: hook.spade_phase_progress(
         run=context, iteration=iteration, phase=phase, completed=completed, total=total))
-    windowed = windows is not None
-    starting = not windowed or windows.starts(iteration)
+    starting = windows is None or windows.starts(iteration)
+
     released: list[TrainingSample] = []
-    if windowed and starting and windows.current is not None and windows.current.designs:
-        # The previous window's designs, rewarded over all of its plays.
+    if windows is not None and starting and windows.current is not None:
         released = release(c.estimator, c.memory, windows.current, loop.success_threshold)
-    if not starting:
-        proposals = window_replays(c, windows.current.env_ids, windows.current.start)
-    elif pool is not None:
-        proposals = draw_from_pool(c, loop, seed, timer, replays=not windowed)
-    else:
-        proposals = design(c, loop, iteration, seed, timer)
-        with timer.phase("dedupe", total=sum(1 for p in proposals if p.verdict and
-                                             p.verdict.valid)):
-            dedupe(c, proposals, guard)
-            timer.advance("dedupe", sum(1 for p in proposals if p.status in (
-                EnvStatus.FRONTIER, EnvStatus.DUPLICATE)))
-        if not windowed:  # fresh proposals plus frontier environments played again
-            proposals += draw_replay(c, loop, {p.env_id for p in proposals}, seed, timer)
+
+    proposals = environments(c, loop, iteration, seed, timer, pool, guard, windows, starting)
     play(c, loop, proposals, seed, timer, hinted=starting)
+
     with timer.phase("estimate", total=len(proposals)):
         mastered = estimate(c, loop, proposals, iteration)
-        retired = [] if windowed else retire_aged(c, loop, proposals)
+        retired = retire_aged(c, loop, proposals) if windows is None else []
         timer.advance("estimate", len(proposals))
     for p in proposals:
         if p.status not in (EnvStatus.REJECTED, EnvStatus.DUPLICATE):
@@ -392,16 +404,18 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
                 hook.spade_env_accepted(run=context, record=record)
     for record in mastered:
         hook.spade_env_mastered(run=context, record=record)
-    if windowed:
+
+    if windows is None:
+        samples = training_samples(loop, proposals)
+    else:
         if starting:
             windows.current = open_window(c, loop, iteration, proposals)
         samples = scale_designer(loop, released + agent_samples(loop, proposals),
                                  windows.interval)
-    else:
-        samples = training_samples(loop, proposals)
     with timer.phase("train", total=len(samples)):
         train_metrics = c.trainer.train(samples) or {}
         timer.advance("train", len(samples))
+
     held_out = evaluator.evaluate(iteration, c.backend, timer) if evaluator else None
     for p in proposals:
         if p.replayed:  # its envs/<id>.json keeps the proposal; each replay is one line here
@@ -414,14 +428,8 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
                                 loop.success_threshold, retired=len(retired),
                                 memory_counts=c.memory.stats().get("by_status", {}))
     metrics["train"] = train_metrics
-    if windowed:
-        metrics["window"] = {"start": windows.current.start,
-                             "offset": iteration - windows.current.start,
-                             "envs": len(windows.current.env_ids),
-                             "designs_held": len(windows.current.designs),
-                             "designs_released": len(released),
-                             "mean_delayed_designer_reward": (
-                                 fmean(s.reward for s in released) if released else None)}
+    if windows is not None:
+        metrics["window"] = window_metrics(windows.current, iteration, released)
     metrics["corpus_state"] = c.corpus.state_dict()
     metrics["mode"] = loop.mode
     if held_out is not None:
