@@ -15,7 +15,7 @@ import pytest
 from spade_core.config.schema import LoopSection
 from spade_core.interfaces import EnvIteration, EstimateInput
 from spade_core.records import EnvProgram
-from spade_core.selfplay.iteration import env_reward_scale
+from spade_core.selfplay.samples import env_reward_scale
 
 from plugins.estimators import Blend, BlendOptions, LearningProgressPerStep, \
     LearningProgressPerStepOptions, Regret, RegretOptions

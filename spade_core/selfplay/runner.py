@@ -36,21 +36,23 @@ from spade_core.selfplay.iteration import (
     Components,
     PhaseTimer,
     Proposal,
-    agent_samples,
     dedupe,
     design,
-    designer_samples,
     draw_from_pool,
     draw_replay,
     estimate,
     play,
     retire_aged,
-    scale_designer,
-    training_samples,
     window_replays,
 )
 from spade_core.selfplay.metrics import iteration_metrics, window_metrics
 from spade_core.selfplay.pool import PoolSampler, load_pool
+from spade_core.selfplay.samples import (
+    agent_samples,
+    designer_samples,
+    scale_designer,
+    training_samples,
+)
 from spade_core.selfplay.window import HeldDesign, Window, Windows, release
 from spade_core.validation import ValidationOptions
 
