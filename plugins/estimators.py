@@ -9,6 +9,7 @@ Absolute Zero (learnability); see ``docs/estimators.md``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from statistics import fmean
 from typing import Literal
@@ -54,6 +55,9 @@ def _figures(hinted: Sequence[float], unhinted: Sequence[float], threshold: floa
 class RegretOptions(_Options):
     floor_negative: bool = Field(default=True,
                                  description="designer reward max(regret, 0) instead of regret")
+    timeout_penalty: float | None = Field(
+        default=-0.5, description="designer reward when one of the environment's own calls "
+        "timed out in an episode (the reference's STEP_TIMEOUT_PENALTY); null: no penalty")
 
 
 class _Estimator(DifficultyEstimator):
@@ -65,14 +69,22 @@ class _Estimator(DifficultyEstimator):
 
 
 class Regret(_Estimator):
-    """Designer reward = mean hinted reward - mean unhinted reward (floored at 0 by default)."""
+    """Designer reward = mean hinted reward - mean unhinted reward (floored at 0 by default);
+    ``timeout_penalty`` when the environment's own calls ran out of time (the reference)."""
 
     def estimate(self, env: EnvProgram, hinted: Sequence[float],
                  unhinted: Sequence[float]) -> Difficulty:
-        figures = _figures(hinted, unhinted, self.threshold)
+        return self.estimate_with_history(EstimateInput(env=env, hinted=hinted,
+                                                        unhinted=unhinted))
+
+    def estimate_with_history(self, data: EstimateInput) -> Difficulty:
+        figures = _figures(data.hinted, data.pooled_unhinted, self.threshold)
         reward = figures["regret"]
         if self.options.floor_negative:
             reward = max(reward, 0.0)
+        penalty = self.options.timeout_penalty
+        if penalty is not None and data.step_timeouts:
+            reward = penalty
         return Difficulty(figures=figures, designer_reward=reward, regret=figures["regret"])
 
 
@@ -178,6 +190,9 @@ class LearningProgressOptions(ColdStartOptions):
     baseline_gamma: float = Field(
         default=0.95, gt=0.0, le=1.0, description="weight of each newer iteration in the slow "
         "moving average of the mean unhinted reward (the reference's gamma_slow)")
+    solver_variance: bool = Field(
+        default=False, description="add the reference's solver-variance reward "
+        "exp(-(var - 0.25)^2 / 0.02), var = the population variance of the unhinted rewards")
 
 
 class LearningProgressPerStepOptions(ColdStartOptions):
@@ -197,6 +212,14 @@ class _ProgressEstimator(_Estimator):
     def _cold(self, figures: dict) -> float:
         """The designer reward while no progress is measurable (``cold_start`` option)."""
         return max(figures["regret"], 0.0) if self.options.cold_start == "regret" else 0.0
+
+
+def solver_variance_reward(rewards: Sequence[float]) -> float:
+    """The reference's ``compute_variance_reward``: exp(-(var - 0.25)^2 / (2 * 0.01)), var the
+    population variance of the rewards: 1 when a binary outcome is a coin flip."""
+    mean = fmean(rewards)
+    variance = fmean([(r - mean) ** 2 for r in rewards])
+    return math.exp(-((variance - 0.25) ** 2) / (2 * 0.01))
 
 
 def _plays(data: EstimateInput) -> list[EnvIteration]:
@@ -220,14 +243,23 @@ class LearningProgress(_ProgressEstimator):
         if not earlier:
             figures |= {"baseline": now, "progress": 0.0, "cold_start": 1.0}
             return Difficulty(figures=figures, regret=figures["regret"],
-                              designer_reward=self._cold(figures))
+                              designer_reward=self._cold(figures) + self._variance(data, figures))
         gamma = self.options.baseline_gamma
         baseline = earlier[0]
         for mean in earlier[1:]:
             baseline = (1.0 - gamma) * baseline + gamma * mean
         figures |= {"baseline": baseline, "progress": now - baseline, "cold_start": 0.0}
         return Difficulty(figures=figures, regret=figures["regret"],
-                          designer_reward=abs(now - baseline))
+                          designer_reward=abs(now - baseline) + self._variance(data, figures))
+
+    def _variance(self, data: EstimateInput, figures: dict) -> float:
+        """The solver-variance reward (0 unless ``solver_variance``; needs two plays)."""
+        rewards = data.pooled_unhinted
+        if not self.options.solver_variance or len(rewards) < 2:
+            return 0.0
+        reward = solver_variance_reward(rewards)
+        figures["solver_variance_reward"] = reward
+        return reward
 
 
 class LearningProgressPerStep(_ProgressEstimator):

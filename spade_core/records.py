@@ -142,6 +142,9 @@ class Episode:
     turns: list[Turn] = field(default_factory=list)
     reward: float = 0.0
     error: str | None = None
+    #: The environment's own call (reset or step) ran out of time: the reference's regret
+    #: variant penalises the design for it.
+    timed_out: bool = False
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from spade_core.interfaces import EnvIteration, EstimateInput
 from spade_core.records import EnvProgram
 from spade_core.selfplay.samples import env_reward_scale
 
-from plugins.estimators import Blend, BlendOptions, LearningProgressPerStep, \
-    LearningProgressPerStepOptions, Regret, RegretOptions
+from plugins.estimators import Blend, BlendOptions, LearningProgress, LearningProgressOptions, \
+    LearningProgressPerStep, LearningProgressPerStepOptions, Regret, RegretOptions
 from plugins.trainers.samples import EncodedSample, compute_advantages, tis_weights
 
 ENV = EnvProgram(source="class XEnv: pass", family="fake")
@@ -73,6 +73,23 @@ def test_regret_and_micro_progress_over_a_window():
     per_step = LearningProgressPerStep(LearningProgressPerStepOptions(window=8))
     assert per_step.estimate_with_history(_window_input("a1")).designer_reward == \
         pytest.approx(0.525)
+
+
+def test_regret_timeout_penalty_and_solver_variance():
+    first = _window_input("a1")
+    timed_out = EstimateInput(env=ENV, hinted=first.hinted, unhinted=first.unhinted,
+                              window=first.window, step_timeouts=1)
+    # The reference's regret variant: -0.5 when the environment's step timed out.
+    assert Regret(RegretOptions()).estimate_with_history(timed_out).designer_reward == -0.5
+    assert Regret(RegretOptions(timeout_penalty=None)).estimate_with_history(
+        timed_out).designer_reward == pytest.approx(0.1875)
+    # Solver variance of the first iteration's [0, 0, 1, 0]: mean 0.25, population variance
+    # 0.1875; exp(-(0.1875 - 0.25)^2 / 0.02) = exp(-0.1953125) = 0.8225775. With no earlier play
+    # learning potential is its cold start: max(regret, 0) = 0.5, so 0.5 + 0.8225775.
+    immediate = EstimateInput(env=ENV, hinted=first.hinted, unhinted=first.unhinted)
+    progress = LearningProgress(LearningProgressOptions(solver_variance=True))
+    assert progress.estimate_with_history(immediate).designer_reward == \
+        pytest.approx(1.3225775, abs=1e-6)
 
 
 def _row(role: str, reward: float, group: str, skill: str = "", scale: float = 1.0

@@ -57,6 +57,9 @@ class EstimateInput:
     #: ``unhinted`` the unhinted rewards of the window's first iteration, played alongside them
     #: (the reference's "matched timing" for regret). Empty for an immediate estimate.
     window: Sequence[EnvIteration] = ()
+    #: Episodes (of this iteration, or of the window for a delayed reward) in which one of the
+    #: environment's own calls ran out of time.
+    step_timeouts: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hinted", tuple(float(r) for r in self.hinted))

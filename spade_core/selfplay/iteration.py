@@ -470,7 +470,8 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
                 env=EnvProgram(source=p.program, family=p.family.name, doc_id=p.document.id),
                 hinted=known, unhinted=unhinted, iteration=iteration,
                 history=[h for h in earlier.history if h.iteration < iteration] if earlier else (),
-                success_threshold=loop.success_threshold))
+                success_threshold=loop.success_threshold,
+                step_timeouts=sum(e.timed_out for e in p.unhinted + p.hinted)))
             if not isinstance(p.difficulty, Difficulty) or not p.difficulty.has_regret:
                 raise PluginError(
                     f"estimator {type(c.estimator).__name__} returned "
@@ -479,8 +480,10 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
             p.designer_reward = p.difficulty.designer_reward
             if earlier is None:
                 _add_record(c, p)
-            record = c.memory.update_stats(env_id, iteration, hinted, unhinted,
-                                           dict(p.difficulty.figures), p.designer_reward)
+            figures = dict(p.difficulty.figures)
+            figures["step_timeouts"] = float(sum(e.timed_out for e in p.unhinted + p.hinted))
+            record = c.memory.update_stats(env_id, iteration, hinted, unhinted, figures,
+                                           p.designer_reward)
             p.take_status(record)
             if record.status == EnvStatus.MASTERED:
                 mastered.append(record)

@@ -148,7 +148,7 @@ def _reset(batch: SessionBatch, requests: Sequence[RolloutRequest],
     results = batch.reset([(item.session, item.episode.seed) for _, item in pending])
     for (request, item), result in zip(pending, results, strict=True):
         if isinstance(result, SandboxError):
-            item.episode.error, item.done = str(result), True
+            _failed(item, result)
             continue
         observation, info = result
         if request.hint is not None:
@@ -160,12 +160,17 @@ def _reset(batch: SessionBatch, requests: Sequence[RolloutRequest],
         item.tools = request.family.tools_from_info(info)
 
 
+def _failed(item: _Live, error: SandboxError) -> None:
+    """The episode ends with the environment's failure (reward 0), a timeout marked as such."""
+    item.episode.error, item.done = str(error), True
+    item.episode.timed_out = error.verdict.category == "timeout"
+
+
 def _advance(item: _Live, action: str, result: StepResult | SandboxError,
              last_turn: bool) -> None:
     item.messages.append({"role": "assistant", "content": action})
     if isinstance(result, SandboxError):
-        item.episode.error = str(result)
-        item.done = True
+        _failed(item, result)
         return
     item.episode.turns.append(Turn(action=action, observation=result.observation,
                                    reward=result.reward, terminated=result.terminated,

@@ -97,7 +97,8 @@ def delayed_reward(estimator: DifficultyEstimator, memory: EnvMemory, design: He
         env=EnvProgram(source=source, family=design.family, doc_id=record.doc_id),
         hinted=first.hinted, unhinted=first.unhinted, iteration=plays[-1].iteration,
         history=[h for h in record.history if h.iteration < window.start],
-        success_threshold=success_threshold, window=plays))
+        success_threshold=success_threshold, window=plays,
+        step_timeouts=int(sum(h.figures.get("step_timeouts", 0.0) for h in plays))))
     return float(difficulty.designer_reward), dict(difficulty.figures)
 
 
