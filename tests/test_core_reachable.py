@@ -19,11 +19,17 @@ def config(iterations: int, rollouts: int, **loop) -> SpadeConfig:
         "memory": "m", "backend": "b"})
 
 
+FRONTIER = {"schedule": "frontier"}
+
+
 @pytest.mark.parametrize(("iterations", "rollouts", "loop", "expected"), [
-    (2, 3, {}, 6),                                    # replayed in both iterations
-    (20, 3, {"replay_max_age": 4}, 12),               # replays stop at the age limit
-    (20, 3, {"replay_envs": 0}, 3),                   # played once: no replay
-    (5, 2, {"replay_envs": 0, "mode": "fixed-pool", "pool": "p"}, 10),  # the pool cycles
+    (2, 3, FRONTIER, 6),                                    # replayed in both iterations
+    (20, 3, {**FRONTIER, "replay_max_age": 4}, 12),         # replays stop at the age limit
+    (20, 3, {**FRONTIER, "replay_envs": 0}, 3),             # played once: no replay
+    (5, 2, {**FRONTIER, "replay_envs": 0, "mode": "fixed-pool", "pool": "p"}, 10),  # the pool
+    (20, 3, {}, 12),                                        # a window of 4 (the default)
+    (20, 3, {"regeneration_interval": 8}, 24),              # a window of 8
+    (2, 3, {"regeneration_interval": 8}, 6),                # cut short by the run
 ])
 def test_most_rollouts_one_environment_can_get(iterations, rollouts, loop, expected):
     assert most_rollouts(config(iterations, rollouts, **loop))[0] == expected
@@ -36,7 +42,10 @@ def test_unreachable_windows_are_refused_with_the_keys_to_change():
         "more than 3" in problem
     assert window_problems(config(1, 3), MemoryOptions(mastery_rollouts=3)) == []
     assert window_problems(config(1, 3), MemoryOptions(too_hard_rollouts=2)) == []
-    assert window_problems(config(6, 3), MemoryOptions()) == []
+    assert window_problems(config(6, 3, **FRONTIER), MemoryOptions()) == []
+    [short] = window_problems(config(6, 3), MemoryOptions())  # windows of 4: 12 < 16
+    assert "loop.rollouts_per_env, loop.regeneration_interval" in short
+    assert window_problems(config(6, 3, regeneration_interval=6), MemoryOptions()) == []
     assert window_problems(config(1, 3), {"no": "windows"}) == []  # a memory without windows
 
 
