@@ -105,7 +105,10 @@ def make_report_run(tmp_path: Path, iterations: int = 2, *extra_plugins: object)
     assert not errors, errors
     data = copy.deepcopy(FAKE_RUN_CONFIG)
     data["run"].update(dir=str(tmp_path / "run"), iterations=iterations)
-    data["loop"] = {"envs_per_iteration": 4, "rollouts_per_env": 3, "max_turns": 2}
+    # The frontier schedule: new proposals every iteration, so the second one refuses a
+    # duplicate of an environment mastered in the first.
+    data["loop"] = {"envs_per_iteration": 4, "rollouts_per_env": 3, "max_turns": 2,
+                    "schedule": "frontier"}
     data["backend"] = "fake-fate-backend"
     data["families"] = ["fake-qa", "fake-riddle"]
     data["memory"] = {"plugin": "faiss", "options": {

@@ -25,6 +25,9 @@ def test_quickstart_trains_logs_and_checkpoints(tmp_path):
         # one iteration of 2 rollouts: memory windows it can fill (else the config is refused)
         "--set", "memory.options.mastery_rollouts=2", "--set", "memory.options.too_hard_rollouts=2",
         "--set", "memory.options.embedder=hashing",
+        # the frontier schedule trains the designer in the iteration that proposed (in windows,
+        # iteration 0's designs wait for the next window)
+        "--set", "loop.schedule=frontier",
         timeout=900, env={"OMP_NUM_THREADS": "1"},
     )
     assert result.returncode == 0, result.stderr[-3000:]

@@ -71,9 +71,10 @@ def run(args: argparse.Namespace) -> int:
     overrides = [f"loop.envs_per_iteration={args.envs}", f"loop.rollouts_per_env={args.rollouts}",
                  f"loop.max_turns={args.turns}", "loop.max_attempts=1",
                  "designer=full-program", "trainer=none",
-                 # One iteration's pipeline is measured; enough iterations that the config's
-                 # reachability check (memory windows) accepts the small rollout counts.
-                 "run.iterations=1000"]
+                 # One iteration's pipeline is measured (a frontier iteration: design, dedupe,
+                 # hint, play, estimate); enough iterations that the config's reachability check
+                 # (memory windows) accepts the small rollout counts.
+                 "loop.schedule=frontier", "run.iterations=1000"]
     resolved = load_config(args.config, loaded.registry, overrides)
     opened: list[Any] = []
     with tempfile.TemporaryDirectory(prefix="spade-bench-loop-") as tmp:
