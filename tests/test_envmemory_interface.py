@@ -187,24 +187,6 @@ def test_faiss_restore_refuses_bad_snapshots_and_keeps_the_data(tmp_path: Path) 
     memory.close()
 
 
-def test_faiss_restores_an_old_folder_checkpoint(tmp_path: Path) -> None:
-    """Checkpoints written before the interface held a copy of the memory folder and said
-    ``{"kind": "folder"}`` in state.json; they restore through the same method."""
-    memory = FaissEnvMemory(tmp_path / "memory", _options())
-    _fill(memory)
-    memory.save_index()
-    before = _snapshot_view(memory)
-    checkpoint = tmp_path / "iter-000002"
-    (checkpoint / "memory").mkdir(parents=True)
-    memory.store.backup_to(checkpoint / "memory" / "memory.sqlite")
-    for path in (tmp_path / "memory").glob("pool*"):
-        shutil.copy2(path, checkpoint / "memory" / path.name)
-    memory.add(_record(_programs()["maze_walk/base"]))
-    restore_memory(memory, checkpoint, {"kind": "folder", "folder": str(tmp_path / "memory")})
-    assert _snapshot_view(memory) == before and memory.load_report == "loaded"
-    memory.close()
-
-
 def test_faiss_clear_empties_records_and_pool(tmp_path: Path) -> None:
     memory = FaissEnvMemory(tmp_path, _options())
     _fill(memory)
