@@ -5,7 +5,6 @@ search by a stored record without the embedding model, and opening a run's memor
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
