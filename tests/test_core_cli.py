@@ -230,28 +230,6 @@ def test_a_finished_run_points_at_spade_report(tmp_path, capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_resuming_a_run_stored_with_old_option_names_compares_under_the_new_ones(tmp_path):
-    import yaml
-
-    from spade_core.cli.run_cmd import check_resumable
-    from spade_core.config.load import load_config
-    from spade_core.errors import ConfigError
-    from spade_core.plugins import load_plugins
-
-    loaded = load_plugins()
-    config = ROOT / "configs" / "quickstart.yaml"
-    current = load_config(config, loaded.registry)
-    stored = current.to_dict()
-    options = stored["trainer"]["options"]
-    options["micro_batch_size"] = options.pop("per_device_train_batch_size")  # as 0.1 wrote it
-    (tmp_path / "config.resolved.yaml").write_text(yaml.safe_dump(stored))
-    check_resumable(tmp_path, current, loaded)
-    changed = load_config(config, loaded.registry,
-                          ["trainer.options.per_device_train_batch_size=2"])
-    with pytest.raises(ConfigError, match="trainer.options.per_device_train_batch_size"):
-        check_resumable(tmp_path, changed, loaded)
-
-
 #: rst/markdown left in help texts: ``literal``, :role:`target`, **bold**.
 MARKUP = re.compile(r"``|:(?:class|func|meth|mod|data|attr|ref|doc|obj):`|\*\*\w")
 

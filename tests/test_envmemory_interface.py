@@ -5,7 +5,6 @@ search by a stored record without the embedding model, and opening a run's memor
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -184,24 +183,6 @@ def test_faiss_restore_refuses_bad_snapshots_and_keeps_the_data(tmp_path: Path) 
     with pytest.raises(MemoryConfigError, match="representation 'code'"):
         memory.restore_checkpoint(tmp_path / "other-ckpt")
     assert _snapshot_view(memory) == before
-    memory.close()
-
-
-def test_faiss_restores_an_old_folder_checkpoint(tmp_path: Path) -> None:
-    """Checkpoints written before the interface held a copy of the memory folder and said
-    ``{"kind": "folder"}`` in state.json; they restore through the same method."""
-    memory = FaissEnvMemory(tmp_path / "memory", _options())
-    _fill(memory)
-    memory.save_index()
-    before = _snapshot_view(memory)
-    checkpoint = tmp_path / "iter-000002"
-    (checkpoint / "memory").mkdir(parents=True)
-    memory.store.backup_to(checkpoint / "memory" / "memory.sqlite")
-    for path in (tmp_path / "memory").glob("pool*"):
-        shutil.copy2(path, checkpoint / "memory" / path.name)
-    memory.add(_record(_programs()["maze_walk/base"]))
-    restore_memory(memory, checkpoint, {"kind": "folder", "folder": str(tmp_path / "memory")})
-    assert _snapshot_view(memory) == before and memory.load_report == "loaded"
     memory.close()
 
 

@@ -1,4 +1,4 @@
-"""``spade envs export`` (alias ``spade export-envs``): a run's environments as JSONL, a
+"""``spade envs export``: a run's environments as JSONL, a
 ``datasets`` dataset, an OpenEnv environment and a verifiers environment; each is loaded with its
 own library and plays the program's solution through the ``process`` sandbox with the rewards our
 sandbox gives."""
@@ -79,8 +79,8 @@ def _ours(sandbox, row) -> tuple[list[str], list[float]]:
         session.close()
 
 
-#: The command's two spellings: the issue's ``envs export`` and the older ``export-envs``.
-SPELLINGS = (("envs", "export"), ("export-envs",))
+#: The command (its pre-release alias ``export-envs`` is gone).
+SPELLINGS = (("envs", "export"),)
 
 
 def _export(run_dir, out, fmt, *extra, command=SPELLINGS[0]) -> int:

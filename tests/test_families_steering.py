@@ -89,7 +89,7 @@ def test_family_options_refuse_unknown_levels_and_task_types():
 def test_the_skeleton_prompt_names_the_target_and_shows_its_example():
     family = ReasoningFamily()
     target = DesignTarget(skill="logic", level=1)
-    messages = Skeleton(SkeletonOptions()).build_for(DOC, family, PromptExamples(), target)
+    messages = Skeleton(SkeletonOptions()).build(DOC, family, PromptExamples(), target)
     assert "Skill: logic. LEVEL 1 of 5: a yes/no question" in messages[-1]["content"]
     assert "Tom is a cat" in messages[2]["content"]  # the logic skill's worked example
     assert messages[-1]["content"].count("QUESTION:") == 1 and "OPTIONS" not in messages[-1]["content"]
@@ -97,7 +97,7 @@ def test_the_skeleton_prompt_names_the_target_and_shows_its_example():
 
 def test_the_full_program_prompt_has_only_the_target_skill_and_its_level():
     family = ReasoningFamily()
-    user = FullProgram(FullProgramOptions()).build_for(
+    user = FullProgram(FullProgramOptions()).build(
         DOC, family, PromptExamples(), DesignTarget(skill="logic", level=4))[-1]["content"]
     assert "SKILL: logic" in user and "SKILL: math" not in user
     assert "LEVEL 4 of 5: several dependent steps" in user
@@ -106,9 +106,9 @@ def test_the_full_program_prompt_has_only_the_target_skill_and_its_level():
 def test_extraction_follows_the_target_template():
     family, skeleton = ReasoningFamily(), Skeleton(SkeletonOptions())
     answer = "Q: Is seven a prime number?\nA: yes"
-    program = skeleton.extract_for(answer, family, DesignTarget(skill="math", level=1))
+    program = skeleton.extract(answer, family, DesignTarget(skill="math", level=1))
     assert "class GroundedYesNoEnv" in program and "'Is seven a prime number?'" in program
-    program = skeleton.extract_for(answer, family, DesignTarget(skill="math", level=2))
+    program = skeleton.extract(answer, family, DesignTarget(skill="math", level=2))
     assert "class GroundedQuestionEnv" in program
 
 
@@ -138,7 +138,7 @@ def process_sandbox():
 
 
 def yes_no_program(question: str, answer: str) -> str:
-    return Skeleton(SkeletonOptions()).extract_for(
+    return Skeleton(SkeletonOptions()).extract(
         f"QUESTION: {question}\nANSWER: {answer}", ReasoningFamily(),
         DesignTarget(skill="logic", level=1))
 

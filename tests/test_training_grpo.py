@@ -215,29 +215,19 @@ def test_max_samples_caps_after_advantages_on_whole_groups(encoder):
     assert len(kept) == 4 and all(r in useful for r in kept)
 
 
-# -- option names (issue 17): TRL's names, the old ones as deprecated aliases, grpo_config --------
+# -- option names: TRL's names, and only those; grpo_config ---------------------------------------
 
-def test_trl_names_are_the_options_and_old_names_still_work_with_one_warning():
-    import warnings
+def test_trl_names_are_the_options_and_old_names_are_refused():
+    from pydantic import ValidationError
 
-    from plugins.trainers import grpo_options
-    from plugins.trainers.grpo_options import RENAMED, GRPOOptions
-    from spade_core.config.load import DeprecatedOptionWarning
+    from plugins.trainers.grpo_options import GRPOOptions
 
-    new = GRPOOptions(epsilon=0.1, epsilon_high=0.3, beta=0.01, per_device_train_batch_size=2,
-                      num_iterations=2)
-    grpo_options._warned.clear()
-    with pytest.warns(DeprecatedOptionWarning, match="clip_low is deprecated, use epsilon"):
-        old = GRPOOptions.model_validate({"clip_low": 0.1, "clip_high": 0.3, "kl_coef": 0.01,
-                                          "micro_batch_size": 2, "epochs": 2})
-    assert old == new
-    assert set(old.model_dump()) >= set(RENAMED.values())
-    assert not set(old.model_dump()) & set(RENAMED)  # written back under TRL's names
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a second use does not warn again
-        GRPOOptions.model_validate({"clip_low": 0.1})
-    with pytest.raises(ValueError, match="clip_low and epsilon are the same option"):
-        GRPOOptions.model_validate({"clip_low": 0.1, "epsilon": 0.2})
+    options = GRPOOptions(epsilon=0.1, epsilon_high=0.3, beta=0.01, per_device_train_batch_size=2,
+                          num_iterations=2)
+    assert options.model_dump()["epsilon"] == 0.1
+    for old in ("clip_low", "clip_high", "kl_coef", "micro_batch_size", "epochs"):
+        with pytest.raises(ValidationError, match=old):
+            GRPOOptions.model_validate({old: 1})
 
 
 def test_grpo_config_passthrough_is_checked_against_trl():

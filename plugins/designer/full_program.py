@@ -8,6 +8,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field
 
 from spade_core.interfaces import EnvFamily, PromptExamples, PromptStrategy
+from spade_core.interfaces.prompts import NO_TARGET
 from spade_core.records import DesignTarget, Document
 
 from plugins.designer.common import (
@@ -35,16 +36,12 @@ class FullProgram(PromptStrategy):
     def __init__(self, options: FullProgramOptions) -> None:
         self.options = options
 
-    def build(self, document: Document, family: EnvFamily,
-              examples: PromptExamples) -> list[dict[str, str]]:
-        return self._messages(document, family, examples, None)
-
-    def build_for(self, document: Document, family: EnvFamily, examples: PromptExamples,
-                  target: DesignTarget) -> list[dict[str, str]]:
+    def build(self, document: Document, family: EnvFamily, examples: PromptExamples,
+              target: DesignTarget = NO_TARGET) -> list[dict[str, str]]:
         return self._messages(document, family, examples, target)
 
     def _messages(self, document: Document, family: EnvFamily, examples: PromptExamples,
-                  target: DesignTarget | None) -> list[dict[str, str]]:
+                  target: DesignTarget) -> list[dict[str, str]]:
         shown = examples_text(examples, self.options.example_chars)
         user = (
             f"Document:\n{grounding(document.text, self.options.document_chars)}\n\n"
@@ -55,7 +52,8 @@ class FullProgram(PromptStrategy):
         )
         return [{"role": "system", "content": DESIGNER_SYSTEM}, {"role": "user", "content": user}]
 
-    def extract(self, completion: str, family: EnvFamily) -> str | None:
+    def extract(self, completion: str, family: EnvFamily,
+                target: DesignTarget = NO_TARGET) -> str | None:
         return extract_program(completion)
 
 

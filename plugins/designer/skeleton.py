@@ -18,6 +18,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field
 
 from spade_core.interfaces import EnvFamily, PromptExamples, PromptStrategy
+from spade_core.interfaces.prompts import NO_TARGET
 from spade_core.records import DesignTarget, Document
 
 from plugins.designer.common import DESIGNER_SYSTEM, family_block, grounding
@@ -70,12 +71,8 @@ class Skeleton(PromptStrategy):
     def __init__(self, options: SkeletonOptions) -> None:
         self.options = options
 
-    def build(self, document: Document, family: EnvFamily,
-              examples: PromptExamples) -> list[dict[str, str]]:
-        return self.build_for(document, family, examples, DesignTarget())
-
-    def build_for(self, document: Document, family: EnvFamily, examples: PromptExamples,
-                  target: DesignTarget) -> list[dict[str, str]]:
+    def build(self, document: Document, family: EnvFamily, examples: PromptExamples,
+              target: DesignTarget = NO_TARGET) -> list[dict[str, str]]:
         template, example = family.skeleton_for(target)
         parts = slots(template)
         if not parts:
@@ -108,11 +105,8 @@ class Skeleton(PromptStrategy):
             f"Reply with exactly these lines:\n{lines}"
         )
 
-    def extract(self, completion: str, family: EnvFamily) -> str | None:
-        return self.extract_for(completion, family, DesignTarget())
-
-    def extract_for(self, completion: str, family: EnvFamily,
-                    target: DesignTarget) -> str | None:
+    def extract(self, completion: str, family: EnvFamily,
+                target: DesignTarget = NO_TARGET) -> str | None:
         template, _ = family.skeleton_for(target)
         names = list(slots(template))
         if not names:

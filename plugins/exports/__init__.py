@@ -1,4 +1,4 @@
-"""Export a run's environments (``spade envs export``, alias ``spade export-envs``) and its
+"""Export a run's environments (``spade envs export``) and its
 trained model (``spade export-model``) in formats other tools load: JSONL, a ``datasets`` dataset,
 a verifiers environment package, an OpenEnv environment, a ``save_pretrained`` model folder. Also
 the ``gymnasium.Env`` of :func:`spade_core.api.open_env` (:mod:`plugins.exports.gym_env`)."""

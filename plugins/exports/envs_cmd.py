@@ -1,5 +1,5 @@
-"""``spade envs export RUN_DIR --format jsonl|hf-dataset|verifiers|openenv --out DIR`` (also
-``spade export-envs``): the environments of a run's memory in a format other tools load.
+"""``spade envs export RUN_DIR --format jsonl|hf-dataset|verifiers|openenv --out DIR``: the
+environments of a run's memory in a format other tools load.
 
 * ``jsonl``: ``DIR/environments.jsonl``, one environment per line (program, family, status,
   description, hint, statistics).

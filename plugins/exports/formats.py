@@ -1,4 +1,4 @@
-"""``spade envs export`` (``spade export-envs``): read the run's rows and write them in the
+"""``spade envs export``: read the run's rows and write them in the
 chosen format."""
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Registers ``spade envs export`` (also typed ``spade export-envs``, its older name) and ``spade
-export-model`` (entry point ``exports``), and the gymnasium adapter behind
-:func:`spade_core.api.open_env` (hook ``spade_gym_env``).
+"""Registers ``spade envs export`` and ``spade export-model`` (entry point ``exports``), and the
+gymnasium adapter behind :func:`spade_core.api.open_env` (hook ``spade_gym_env``).
 
 ``envs`` is a core command group that plugins add members to (like ``bench``), so the environment
-export lives next to ``envs import``; ``export-envs`` stays as an alias for scripts written before.
-Modules load only when their command is typed."""
+export lives next to ``envs import``. Modules load only when their command is typed."""
 
 from __future__ import annotations
 
@@ -21,8 +19,6 @@ ENVS_EXPORT_HELP = "export a run's environments (jsonl, hf-dataset, verifiers, o
 def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
     register("export", *from_module("plugins.exports.envs_cmd"), help=ENVS_EXPORT_HELP,
              group="envs")
-    register("export-envs", *from_module("plugins.exports.envs_cmd"),
-             help=f"{ENVS_EXPORT_HELP}; the same as 'spade envs export'")
     register("export-model", *from_module("plugins.exports.model_cmd"),
              help="export a run's trained model as a save_pretrained folder with a model card")
 

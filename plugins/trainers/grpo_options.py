@@ -1,29 +1,16 @@
 """Options of the ``grpo`` trainer (config section ``trainer.options``); see docs/training.md.
 
 Options that TRL's ``GRPOConfig`` also has carry TRL's names (``epsilon``, ``beta``,
-``per_device_train_batch_size``, ...). The names used before 0.2 (``clip_low``, ``kl_coef``,
-``micro_batch_size``, ...) still work, with a warning (:data:`RENAMED`). ``grpo_config`` passes
-any other ``GRPOConfig`` field through; it is checked against TRL's own fields when the config
+``per_device_train_batch_size``, ...), and only those. ``grpo_config`` passes any other
+``GRPOConfig`` field through; it is checked against TRL's own fields when the config
 is checked and when the trainer is built (``plugins/trainers/preflight.py``), never at import.
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
-
-from spade_core.config.load import DeprecatedOptionWarning
-
-#: Old option name -> TRL's name, which is the option's name now.
-RENAMED: dict[str, str] = {
-    "clip_low": "epsilon",
-    "clip_high": "epsilon_high",
-    "kl_coef": "beta",
-    "micro_batch_size": "per_device_train_batch_size",
-    "epochs": "num_iterations",
-}
+from pydantic import BaseModel, ConfigDict, Field
 #: ``GRPOConfig`` fields the trainer sets itself (from the options above, or because its own loop
 #: replaces TRL's), which ``grpo_config`` may therefore not set.
 TRAINER_SET: frozenset[str] = frozenset({
@@ -33,12 +20,6 @@ TRAINER_SET: frozenset[str] = frozenset({
     "gradient_accumulation_steps", "report_to", "save_strategy", "logging_strategy",
     "disable_dropout", "num_iterations", "scale_rewards",
 })
-_warned: set[str] = set()
-
-
-def _alias(name: str) -> AliasChoices:
-    old = next(k for k, v in RENAMED.items() if v == name)
-    return AliasChoices(name, old)
 
 
 class LoraOptions(BaseModel):
@@ -64,12 +45,12 @@ class GRPOOptions(BaseModel):
     learning_rate: float = Field(default=1e-6, gt=0.0, description="AdamW learning rate")
     weight_decay: float = Field(default=0.0, ge=0.0)
     max_grad_norm: float = Field(default=1.0, gt=0.0, description="gradient clipping norm")
-    epsilon: float = Field(default=0.2, gt=0.0, lt=1.0, validation_alias=_alias("epsilon"),
-                           description="lower clip range of the importance ratio (was clip_low)")
-    epsilon_high: float = Field(default=0.28, gt=0.0, validation_alias=_alias("epsilon_high"),
+    epsilon: float = Field(default=0.2, gt=0.0, lt=1.0,
+                           description="lower clip range of the importance ratio")
+    epsilon_high: float = Field(default=0.28, gt=0.0,
                                 description="upper clip range (DAPO clip-higher; was clip_high)")
-    beta: float = Field(default=0.0, ge=0.0, validation_alias=_alias("beta"),
-                        description="KL penalty to the initial model; 0 skips it (was kl_coef)")
+    beta: float = Field(default=0.0, ge=0.0,
+                        description="KL penalty to the initial model; 0 skips it")
     loss_type: Literal["dapo", "grpo", "bnpo", "dr_grpo"] = Field(
         default="dapo", description="TRL loss aggregation: dapo = token mean over the step")
     agent_baseline: Literal["group", "role"] = Field(
@@ -96,13 +77,13 @@ class GRPOOptions(BaseModel):
     tis_clip_high: float = Field(default=2.0, gt=0.0, description="upper clamp of the per-token "
                                                                   "TIS weight (Slime's default)")
     per_device_train_batch_size: int = Field(
-        default=4, ge=1, validation_alias=_alias("per_device_train_batch_size"),
-        description="sequences per forward/backward (was micro_batch_size)")
+        default=4, ge=1,
+        description="sequences per forward/backward")
     gradient_accumulation_steps: int | None = Field(
         default=None, ge=1, description="micro-batches per optimizer step; None: one step over "
                                         "all of an iteration's samples")
-    num_iterations: int = Field(default=1, ge=1, validation_alias=_alias("num_iterations"),
-                                description="passes over an iteration's samples (was epochs)")
+    num_iterations: int = Field(default=1, ge=1,
+                                description="passes over an iteration's samples")
     max_tokens: int = Field(default=2048, ge=32,
                             description="prompt + completion tokens per sample; longer "
                                         "completions are cut, longer prompts skipped")
@@ -129,22 +110,3 @@ class GRPOOptions(BaseModel):
         default_factory=dict,
         description="further trl.GRPOConfig fields, passed as they are (checked against TRL's "
                     "fields at config check and build time)")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _renamed(cls, data: Any) -> Any:
-        """Accept the old names, warning once per name; both names at once is an error."""
-        if not isinstance(data, dict):
-            return data
-        for old, new in RENAMED.items():
-            if old not in data:
-                continue
-            if new in data:
-                raise ValueError(f"{old} and {new} are the same option; keep {new} (TRL's name)")
-            if old not in _warned:
-                _warned.add(old)
-                warnings.warn(f"trainer.options.{old} is deprecated, use {new} (TRL's name); "
-                              "the old name will be removed in a later release",
-                              DeprecatedOptionWarning, stacklevel=2)
-        return data
-

@@ -159,26 +159,8 @@ def main(argv: Sequence[str] | None = None, *, plugins: "LoadedPlugins | None" =
         raise exit_ from None
 
 
-def _show_deprecations() -> None:
-    """Show deprecated-option warnings as one ``spade: warning:`` line each (others as usual)."""
-    import warnings
-
-    original = warnings.showwarning
-
-    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202
-        from spade_core.config.load import DeprecatedOptionWarning
-
-        if issubclass(category, DeprecatedOptionWarning):
-            print(f"spade: warning: {message}", file=sys.stderr)
-        else:
-            original(message, category, filename, lineno, file, line)
-
-    warnings.showwarning = show
-
-
 def _main(argv: Sequence[str] | None, plugins: "LoadedPlugins | None") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    _show_deprecations()
     debug = "--debug" in argv
     try:
         parser, _ = _build(argv, plugins)

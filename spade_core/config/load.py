@@ -21,11 +21,6 @@ from spade_core.config.yaml_safe import load_yaml_text, parse_scalar
 from spade_core.errors import ConfigError
 
 
-class DeprecatedOptionWarning(FutureWarning):
-    """A plugin option was given by a name it no longer has (it still works); the CLI shows it as
-    one ``spade: warning:`` line."""
-
-
 @dataclass
 class ResolvedComponent:
     """One config section's selected component and its validated options."""

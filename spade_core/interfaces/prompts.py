@@ -22,31 +22,24 @@ class PromptExamples:
     negative: list["EnvRecord"] = field(default_factory=list)
 
 
+#: The empty design target: no skill, level or variant asked for.
+NO_TARGET = DesignTarget()
+
+
 class PromptStrategy(ABC):
     """Builds the designer's chat messages and extracts the program from its answer."""
 
     @abstractmethod
-    def build(
-        self, document: Document, family: "EnvFamily", examples: PromptExamples
-    ) -> list[dict[str, str]]:
-        """Chat messages (``{"role": ..., "content": ...}``) asking for one environment."""
-
-    def build_for(self, document: Document, family: "EnvFamily", examples: PromptExamples,
-                  target: DesignTarget) -> list[dict[str, str]]:
-        """Messages asking for one environment aimed at ``target`` (a skill, a level, ...). This
-        is what the loop calls; the default ignores the target and calls :meth:`build`, so a
-        strategy written before targets existed keeps working."""
-        return self.build(document, family, examples)
+    def build(self, document: Document, family: "EnvFamily", examples: PromptExamples,
+              target: DesignTarget = NO_TARGET) -> list[dict[str, str]]:
+        """Chat messages (``{"role": ..., "content": ...}``) asking for one environment aimed
+        at ``target`` (a skill, a level, a variant; the empty target asks for any)."""
 
     @abstractmethod
-    def extract(self, completion: str, family: "EnvFamily") -> str | None:
-        """The environment program inside the designer's completion, or ``None`` if there is none."""
-
-    def extract_for(self, completion: str, family: "EnvFamily",
-                    target: DesignTarget) -> str | None:
-        """The program in an answer to :meth:`build_for` with ``target`` (whose template may
-        depend on the target). The default calls :meth:`extract`."""
-        return self.extract(completion, family)
+    def extract(self, completion: str, family: "EnvFamily",
+                target: DesignTarget = NO_TARGET) -> str | None:
+        """The environment program in an answer to :meth:`build` with ``target`` (whose template
+        may depend on the target), or ``None`` if there is none."""
 
     def repair(self, messages: list[dict[str, str]], completion: str, verdict: Verdict,
                family: "EnvFamily") -> list[dict[str, str]]:

@@ -11,11 +11,8 @@ The memory is snapshotted only through its interface: ``memory.save_checkpoint(C
 while it is open, and on resume, once the memory is built from the run's config,
 ``memory.restore_checkpoint(CHECKPOINT/memory)``, which leaves it holding exactly the snapshot.
 What the folder holds is the memory's business (``docs/memory.md``). ``state.json``'s ``memory``
-entry says how the snapshot was taken: ``{"kind": "checkpoint"}`` now; checkpoints written before
-the interface had these methods say ``{"kind": "folder", ...}`` (a copy of the ``faiss`` memory's
-folder, which that memory's ``restore_checkpoint`` reads as it is) or ``{"kind": "method"}``; both
-are restored the same way. ``null`` (a memory that could not be snapshotted) leaves the memory as
-it is on resume.
+entry says how the snapshot was taken: ``{"kind": "checkpoint"}``; ``null`` (a memory that could
+not be snapshotted) leaves the memory as it is on resume.
 """
 
 from __future__ import annotations
@@ -37,8 +34,8 @@ CHECKPOINTS = "checkpoints"
 PREFIX = "iter-"
 #: Sub-folder of a checkpoint that holds the memory's snapshot.
 MEMORY_DIR = "memory"
-#: ``state.json`` ``memory`` kinds that name a snapshot in ``MEMORY_DIR`` (older ones included).
-_MEMORY_KINDS = ("checkpoint", "folder", "method")
+#: The ``state.json`` ``memory`` kind that names a snapshot in ``MEMORY_DIR``.
+_MEMORY_KIND = "checkpoint"
 
 
 class CheckpointError(SpadeError):
@@ -110,7 +107,7 @@ def snapshot_memory(memory: EnvMemory, target: Path) -> dict[str, Any]:
     """Have the memory write its snapshot into ``target``; returns the ``state.json`` entry."""
     target.mkdir(parents=True, exist_ok=True)
     memory.save_checkpoint(target)
-    return {"kind": "checkpoint"}
+    return {"kind": _MEMORY_KIND}
 
 
 def restore_memory(memory: EnvMemory, checkpoint: Path, info: dict[str, Any] | None) -> None:
@@ -118,7 +115,7 @@ def restore_memory(memory: EnvMemory, checkpoint: Path, info: dict[str, Any] | N
     (``info`` is ``state.json``'s ``memory`` entry; ``None`` leaves the memory as it is)."""
     if not info:
         return
-    if info.get("kind") not in _MEMORY_KINDS:
+    if info.get("kind") != _MEMORY_KIND:
         raise CheckpointError(f"{checkpoint}: unknown memory snapshot kind {info.get('kind')!r} "
                               "in state.json (written by a newer spade-rl?)")
     snapshot = checkpoint / MEMORY_DIR

@@ -174,7 +174,7 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
                                   negative=c.memory.negative_examples(1, family.name))
         proposals.append(Proposal(
             index=i, family=family, document=document, target=target,
-            prompt=c.designer.build_for(document, family, examples, target)))
+            prompt=c.designer.build(document, family, examples, target)))
     pending = list(proposals)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spade-validate") as validator:
         for attempt in range(loop.max_attempts):
@@ -195,7 +195,7 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
                     timer.advance("design", len(part))
                 for proposal, generation in zip(part, generations, strict=True):
                     proposal.completions.append(generation.text)
-                    proposal.program = c.designer.extract_for(generation.text, proposal.family,
+                    proposal.program = c.designer.extract(generation.text, proposal.family,
                                                               proposal.target)
                     proposal.verdict = None if proposal.program else _no_program(generation.text)
                 timer.expect("validate", len(part))
