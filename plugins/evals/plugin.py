@@ -45,6 +45,8 @@ def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
 def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
     register("eval", *from_module("plugins.evals.command"),
              help="held-out evaluation: pass@1/pass@k per bucket on eval suites")
+    register("scoring", *from_module("plugins.evals.scoring_bench"), group="bench",
+             help="reasoning-gym scoring in the sandbox against in-process: ms per item")
     register("learning", *from_module("plugins.evals.learning_bench"), group="bench",
              help="does training learn: held-out pool success and designer validity, GRPO "
                   "against trainer none on the same seeds")
