@@ -72,11 +72,6 @@ class Regret(_Estimator):
     """Designer reward = mean hinted reward - mean unhinted reward (floored at 0 by default);
     ``timeout_penalty`` when the environment's own calls ran out of time (the reference)."""
 
-    def estimate(self, env: EnvProgram, hinted: Sequence[float],
-                 unhinted: Sequence[float]) -> Difficulty:
-        return self.estimate_with_history(EstimateInput(env=env, hinted=hinted,
-                                                        unhinted=unhinted))
-
     def estimate_with_history(self, data: EstimateInput) -> Difficulty:
         figures = _figures(data.hinted, data.pooled_unhinted, self.threshold)
         reward = figures["regret"]
@@ -113,11 +108,6 @@ class Blend(_Estimator):
     (+ w_lp * micro-LP / s_lp - w_f * (w - 0.5)^2 / s_f, weights 0 by default). Over a window the
     regret compares the hinted plays with the unhinted ones played alongside them, and the win
     rate pools every unhinted play of the window, as the reference's delayed blend."""
-
-    def estimate(self, env: EnvProgram, hinted: Sequence[float],
-                 unhinted: Sequence[float]) -> Difficulty:
-        return self.estimate_with_history(EstimateInput(env=env, hinted=hinted,
-                                                        unhinted=unhinted))
 
     def estimate_with_history(self, data: EstimateInput) -> Difficulty:
         o = self.options

@@ -4,6 +4,7 @@ trusted test programs, a dict memory, a list corpus and a two-slot family. Never
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 
 from spade_core.errors import SandboxError
@@ -312,3 +313,31 @@ FAKE_RUN_CONFIG = {
     "sandbox": "fake-sandbox", "estimator": "regret", "memory": "fake-memory",
     "backend": "fake-backend", "trainer": "none",
 }
+
+
+def run_real_sandbox_and_memory(tmp_path, plugins, iterations, loop, **sections):
+    """Run the real loop with the fakes above through the real ``process`` sandbox (one fork
+    server) and the real ``faiss`` memory (hashing embedder, mastered after 2 wins); returns the
+    run directory and its metrics rows. ``plugins`` are loaded beside the sandbox and memory
+    plugins; ``sections`` replace whole config sections."""
+    import json
+
+    import envmemory.plugin as envmemory_plugin
+    import sandbox.plugin as sandbox_plugin
+    from spade_core.config.load import resolve_config
+    from spade_core.selfplay.runner import run
+    from spade_core.testing import load_test_plugins
+
+    loaded = load_test_plugins(*plugins, envmemory_plugin, sandbox_plugin)
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"].update(dir=str(tmp_path / "run"), iterations=iterations)
+    data["loop"] = loop
+    data["sandbox"] = {"plugin": "process", "options": {"workers": 1}}
+    data["memory"] = {"plugin": "faiss", "options": {
+        "embedder": "hashing", "structural_match": False, "mastery_rollouts": 2,
+        "too_hard_rollouts": 50}}
+    data.update(sections)
+    run_dir = run(resolve_config(data, loaded.registry, "test.yaml"), loaded,
+                  report=lambda message: None)
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    return run_dir, rows

@@ -6,22 +6,16 @@ rises with the number of episodes of it it has played."""
 
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest
 
-import envmemory.plugin as envmemory_plugin
 import plugins.designer.plugin as designer_plugin
 import plugins.estimators as estimators_plugin
 import plugins.trainers.plugin as trainers_plugin
-import sandbox.plugin as sandbox_plugin
-from spade_core.config.load import resolve_config
 from spade_core.records import EnvStatus
-from spade_core.selfplay.runner import run
-from spade_core.testing import load_test_plugins
 
-from fake_selfplay import FAKE_RUN_CONFIG, FakeSelfPlayPlugin
+from fake_selfplay import FakeSelfPlayPlugin, run_real_sandbox_and_memory
 
 #: Iteration 0 proposes A; iteration 1 proposes B and replays A (now learned: mastered);
 #: iteration 2 proposes C, a near-duplicate of A, which the memory refuses, and replays B.
@@ -30,20 +24,10 @@ TEXTS = ("six times seven", "forty two", "six times seven!")
 
 def _run(tmp_path, **loop):
     plugin = FakeSelfPlayPlugin(texts=TEXTS, learn_after=4)
-    loaded = load_test_plugins(plugin, designer_plugin, estimators_plugin, trainers_plugin,
-                               envmemory_plugin, sandbox_plugin)
-    data = copy.deepcopy(FAKE_RUN_CONFIG)
-    data["run"].update(dir=str(tmp_path / "run"), iterations=3)
-    data["loop"] = {"envs_per_iteration": 1, "rollouts_per_env": 2, "max_turns": 1,
-                    "replay_envs": 2, "schedule": "frontier", **loop}
-    data["sandbox"] = {"plugin": "process", "options": {"workers": 1}}
-    data["memory"] = {"plugin": "faiss", "options": {
-        "embedder": "hashing", "structural_match": False, "mastery_rollouts": 2,
-        "too_hard_rollouts": 50}}
-    run_dir = run(resolve_config(data, loaded.registry, "test.yaml"), loaded,
-                  report=lambda message: None)
-    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    return run_dir, rows
+    return run_real_sandbox_and_memory(
+        tmp_path, (plugin, designer_plugin, estimators_plugin, trainers_plugin), 3,
+        {"envs_per_iteration": 1, "rollouts_per_env": 2, "max_turns": 1, "replay_envs": 2,
+         "schedule": "frontier", **loop})
 
 
 @pytest.mark.slow

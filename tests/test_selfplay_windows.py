@@ -6,22 +6,16 @@ recomputed over the window; no hinted episode and no failed attempt reaches the 
 
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest
 
-import envmemory.plugin as envmemory_plugin
 import plugins.designer.plugin as designer_plugin
 import plugins.estimators as estimators_plugin
-import sandbox.plugin as sandbox_plugin
-from spade_core.config.load import resolve_config
 from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import Trainer
-from spade_core.selfplay.runner import run
-from spade_core.testing import load_test_plugins
 
-from fake_selfplay import FAKE_RUN_CONFIG, FakeSelfPlayPlugin
+from fake_selfplay import FakeSelfPlayPlugin, run_real_sandbox_and_memory
 
 #: A "broken" document makes the scripted designer answer without a program (a failed attempt).
 TEXTS = ("six times seven", "broken one", "forty two", "seven sixes", "broken two", "two 21s")
@@ -60,22 +54,12 @@ class FakeTrainerPlugin:
 def _run(tmp_path, iterations=4, interval=2, **loop):
     trainers = FakeTrainerPlugin()
     plugin = FakeSelfPlayPlugin(texts=TEXTS, learn_after=3)
-    loaded = load_test_plugins(plugin, designer_plugin, estimators_plugin, trainers,
-                               envmemory_plugin, sandbox_plugin)
-    data = copy.deepcopy(FAKE_RUN_CONFIG)
-    data["run"].update(dir=str(tmp_path / "run"), iterations=iterations)
-    data["loop"] = {"envs_per_iteration": 2, "rollouts_per_env": 2, "max_turns": 1,
-                    "max_attempts": 1, "schedule": "window", "regeneration_interval": interval,
-                    "hint_plays_per_env": 3, **loop}
-    data["estimator"] = "blend"
-    data["trainer"] = "fake-recording"
-    data["sandbox"] = {"plugin": "process", "options": {"workers": 1}}
-    data["memory"] = {"plugin": "faiss", "options": {
-        "embedder": "hashing", "structural_match": False, "mastery_rollouts": 2,
-        "too_hard_rollouts": 50}}
-    run_dir = run(resolve_config(data, loaded.registry, "test.yaml"), loaded,
-                  report=lambda message: None)
-    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    run_dir, rows = run_real_sandbox_and_memory(
+        tmp_path, (plugin, designer_plugin, estimators_plugin, trainers), iterations,
+        {"envs_per_iteration": 2, "rollouts_per_env": 2, "max_turns": 1, "max_attempts": 1,
+         "schedule": "window", "regeneration_interval": interval, "hint_plays_per_env": 3,
+         **loop},
+        estimator="blend", trainer="fake-recording")
     return run_dir, rows, trainers.trainers[-1]
 
 

@@ -53,6 +53,7 @@ from spade_core.interfaces import (
     Sandbox,
     SandboxSession,
 )
+from spade_core.records import StepResult
 from spade_core.sandboxed_scoring import ScorerFamily
 
 from plugins.evals.bfcl_checker import INSTALL_HINT
@@ -276,17 +277,17 @@ class Episode:
                            "category": self.item.bucket})
 
 
-def _advance(sandbox: Sandbox, pending: list[tuple[Episode, str]]) -> list[str | None]:
+def _advance(sandbox: Sandbox, pending: list[tuple[Episode, str]]) -> list[StepResult | None]:
     """Send each episode its request in one batched call; an episode whose worker failed is
     marked failed (its answer is ``None``)."""
     results = sandbox.step_many([(e.session, request) for e, request in pending])
-    answers: list[str | None] = []
+    answers: list[StepResult | None] = []
     for (episode, _), result in zip(pending, results, strict=True):
         if isinstance(result, SandboxError):
             episode.fail()
             answers.append(None)
         else:
-            answers.append(result.observation if not result.terminated else str(result.reward))
+            answers.append(result)
     return answers
 
 
@@ -343,12 +344,12 @@ def play_multi_turn(items: Sequence[EvalItem], backend: GenerationBackend,
                 for (episode, _), answer in zip(pending, _advance(sandbox, pending),
                                                 strict=True):
                     if answer is not None:
-                        episode.receive(answer)
+                        episode.receive(answer.observation)
             scored = [(e, r) for e in episodes if (r := e.score_request()) is not None]
             verdicts = dict(zip((id(e) for e, _ in scored), _advance(sandbox, scored)))
             for index, episode in enumerate(episodes):
                 verdict = verdicts.get(id(episode))
-                scores[index].append(float(verdict) if verdict is not None else 0.0)
+                scores[index].append(verdict.reward if verdict is not None else 0.0)
         finally:
             for episode in episodes:
                 if episode.session is not None:

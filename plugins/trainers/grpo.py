@@ -221,7 +221,9 @@ class GRPOTraining(Trainer):
             rows = batches[index]
             if not any(r.rollout_logps is not None for r in rows):
                 continue
-            now = self._logps(t, reference=False).float().cpu()
+            before = t.get("old_per_token_logps")  # already computed for several steps
+            now = (before if before is not None else self._logps(t, reference=False)
+                   ).float().cpu()
             advantages = t["advantages"].detach().cpu().unsqueeze(1).repeat(1, now.size(1))
             for k, row in enumerate(rows):
                 if row.rollout_logps is None:

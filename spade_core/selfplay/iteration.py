@@ -464,6 +464,7 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
         if p.status == EnvStatus.FRONTIER and p.unhinted:
             hinted = [e.reward for e in p.hinted]
             known = hinted if p.hint_rewards is None else list(p.hint_rewards)
+            timeouts = sum(e.timed_out for e in p.unhinted + p.hinted)
             unhinted = [e.reward for e in p.unhinted]
             earlier = c.memory.get(env_id)  # read before update_stats adds this iteration
             p.difficulty = c.estimator.estimate_with_history(EstimateInput(
@@ -471,7 +472,7 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
                 hinted=known, unhinted=unhinted, iteration=iteration,
                 history=[h for h in earlier.history if h.iteration < iteration] if earlier else (),
                 success_threshold=loop.success_threshold,
-                step_timeouts=sum(e.timed_out for e in p.unhinted + p.hinted)))
+                step_timeouts=timeouts))
             if not isinstance(p.difficulty, Difficulty) or not p.difficulty.has_regret:
                 raise PluginError(
                     f"estimator {type(c.estimator).__name__} returned "
@@ -481,7 +482,7 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
             if earlier is None:
                 _add_record(c, p)
             figures = dict(p.difficulty.figures)
-            figures["step_timeouts"] = float(sum(e.timed_out for e in p.unhinted + p.hinted))
+            figures["step_timeouts"] = float(timeouts)
             record = c.memory.update_stats(env_id, iteration, hinted, unhinted, figures,
                                            p.designer_reward)
             p.take_status(record)

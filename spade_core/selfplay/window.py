@@ -19,7 +19,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from spade_core.interfaces import DifficultyEstimator, EnvMemory, EstimateInput, TrainingSample
+from spade_core.interfaces import (
+    DifficultyEstimator,
+    EnvMemory,
+    EnvRecord,
+    EstimateInput,
+    TrainingSample,
+)
 from spade_core.records import EnvProgram, Role
 
 
@@ -79,22 +85,20 @@ def window_start(iteration: int, interval: int) -> bool:
     return iteration % interval == 0
 
 
-def delayed_reward(estimator: DifficultyEstimator, memory: EnvMemory, design: HeldDesign,
-                   source: str, window: Window, success_threshold: float) -> tuple[float, dict]:
-    """A held design's reward over its window's plays (from the memory's history): the estimator
-    sees the hinted plays of the window's start, the unhinted plays played alongside them, and
-    every iteration of the window. A design whose environment was never played gets 0."""
+def delayed_reward(estimator: DifficultyEstimator, design: HeldDesign, record: EnvRecord | None,
+                   window: Window, success_threshold: float) -> tuple[float, dict]:
+    """A held design's reward over its window's plays (``record``: its environment's memory
+    record, with one history entry per iteration played): the estimator sees the hinted plays
+    of the window's start, the unhinted plays played alongside them, and every iteration of the
+    window. A design whose environment was never played gets 0."""
     if design.fixed_reward is not None:
         return design.fixed_reward, {}
-    record = memory.get(design.env_id)
-    if record is None:
-        return 0.0, {}
-    plays = [h for h in record.history if h.iteration >= window.start]
+    plays = [h for h in record.history if h.iteration >= window.start] if record else []
     if not plays:
         return 0.0, {}
     first = plays[0]
     difficulty = estimator.estimate_with_history(EstimateInput(
-        env=EnvProgram(source=source, family=design.family, doc_id=record.doc_id),
+        env=EnvProgram(source=record.source, family=design.family, doc_id=record.doc_id),
         hinted=first.hinted, unhinted=first.unhinted, iteration=plays[-1].iteration,
         history=[h for h in record.history if h.iteration < window.start],
         success_threshold=success_threshold, window=plays,
@@ -108,9 +112,7 @@ def release(estimator: DifficultyEstimator, memory: EnvMemory, window: Window,
     :func:`delayed_reward`); ``meta`` keeps the generation-time log-probs for the trainer."""
     samples = []
     for design in window.designs:
-        record = memory.get(design.env_id)
-        reward, figures = delayed_reward(estimator, memory, design,
-                                         record.source if record else "", window,
+        reward, figures = delayed_reward(estimator, design, memory.get(design.env_id), window,
                                          success_threshold)
         meta = dict(design.meta) | {"skill": design.skill, "window_start": window.start,
                                     "rollout_logps": design.rollout_logps,

@@ -129,6 +129,7 @@ def _formula_problem(code, names):
         tree = _ast.parse(code, mode="eval")
     except (SyntaxError, ValueError):
         return None  # sympy raises its own error for it
+    call_arguments = set()  # ast.walk goes breadth first: a call is seen before its arguments
     for node in _ast.walk(tree):
         if isinstance(node, (_ast.Expression, _ast.BinOp, _ast.UnaryOp, _ast.BoolOp,
                              _ast.Compare, _ast.Tuple, _ast.List, _ast.operator,
@@ -139,13 +140,16 @@ def _formula_problem(code, names):
             if isinstance(node.value, (int, float, complex, bool)) or node.value is None:
                 continue
             if isinstance(node.value, str):
-                continue  # checked with the call that takes it, below
+                if id(node) not in call_arguments:
+                    return "a string outside Symbol(...)"
+                continue
             return "a constant of type " + type(node.value).__name__
         if isinstance(node, _ast.Name):
             if node.id.startswith("_") or node.id not in names:
                 return f"the name {node.id!r}"
             continue
         if isinstance(node, _ast.Call):
+            call_arguments.update(id(a) for a in node.args)
             func = node.func
             if isinstance(func, _ast.Call):
                 continue  # Function('f')(x): the inner call is checked on its own
@@ -159,23 +163,17 @@ def _formula_problem(code, names):
                 return f"a string argument to {func.id}"
             continue
         return "Python syntax " + type(node).__name__
-    for node in _ast.walk(tree):
-        if isinstance(node, _ast.Constant) and isinstance(node.value, str):
-            parents = [p for p in _ast.walk(tree) if isinstance(p, _ast.Call)
-                       and node in p.args]
-            if not parents:
-                return "a string outside Symbol(...)"
     return None
 
 
-def _allowed_names(global_dict, local_dict):
-    """Names a formula may use, each mapped to whether it is a callable that builds
-    expressions: sympy classes and a few sympy functions are; sympy constants and the caller's
-    own ``local_dict`` entries are names only (a caller-supplied callable stays callable)."""
+def _global_names(global_dict):
+    """Of a formula's namespace, the names it may use, each mapped to whether it is a callable
+    that builds expressions: sympy classes and a few sympy functions are, sympy constants are
+    names only; builtins and everything else are left out."""
     import sympy
 
     allowed = {}
-    for name, value in (global_dict or {}).items():
+    for name, value in global_dict.items():
         if name.startswith("_"):
             continue
         if isinstance(value, type) and issubclass(value, sympy.Basic):
@@ -185,29 +183,44 @@ def _allowed_names(global_dict, local_dict):
         elif name in _SYMPY_FUNCTIONS and (value is abs or getattr(
                 value, "__module__", "").startswith("sympy")):
             allowed[name] = True
+    return allowed
+
+
+def _allowed_names(global_names, local_dict):
+    """``global_names`` (from :func:`_global_names`) plus the caller's own ``local_dict``
+    entries (names only, but a sympy class stays callable) and the string-taking constructors
+    the parser writes."""
+    import sympy
+
+    allowed = dict(global_names)
     for name, value in (local_dict or {}).items():
         if isinstance(name, str) and not name.startswith("_"):
-            allowed[name] = callable(value) and isinstance(value, type) \
-                and issubclass(value, sympy.Basic)
+            allowed[name] = isinstance(value, type) and issubclass(value, sympy.Basic)
     for name in _STRING_TAKERS:
         allowed.setdefault(name, True)
     return allowed
 
 
-def _default_names():
-    """The namespace ``parse_expr`` evaluates in when given none: everything of ``from sympy
-    import *``, every builtin function (``open``, ``__import__``, ``eval`` among them) and
-    ``max``/``min`` as sympy's ``Max``/``Min``."""
-    import builtins
-    import types
+#: ``(namespace, its allowed names)`` of ``parse_expr`` without a ``global_dict``, built once.
+_DEFAULT_NAMES = []
 
-    names = {}
-    exec("from sympy import *", names)  # noqa: S102 - a fixed, trusted import, as sympy does
-    for name, value in vars(builtins).items():
-        if isinstance(value, types.BuiltinFunctionType):
-            names[name] = value
-    names["max"], names["min"] = names["Max"], names["Min"]
-    return names
+
+def _default_names():
+    """The namespace ``parse_expr`` evaluates in when given none (everything of ``from sympy
+    import *``, every builtin function, ``open``, ``__import__`` and ``eval`` among them, and
+    ``max``/``min`` as sympy's ``Max``/``Min``), with its allowed names; built on first use."""
+    if not _DEFAULT_NAMES:
+        import builtins
+        import types
+
+        names = {}
+        exec("from sympy import *", names)  # noqa: S102 - a fixed, trusted import, as sympy does
+        for name, value in vars(builtins).items():
+            if isinstance(value, types.BuiltinFunctionType):
+                names[name] = value
+        names["max"], names["min"] = names["Max"], names["Min"]
+        _DEFAULT_NAMES.append((names, _global_names(names)))
+    return _DEFAULT_NAMES[0]
 
 
 def _make_guarded(original):
@@ -221,7 +234,10 @@ def _make_guarded(original):
             raise TextGuardError("parse_expr takes text")
         if len(s) > _MAX_TEXT:
             raise TextGuardError(f"formula of {len(s)} characters is too long to parse")
-        names_from = global_dict if global_dict is not None else _default_names()
+        if global_dict is None:
+            names_from, global_names = _default_names()
+        else:
+            names_from, global_names = global_dict, _global_names(global_dict)
         if isinstance(transformations, str):
             if transformations == "all":
                 chosen = sympy_parser.T[:]
@@ -237,7 +253,7 @@ def _make_guarded(original):
         except Exception:  # noqa: BLE001 - let sympy report its own parse error
             return original(s, local_dict=local_dict, transformations=transformations,
                             global_dict=global_dict, evaluate=evaluate)
-        problem = _formula_problem(code, _allowed_names(names_from, local_dict))
+        problem = _formula_problem(code, _allowed_names(global_names, local_dict))
         if problem is not None:
             raise TextGuardError(f"refused to parse a formula using {problem}")
         return original(s, local_dict=local_dict, transformations=transformations,
