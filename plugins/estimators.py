@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from spade_core.components import BuildContext
 from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import DifficultyEstimator, EnvIteration, EstimateInput
-from spade_core.records import Difficulty, EnvProgram
+from spade_core.records import Difficulty
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -72,7 +72,7 @@ class Regret(_Estimator):
     """Designer reward = mean hinted reward - mean unhinted reward (floored at 0 by default);
     ``timeout_penalty`` when the environment's own calls ran out of time (the reference)."""
 
-    def estimate_with_history(self, data: EstimateInput) -> Difficulty:
+    def estimate(self, data: EstimateInput) -> Difficulty:
         figures = _figures(data.hinted, data.pooled_unhinted, self.threshold)
         reward = figures["regret"]
         if self.options.floor_negative:
@@ -109,7 +109,7 @@ class Blend(_Estimator):
     regret compares the hinted plays with the unhinted ones played alongside them, and the win
     rate pools every unhinted play of the window, as the reference's delayed blend."""
 
-    def estimate_with_history(self, data: EstimateInput) -> Difficulty:
+    def estimate(self, data: EstimateInput) -> Difficulty:
         o = self.options
         figures = _figures(data.hinted, data.unhinted, self.threshold)
         pooled = data.pooled_unhinted
@@ -141,9 +141,8 @@ def _window_progress(window: Sequence[EnvIteration]) -> float:
 class Learnability(_Estimator):
     """Absolute Zero's learnability: 1 - p when 0 < p < 1 (p = unhinted win rate), else 0."""
 
-    def estimate(self, env: EnvProgram, hinted: Sequence[float],
-                 unhinted: Sequence[float]) -> Difficulty:
-        figures = _figures(hinted, unhinted, self.threshold)
+    def estimate(self, data: EstimateInput) -> Difficulty:
+        figures = _figures(data.hinted, data.pooled_unhinted, self.threshold)
         p = figures["win_rate"]
         return Difficulty(figures=figures, regret=figures["regret"],
                           designer_reward=(1.0 - p) if 0.0 < p < 1.0 else 0.0)
@@ -161,11 +160,10 @@ class SolveRateOptions(_Options):
 class SolveRate(_Estimator):
     """Plateau of the unhinted win rate only: rewards environments solved about half the time."""
 
-    def estimate(self, env: EnvProgram, hinted: Sequence[float],
-                 unhinted: Sequence[float]) -> Difficulty:
+    def estimate(self, data: EstimateInput) -> Difficulty:
         o = self.options
-        figures = _figures(hinted, unhinted, self.threshold)
-        win = _mean(unhinted) if o.win_rate == "mean_reward" else figures["win_rate"]
+        figures = _figures(data.hinted, data.pooled_unhinted, self.threshold)
+        win = _mean(data.pooled_unhinted) if o.win_rate == "mean_reward" else figures["win_rate"]
         return Difficulty(figures=figures, regret=figures["regret"], designer_reward=plateau(
             win, o.plateau_low, o.plateau_high, o.plateau_ramp))
 
@@ -222,7 +220,7 @@ class LearningProgress(_ProgressEstimator):
     """The reference's learning potential: |mean unhinted reward now - its slow moving average
     over the earlier iterations|; progress (or forgetting) measured against the recent past."""
 
-    def estimate_with_history(self, data: EstimateInput) -> Difficulty:
+    def estimate(self, data: EstimateInput) -> Difficulty:
         figures = _figures(data.hinted, data.unhinted, self.threshold)
         now = figures["unhinted_mean"]
         earlier = [fmean(h.unhinted) for h in data.history if h.unhinted]
@@ -256,7 +254,7 @@ class LearningProgressPerStep(_ProgressEstimator):
     """The reference's micro learning progress: the change in mean unhinted reward over the latest
     plays, from a least-squares line through the per-iteration means (weighted by episodes)."""
 
-    def estimate_with_history(self, data: EstimateInput) -> Difficulty:
+    def estimate(self, data: EstimateInput) -> Difficulty:
         figures = _figures(data.hinted, data.unhinted, self.threshold)
         plays = [p for p in (data.window or _plays(data)) if p.unhinted][-self.options.window:]
         slope = _weighted_slope([float(p.iteration) for p in plays],
@@ -295,7 +293,7 @@ class Frontier(_Estimator):
     environment is always or never solved (the reference's frontier term, (p - 0.5)^2, turned
     into a reward in [0, 1])."""
 
-    def estimate_with_history(self, data: EstimateInput) -> Difficulty:
+    def estimate(self, data: EstimateInput) -> Difficulty:
         figures = _figures(data.hinted, data.unhinted, self.threshold)
         rewards = [r for p in (data.window or _plays(data))[-self.options.window:]
                    for r in p.unhinted]

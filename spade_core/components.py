@@ -91,14 +91,13 @@ class Component:
     preflight: Preflight | None = None
 
     def build(self, options: Any, context: BuildContext) -> Any:
-        """Call the factory and make sure the result honours the kind's base class (a duck-typed
-        component is wrapped, see :func:`spade_core.interfaces.conform`); any exception is
-        re-raised naming the component. A ``ConfigError``
+        """Call the factory and make sure the result subclasses the kind's base class; any
+        exception is re-raised naming the component. A ``ConfigError``
         (the user's settings cannot work, e.g. an optional library is missing) stays one, so the
         command exits with status 2 like any other config error; anything else is the plugin's
         failure (``PluginError``)."""
         from spade_core.errors import ConfigError, PluginError
-        from spade_core.interfaces import BASES, conform
+        from spade_core.interfaces import BASES
 
         try:
             built = self.factory(options, context)
@@ -110,12 +109,14 @@ class Component:
                 f"{label} {self.name!r} (plugin {self.plugin!r} from {self.distribution} "
                 f"{self.version}) failed to start: {type(exc).__name__}: {exc}"
             ) from exc
-        try:
-            return conform(BASES[self.kind], built)
-        except TypeError as exc:
+        base = BASES[self.kind]
+        if not isinstance(built, base):
             raise PluginError(f"{KIND_BY_NAME[self.kind].label} {self.name!r} (plugin "
-                              f"{self.plugin!r} from {self.distribution} {self.version}): "
-                              f"{exc}") from None
+                              f"{self.plugin!r} from {self.distribution} {self.version}): its "
+                              f"factory returned a {type(built).__name__}, which does not "
+                              f"subclass spade_core.interfaces.{base.__name__} (every component "
+                              "subclasses its kind's base class, docs/plugins.md)")
+        return built
 
 
 @dataclass

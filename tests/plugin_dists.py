@@ -25,10 +25,11 @@ def make_dist(root: Path, dist: str, version: str, modules: dict[str, str],
 
 GOOD_ESTIMATOR = '''
 from spade_core.hookspecs import hookimpl
+from spade_core.interfaces import DifficultyEstimator
 from spade_core.records import Difficulty
 
-class Half:
-    def estimate(self, env, hinted, unhinted):
+class Half(DifficultyEstimator):
+    def estimate(self, data):
         return Difficulty(figures={}, designer_reward=0.5)
 
 @hookimpl

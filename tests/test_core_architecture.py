@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from spade_core.interfaces import BASES, SandboxSession, TrainableBackend
-from spade_core.interfaces.conform import optional_members, required_members
+from spade_core.interfaces.members import optional_members, required_members
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("spade_core", "plugins", "sandbox", "envmemory")
@@ -17,8 +17,6 @@ IMPLEMENTATIONS = ("plugins", "sandbox", "envmemory")
 
 #: The only places that look up a component member by name, and why (docs/plugins.md).
 ALLOWED_PROBES: dict[tuple[str, str], str] = {
-    # conform() wraps duck-typed third-party components; it must ask what they define.
-    ("spade_core/interfaces/conform.py", "*"): "wraps components that do not subclass a base",
     # Untrusted environment programs (not components): the worker looks their methods up on the
     # class with its own guards, and the families' trusted preludes read optional attributes of
     # the program's class.

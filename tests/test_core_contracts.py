@@ -1,5 +1,5 @@
-"""The component contracts: base classes with working defaults, duck-typed components wrapped
-once when built, the contract checker failing what breaks a contract, and a typed regret."""
+"""The component contracts: base classes with working defaults, components that do not subclass
+their kind's base class refused when built, the contract checker failing what breaks a contract, and a typed regret."""
 
 from __future__ import annotations
 
@@ -13,34 +13,40 @@ from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import (
     BASES,
     DifficultyEstimator,
-    EnvFamily,
     GenerationBackend,
     Trainer,
-    conform,
 )
-from spade_core.interfaces.conform import optional_members, required_members
+from spade_core.interfaces.members import optional_members, required_members
 from spade_core.records import Difficulty, EnvProgram, EnvStatus, Role, VerdictCategory
 from spade_core.testing import check_component, load_test_plugins
 
 
 class FakeMeanGapEstimator(DifficultyEstimator):
-    def estimate(self, env, hinted, unhinted):  # noqa: ANN001, ANN201
+    def estimate(self, data):  # noqa: ANN001, ANN201
+        hinted, unhinted = data.hinted, data.unhinted
         gap = (sum(hinted) / max(len(hinted), 1)) - (sum(unhinted) / max(len(unhinted), 1))
         return Difficulty(figures={}, designer_reward=max(gap, 0.0), regret=gap)
 
 
-class FakeNoRegretEstimator:
-    """Duck-typed, and it forgets ``regret``: the checker must refuse it."""
+class FakeNoRegretEstimator(DifficultyEstimator):
+    """Forgets ``regret``: the checker must refuse it."""
 
-    def estimate(self, env, hinted, unhinted):  # noqa: ANN001, ANN201
+    def estimate(self, data):  # noqa: ANN001, ANN201
         return Difficulty(figures={"win_gap": 0.0}, designer_reward=0.0)
 
 
-class FakeHalfTrainer:
+class FakeHalfTrainer(Trainer):
     """Has no ``train``: building it must fail, naming what is missing."""
 
     def save(self, directory):  # noqa: ANN001, ANN201
         pass
+
+
+class FakeDuckTrainer:
+    """Has every method a trainer needs but does not subclass ``Trainer``: refused when built."""
+
+    def train(self, samples):  # noqa: ANN001, ANN201
+        return {}
 
 
 class FakeEstimatorPlugin:
@@ -52,6 +58,7 @@ class FakeEstimatorPlugin:
     @hookimpl
     def register_trainers(self, register):  # noqa: ANN001, ANN201
         register("fake-half", lambda o, c: FakeHalfTrainer())
+        register("fake-duck", lambda o, c: FakeDuckTrainer())
 
 
 def test_every_kind_has_a_base_class_with_required_and_optional_members():
@@ -71,48 +78,18 @@ def test_the_checker_passes_a_subclass_and_refuses_a_missing_regret():
 def test_a_component_missing_a_required_method_fails_when_built():
     loaded = load_test_plugins(FakeEstimatorPlugin())
     component = loaded.registry.resolve("trainer", "fake-half", "trainer")
-    with pytest.raises(PluginError, match="missing train"):
+    with pytest.raises(PluginError, match="failed to start.*train"):
         component.build({}, BuildContext())
 
 
-def test_a_duck_typed_component_gets_the_base_class_defaults():
-    class DuckTrainer:
-        def __init__(self):
-            self.calls = 0
-
-        def train(self, samples):  # noqa: ANN001, ANN201
-            self.calls += 1
-            return {"n": float(len(samples))}
-
-    duck = DuckTrainer()
-    trainer = conform(Trainer, duck)
-    assert isinstance(trainer, Trainer) and conform(Trainer, trainer) is trainer
-    assert trainer.train([]) == {"n": 0.0} and duck.calls == 1
-    trainer.save(None)  # the base class's default: nothing to save
-    trainer.close()
-    assert trainer.calls == 1  # other attributes reach the wrapped object
-
-
-def test_a_family_written_before_the_tools_keyword_still_replays_solutions():
-    class OldFamily:
-        name = "old"
-
-        def designer_guide(self):  # noqa: ANN201
-            return ""
-
-        def skeleton(self):  # noqa: ANN201
-            return ""
-
-        def agent_instructions(self):  # noqa: ANN201
-            return ""
-
-        def solution_actions(self, solution):  # noqa: ANN001, ANN201
-            return [solution.upper()]
-
-    family = conform(EnvFamily, OldFamily())
-    assert family.name == "old" and family.modules == {} and family.probe_actions() == ()
-    assert family.solution_actions("a", tools=[{"x": 1}]) == ["A"]
-    assert family.tools_from_info({}) is None and family.static_problems("x = 1") == []
+def test_a_component_that_does_not_subclass_its_base_is_refused_when_built():
+    loaded = load_test_plugins(FakeEstimatorPlugin())
+    component = loaded.registry.resolve("trainer", "fake-duck", "trainer")
+    with pytest.raises(PluginError, match=r"FakeDuckTrainer, which does not subclass "
+                                          r"spade_core\.interfaces\.Trainer"):
+        component.build({}, BuildContext())
+    with pytest.raises(PluginError, match="does not subclass"):
+        check_component(loaded, "trainer", "fake-duck")
 
 
 def test_a_backend_batch_size_defaults_to_none():

@@ -138,24 +138,3 @@ def test_the_default_batched_methods_keep_input_order_and_return_failures():
     results = sandbox.step_many([(a, "p"), (c, "q"), (b, "r")])
     assert results[0].observation == "p" and results[2].observation == "r"
     assert isinstance(results[1], SandboxError) and results[1].verdict.category == "interface"
-
-
-def test_a_duck_typed_sandbox_is_wrapped_into_the_base_class():
-    from spade_core.interfaces import conform
-
-    class DuckSandbox:  # no base class: the pre-contract style third parties may still use
-        def isolation(self):  # noqa: ANN201
-            return {}
-
-        def open(self, program, *, family=None):  # noqa: ANN001, ANN201
-            return FakeInProcessSession(program, family)
-
-        def close(self):  # noqa: ANN201
-            pass
-
-    wrapped = conform(Sandbox, DuckSandbox())
-    assert isinstance(wrapped, Sandbox)
-    [verdict] = validate(wrapped, [VERDICTS[0].read_text()])
-    assert verdict.category == _expected(VERDICTS[0])
-    with pytest.raises(TypeError, match="missing close, isolation, open"):
-        conform(Sandbox, object())

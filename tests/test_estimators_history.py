@@ -1,6 +1,5 @@
-"""Estimators with history: the versioned ``estimate_with_history`` interface, its backward
-compatibility with 3-argument estimators (subclassed or duck-typed), the loop handing each
-environment its earlier iterations, and the history-aware built-ins' formulas on hand-made
+"""Estimators with history: the one ``estimate(data)`` call with its versioned input, the loop
+handing each environment its earlier iterations, and the history-aware built-ins' formulas on hand-made
 histories (``docs/estimators.md``)."""
 
 from __future__ import annotations
@@ -25,9 +24,7 @@ from spade_core.interfaces import (
     DifficultyEstimator,
     EnvIteration,
     EstimateInput,
-    conform,
 )
-from spade_core.interfaces.conform import missing_members
 from spade_core.records import Difficulty, EnvProgram
 from spade_core.selfplay.runner import run
 from spade_core.testing import check_component, load_test_plugins
@@ -55,7 +52,7 @@ def play(iteration: int, unhinted: list[float], hinted: list[float] | None = Non
 
 def estimate(estimator, unhinted, history=(), hinted=None, iteration=9) -> Difficulty:
     hinted = [1.0] * len(unhinted) if hinted is None else hinted
-    return estimator.estimate_with_history(EstimateInput(
+    return estimator.estimate(EstimateInput(
         env=ENV, hinted=hinted, unhinted=unhinted, iteration=iteration, history=history))
 
 
@@ -66,7 +63,7 @@ def test_the_input_is_versioned_frozen_and_copies_the_history():
     earlier = play(0, [0.0, 1.0])
     data = EstimateInput(env=ENV, hinted=[1, 1], unhinted=[0, 1], iteration=1, history=[earlier],
                          success_threshold=0.5)
-    assert data.version == ESTIMATOR_INTERFACE_VERSION == 2
+    assert data.version == ESTIMATOR_INTERFACE_VERSION == 1
     assert data.hinted == (1.0, 1.0) and data.unhinted == (0.0, 1.0)
     assert data.history == (earlier,) and data.history[0] is not earlier
     data.history[0].unhinted.append(5.0)  # an estimator scribbling on its input ...
@@ -75,70 +72,27 @@ def test_the_input_is_versioned_frozen_and_copies_the_history():
         data.iteration = 2  # type: ignore[misc]
 
 
-class FakeOldEstimator(DifficultyEstimator):
-    """Written against interface version 1: the 3-argument ``estimate`` only."""
+class FakeHistoryCounter(DifficultyEstimator):
+    """Reads the history and the iteration from its input."""
 
-    def estimate(self, env, hinted, unhinted):  # noqa: ANN001, ANN201
-        gap = sum(hinted) / len(hinted) - sum(unhinted) / len(unhinted)
-        return Difficulty(figures={}, designer_reward=2 * gap, regret=gap)
-
-
-class FakeOldDuck:
-    """Version 1 and duck-typed: no base class at all."""
-
-    def estimate(self, env, hinted, unhinted):  # noqa: ANN001, ANN201
-        return Difficulty(figures={"n": float(len(unhinted))}, designer_reward=0.5, regret=0.0)
-
-
-def test_a_three_argument_estimator_works_through_the_history_call():
-    old = FakeOldEstimator()
-    result = estimate(old, [0.0, 0.0], history=[play(0, [1.0, 1.0])], hinted=[1.0, 0.0])
-    assert result.regret == 0.5 and result.designer_reward == 1.0  # the history is ignored
-    duck = conform(DifficultyEstimator, FakeOldDuck())
-    result = estimate(duck, [0.0, 1.0, 0.0], history=[play(0, [1.0])])
-    assert result.figures["n"] == 3.0 and result.designer_reward == 0.5
-
-
-class FakeHistoryOnly(DifficultyEstimator):
-    """Written against version 2 only: ``estimate`` is derived (an empty history)."""
-
-    def estimate_with_history(self, data):  # noqa: ANN001, ANN201
+    def estimate(self, data):  # noqa: ANN001, ANN201
         return Difficulty(figures={"earlier": float(len(data.history))},
                           designer_reward=float(data.iteration), regret=0.0)
 
 
-class FakeHistoryDuck:
-    def estimate_with_history(self, data):  # noqa: ANN001, ANN201
-        return Difficulty(figures={"earlier": float(len(data.history))}, designer_reward=0.0,
-                          regret=0.0)
+def test_an_estimator_reads_the_history_and_iteration_from_its_input():
+    result = estimate(FakeHistoryCounter(), [0.0], history=[play(0, [0.0]), play(1, [1.0])],
+                      iteration=2)
+    assert result.figures["earlier"] == 2.0 and result.designer_reward == 2.0
+    assert estimate(FakeHistoryCounter(), [1.0]).figures["earlier"] == 0.0
 
 
-def test_an_estimator_may_implement_only_the_history_call():
-    subclassed = FakeHistoryOnly()
-    assert estimate(subclassed, [0.0], history=[play(0, [0.0]), play(1, [1.0])],
-                    iteration=2).figures["earlier"] == 2.0
-    derived = subclassed.estimate(ENV, [1.0], [0.0])
-    assert derived.figures["earlier"] == 0.0 and derived.designer_reward == 0.0
-    assert missing_members(FakeHistoryDuck(), DifficultyEstimator) == []
-    duck = conform(DifficultyEstimator, FakeHistoryDuck())
-    assert isinstance(duck, DifficultyEstimator)
-    assert estimate(duck, [0.0], history=[play(0, [0.0])]).figures["earlier"] == 1.0
-    assert duck.estimate(ENV, [1.0], [0.0]).figures["earlier"] == 0.0
-
-
-def test_an_estimator_implementing_neither_call_is_refused():
+def test_an_estimator_without_estimate_is_refused():
     class FakeNothing(DifficultyEstimator):
         pass
 
     with pytest.raises(TypeError, match="estimate"):
         FakeNothing()
-
-    class FakeNothingDuck:
-        def close(self):  # noqa: ANN201
-            pass
-
-    with pytest.raises(TypeError, match="missing estimate"):
-        conform(DifficultyEstimator, FakeNothingDuck())
 
 
 # -- the contract checker --------------------------------------------------------------------
@@ -152,7 +106,7 @@ def test_the_history_aware_builtins_pass_the_contract_checker(name):
 class FakeBreaksWithHistory(DifficultyEstimator):
     """Fine on a first play, NaN once there is history: only a check with history catches it."""
 
-    def estimate_with_history(self, data):  # noqa: ANN001, ANN201
+    def estimate(self, data):  # noqa: ANN001, ANN201
         reward = math.nan if data.history else 0.0
         return Difficulty(figures={}, designer_reward=reward, regret=0.0)
 
@@ -165,7 +119,7 @@ class FakeBreaksWithHistoryPlugin:
 
 def test_the_checker_exercises_estimators_with_a_history():
     loaded = load_test_plugins(FakeBreaksWithHistoryPlugin())
-    with pytest.raises(AssertionError, match=r"estimate_with_history\(\) after 1 earlier"):
+    with pytest.raises(AssertionError, match=r"estimate\(\) after 1 earlier"):
         check_component(loaded, "difficulty_estimator", "fake-breaks")
 
 
@@ -266,7 +220,7 @@ class FakeRecordingEstimator(DifficultyEstimator):
     def __init__(self):
         self.inputs: list[EstimateInput] = []
 
-    def estimate_with_history(self, data):  # noqa: ANN001, ANN201
+    def estimate(self, data):  # noqa: ANN001, ANN201
         self.inputs.append(data)
         gap = sum(data.hinted) / len(data.hinted) - sum(data.unhinted) / len(data.unhinted)
         return Difficulty(figures={}, designer_reward=gap, regret=gap)

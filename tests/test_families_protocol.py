@@ -19,7 +19,7 @@ from plugins.families.reasoning import ReasoningFamily
 from plugins.families.tool_use import ToolUseFamily
 from spade_core.components import BuildContext, Registry
 from spade_core.hookspecs import hookimpl
-from spade_core.interfaces import EnvFamily, conform
+from spade_core.interfaces import EnvFamily
 from spade_core.plugins import (LoadedPlugins, PluginInfo, collect_components, new_manager,
                                 register_plugin)
 from spade_core.records import EnvProgram
@@ -69,9 +69,8 @@ class CountdownEnv:
 '''
 
 
-class ToyCountdownFamily:
-    """A third-party family: its own action syntax ('say N'), prelude and validator. Written in
-    the duck-typed style (no base class), which the platform still accepts by wrapping it."""
+class ToyCountdownFamily(EnvFamily):
+    """A third-party family: its own action syntax ('say N'), prelude and validator."""
 
     name = "toy-countdown"
     prelude = TOY_PRELUDE
@@ -146,7 +145,7 @@ def test_toy_family_in_the_real_sandbox():
         pytest.skip("no sandbox named 'process' is registered yet")
     sandbox = component.build(component.options() if component.options else {}, BuildContext())
     try:
-        [verdict] = validate(sandbox, [TOY_PROGRAM], family=conform(EnvFamily, ToyCountdownFamily()))
+        [verdict] = validate(sandbox, [TOY_PROGRAM], family=ToyCountdownFamily())
         assert verdict.valid, verdict
     finally:
         sandbox.close()

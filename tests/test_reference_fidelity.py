@@ -47,31 +47,31 @@ def test_blend_over_a_window():
     blend = Blend(BlendOptions())
     # a1: regret 0.75 - 0.25 = 0.5 -> clip(0.5 / 0.15) = 1; win rate = mean raw reward of all 16
     # unhinted plays = 9/16 = 0.5625, inside [0.4, 0.6] -> plateau 1; 0.4 * 1 + 0.6 * 1 = 1.0.
-    assert blend.estimate_with_history(_window_input("a1")).designer_reward == pytest.approx(1.0)
+    assert blend.estimate(_window_input("a1")).designer_reward == pytest.approx(1.0)
     # a2: regret 0 -> 0; win rate 6/16 = 0.375 -> plateau 1 - (0.4 - 0.375) / 0.25 = 0.9;
     # 0.6 * 0.9 = 0.54.
-    assert blend.estimate_with_history(_window_input("a2")).designer_reward == pytest.approx(0.54)
+    assert blend.estimate(_window_input("a2")).designer_reward == pytest.approx(0.54)
     # b1: regret 0; win rate 1.0 -> 1 - (1.0 - 0.6) / 0.25 < 0 -> plateau 0; reward 0.
-    assert blend.estimate_with_history(_window_input("b1")).designer_reward == pytest.approx(0.0)
+    assert blend.estimate(_window_input("b1")).designer_reward == pytest.approx(0.0)
     # Without the window (an immediate estimate) a1's win rate is the first iteration's 0.25:
     # plateau 1 - 0.15 / 0.25 = 0.4 -> 0.4 + 0.6 * 0.4 = 0.64.
     first = _window_input("a1")
     immediate = EstimateInput(env=ENV, hinted=first.hinted, unhinted=first.unhinted)
-    assert blend.estimate_with_history(immediate).designer_reward == pytest.approx(0.64)
+    assert blend.estimate(immediate).designer_reward == pytest.approx(0.64)
 
 
 def test_regret_and_micro_progress_over_a_window():
     # The reference's delayed regret: max(0, r_hint - mean of every unhinted play of the window)
     # = 0.75 - 9/16 = 0.1875.
-    regret = Regret(RegretOptions()).estimate_with_history(_window_input("a1"))
+    regret = Regret(RegretOptions()).estimate(_window_input("a1"))
     assert regret.designer_reward == pytest.approx(0.1875)
     # Micro learning progress: slope of the per-iteration means 0.25, 0.5, 0.75, 0.75 (equal
     # weights sqrt(4)) over x = 0..3 is 0.175 per iteration; times (4 - 1) = 0.525.
     blend = Blend(BlendOptions(micro_lp_weight=1.0, regret_weight=0.0, plateau_weight=0.0))
-    assert blend.estimate_with_history(_window_input("a1")).figures["micro_lp"] == \
+    assert blend.estimate(_window_input("a1")).figures["micro_lp"] == \
         pytest.approx(0.525)
     per_step = LearningProgressPerStep(LearningProgressPerStepOptions(window=8))
-    assert per_step.estimate_with_history(_window_input("a1")).designer_reward == \
+    assert per_step.estimate(_window_input("a1")).designer_reward == \
         pytest.approx(0.525)
 
 
@@ -80,15 +80,15 @@ def test_regret_timeout_penalty_and_solver_variance():
     timed_out = EstimateInput(env=ENV, hinted=first.hinted, unhinted=first.unhinted,
                               window=first.window, step_timeouts=1)
     # The reference's regret variant: -0.5 when the environment's step timed out.
-    assert Regret(RegretOptions()).estimate_with_history(timed_out).designer_reward == -0.5
-    assert Regret(RegretOptions(timeout_penalty=None)).estimate_with_history(
+    assert Regret(RegretOptions()).estimate(timed_out).designer_reward == -0.5
+    assert Regret(RegretOptions(timeout_penalty=None)).estimate(
         timed_out).designer_reward == pytest.approx(0.1875)
     # Solver variance of the first iteration's [0, 0, 1, 0]: mean 0.25, population variance
     # 0.1875; exp(-(0.1875 - 0.25)^2 / 0.02) = exp(-0.1953125) = 0.8225775. With no earlier play
     # learning potential is its cold start: max(regret, 0) = 0.5, so 0.5 + 0.8225775.
     immediate = EstimateInput(env=ENV, hinted=first.hinted, unhinted=first.unhinted)
     progress = LearningProgress(LearningProgressOptions(solver_variance=True))
-    assert progress.estimate_with_history(immediate).designer_reward == \
+    assert progress.estimate(immediate).designer_reward == \
         pytest.approx(1.3225775, abs=1e-6)
 
 

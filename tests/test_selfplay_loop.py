@@ -183,8 +183,10 @@ def test_failed_run_reports_and_keeps_data(tmp_path):
 
         @hookimpl
         def register_difficulty_estimators(self, register):
-            class Boom:
-                def estimate(self, env, hinted, unhinted):
+            from spade_core.interfaces import DifficultyEstimator
+
+            class Boom(DifficultyEstimator):
+                def estimate(self, data):
                     raise RuntimeError("estimator exploded")
 
             register("boom", lambda o, c: Boom())

@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_selfplay import FAKE_RUN_CONFIG, FakeSelfPlayPlugin  # noqa: E402
 
 from spade_core.hookspecs import hookimpl  # noqa: E402
+from spade_core.interfaces import Trainer  # noqa: E402
 
 TEXTS = [f"document number {i}" for i in range(9)]
 POOL_PROGRAM = '''
@@ -35,7 +36,7 @@ class QAEnv:
 '''
 
 
-class FakeCountingTrainer:
+class FakeCountingTrainer(Trainer):
     """Counts updates and samples and keeps each designer sample it trained (environment,
     reward, the log-probs it was generated with: what a held design must keep through a resume);
     its checkpoint is two files written with a pause between. Its ``record_logprobs`` gives one

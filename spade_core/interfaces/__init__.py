@@ -2,9 +2,9 @@
 
 Each base class (like ``gymnasium.Env``) declares the required methods as abstract and gives every
 optional capability a working default, so the loop calls every method unconditionally and a
-plugin that can do better simply overrides. A component that follows an interface without
-subclassing it is accepted and wrapped (:func:`conform`); the documented contract is the base
-class. ``docs/plugins.md`` lists each base class's required and optional members.
+plugin that can do better simply overrides. A component subclasses its kind's base class (a
+component that does not is refused when it is built, as ``gymnasium.utils.env_checker`` refuses an
+env that is not a ``gymnasium.Env``). ``docs/plugins.md`` lists each base class's required and optional members.
 """
 
 from spade_core.interfaces.backend import (
@@ -13,7 +13,6 @@ from spade_core.interfaces.backend import (
     TrainableBackend,
     TrainablePolicy,
 )
-from spade_core.interfaces.conform import conform
 from spade_core.interfaces.corpus import CorpusSampler
 from spade_core.interfaces.estimator import (
     ESTIMATOR_INTERFACE_VERSION,
@@ -63,5 +62,4 @@ __all__ = [
     "TrainableBackend",
     "TrainablePolicy",
     "TrainingSample",
-    "conform",
 ]

@@ -1,14 +1,9 @@
 """Difficulty estimators: turn hinted and unhinted rewards into difficulty and a designer reward.
 
-Two calls, one contract (``docs/estimators.md``, "The estimator interface"):
-
-- version 1, ``estimate(env, hinted, unhinted)``: this iteration's episode rewards only;
-- version 2 (:data:`ESTIMATOR_INTERFACE_VERSION`), ``estimate_with_history(data)``: an
-  :class:`EstimateInput` that also carries the iteration, the environment's earlier iterations
-  and the run's success threshold.
-
-The loop calls ``estimate_with_history``; an estimator implements either method (or both) and the
-base class derives the other, so estimators written against version 1 keep working unchanged.
+One call (``docs/estimators.md``, "The estimator interface"): ``estimate(data)`` with an
+:class:`EstimateInput`, which carries this iteration's rewards, the iteration, the environment's
+earlier iterations, the run's success threshold and, for a delayed reward, its window. The input
+is versioned (:data:`ESTIMATOR_INTERFACE_VERSION`) so that an estimator can tell what it was given.
 """
 
 from __future__ import annotations
@@ -16,17 +11,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from spade_core.interfaces.memory import EnvIteration
 from spade_core.records import Difficulty, EnvProgram
 
 __all__ = ["ESTIMATOR_INTERFACE_VERSION", "DifficultyEstimator", "EstimateInput"]
 
-#: Version of what the loop hands an estimator. 1: ``estimate(env, hinted, unhinted)``;
-#: 2: ``estimate_with_history(EstimateInput)``. Within a version fields are only ever added, at
-#: the end and with a default; anything else gets a new version.
-ESTIMATOR_INTERFACE_VERSION = 2
+#: Version of what the loop hands an estimator (:class:`EstimateInput`). Within a version fields
+#: are only ever added, at the end and with a default; anything else gets a new version.
+ESTIMATOR_INTERFACE_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -43,11 +36,10 @@ class EstimateInput:
     env: EnvProgram
     hinted: Sequence[float]
     unhinted: Sequence[float]
-    #: The loop iteration being estimated (0 when called through the version 1 ``estimate``).
+    #: The loop iteration being estimated.
     iteration: int = 0
     history: Sequence[EnvIteration] = ()
-    #: Episode reward that counts as a success (``loop.success_threshold``; 1.0 when called
-    #: through the version 1 ``estimate``, which carries no threshold).
+    #: Episode reward that counts as a success (``loop.success_threshold``).
     success_threshold: float = 1.0
     #: The interface version this input follows (:data:`ESTIMATOR_INTERFACE_VERSION`).
     version: int = field(default=ESTIMATOR_INTERFACE_VERSION, init=False)
@@ -81,42 +73,17 @@ class EstimateInput:
 class DifficultyEstimator(ABC):
     """Scores one environment from the agent's episode rewards on it.
 
-    Implement :meth:`estimate` (version 1: this iteration's rewards), or
-    :meth:`estimate_with_history` (version 2: also the environment's earlier iterations), or both.
-    A subclass that defines only ``estimate_with_history`` gets ``estimate`` derived from it (its
-    estimate with no history); one that defines neither cannot be instantiated.
-
-    The returned :class:`Difficulty` must fill ``regret`` (mean hinted minus mean unhinted reward:
-    the loop's metrics, the memory and the designer's examples rank by it), the designer's reward,
-    and any further figures to log.
+    Implement :meth:`estimate`. The returned :class:`Difficulty` must fill ``regret`` (mean
+    hinted minus mean unhinted reward: the loop's metrics, the memory and the designer's examples
+    rank by it), the designer's reward, and any further figures to log. An estimator that does
+    not use the history or the window reads ``data.hinted`` and ``data.pooled_unhinted`` (every
+    unhinted reward of a delayed reward's window; this iteration's otherwise).
     """
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        # Runs before ABCMeta collects the abstract methods, so a derived ``estimate`` counts.
-        if "estimate_with_history" in vars(cls) and "estimate" not in vars(cls) \
-                and getattr(cls.estimate, "__isabstractmethod__", False):
-            cls.estimate = _estimate_without_history  # type: ignore[method-assign]
-
     @abstractmethod
-    def estimate(
-        self, env: EnvProgram, hinted: Sequence[float], unhinted: Sequence[float]
-    ) -> Difficulty:
-        """Difficulty of ``env`` from this iteration's episode rewards (interface version 1)."""
-
-    def estimate_with_history(self, data: EstimateInput) -> Difficulty:
-        """Difficulty of ``data.env`` knowing its earlier iterations (interface version 2; the
-        loop calls this). The default ignores the history: ``estimate(env, hinted, unhinted)``,
-        with every unhinted reward of the window for a delayed reward
-        (:attr:`EstimateInput.pooled_unhinted`)."""
-        return self.estimate(data.env, data.hinted, data.pooled_unhinted)
+    def estimate(self, data: EstimateInput) -> Difficulty:
+        """Difficulty of ``data.env`` from its rewards this iteration (and, where the estimator
+        uses them, its earlier iterations and its regeneration window)."""
 
     def close(self) -> None:
         """Release resources; the default has none."""
-
-
-def _estimate_without_history(self: DifficultyEstimator, env: EnvProgram,
-                              hinted: Sequence[float], unhinted: Sequence[float]) -> Difficulty:
-    """Difficulty of ``env`` from this iteration's episode rewards alone: the estimator's
-    :meth:`~DifficultyEstimator.estimate_with_history` with an empty history (a first play)."""
-    return self.estimate_with_history(EstimateInput(env=env, hinted=hinted, unhinted=unhinted))

@@ -467,7 +467,7 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
             timeouts = sum(e.timed_out for e in p.unhinted + p.hinted)
             unhinted = [e.reward for e in p.unhinted]
             earlier = c.memory.get(env_id)  # read before update_stats adds this iteration
-            p.difficulty = c.estimator.estimate_with_history(EstimateInput(
+            p.difficulty = c.estimator.estimate(EstimateInput(
                 env=EnvProgram(source=p.program, family=p.family.name, doc_id=p.document.id),
                 hinted=known, unhinted=unhinted, iteration=iteration,
                 history=[h for h in earlier.history if h.iteration < iteration] if earlier else (),

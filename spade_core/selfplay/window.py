@@ -97,7 +97,7 @@ def delayed_reward(estimator: DifficultyEstimator, design: HeldDesign, record: E
     if not plays:
         return 0.0, {}
     first = plays[0]
-    difficulty = estimator.estimate_with_history(EstimateInput(
+    difficulty = estimator.estimate(EstimateInput(
         env=EnvProgram(source=record.source, family=design.family, doc_id=record.doc_id),
         hinted=first.hinted, unhinted=first.unhinted, iteration=plays[-1].iteration,
         history=[h for h in record.history if h.iteration < window.start],
