@@ -34,10 +34,10 @@ class ProcessSandboxOptions(LimitOptions):
 
 
 def build_sandbox(options: ProcessSandboxOptions | None = None, context: Any = None) -> Any:
-    """Start the fork servers and return a ready :class:`sandbox.session.ProcessSandbox`."""
+    """Start the fork servers and return a ready :class:`sandbox.process_sandbox.ProcessSandbox`."""
+    from sandbox.executors import ForkExecutor
     from sandbox.isolation import choose
-    from sandbox.pool import ForkExecutor
-    from sandbox.session import ProcessSandbox
+    from sandbox.process_sandbox import ProcessSandbox
 
     options = options or ProcessSandboxOptions()
     launch = choose(options.isolation, options.allow_unisolated)

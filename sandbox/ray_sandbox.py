@@ -31,10 +31,10 @@ from spade_core.interfaces.sandbox import Sandbox, SandboxSession
 from spade_core.records import StepResult, Verdict
 
 from sandbox.limits import Limits
+from sandbox.process_sandbox import MAX_INSTANCES
 from sandbox.ray_actor import FamilySources
 from sandbox.ray_actors import ActorPool, Slot
 from sandbox.replies import refusal
-from sandbox.session import MAX_INSTANCES
 
 if TYPE_CHECKING:
     from spade_core.interfaces.family import EnvFamily
