@@ -1,36 +1,16 @@
-"""The ``process`` sandbox's options and its factory (registered by ``plugin.py``). Light at
-import: the fork servers and everything heavy load inside :func:`build_sandbox`."""
+"""The factories of the built-in sandboxes (registered by ``plugin.py``; options in
+``options.py``). Light at import: the fork servers and everything heavy load inside
+:func:`build_sandbox`; Ray is imported inside :func:`build_ray_sandbox`, and selecting the ``ray``
+sandbox without Ray installed is a config error that says how to install it."""
 
 from __future__ import annotations
 
-import os
-from typing import Any, Literal
+import importlib.util
+from typing import Any
 
-from pydantic import ConfigDict, Field
+from sandbox.options import ProcessSandboxOptions, RaySandboxOptions
 
-from sandbox.limit_options import LimitOptions
-
-
-def _default_workers() -> int:
-    return max(1, os.cpu_count() or 1)
-
-
-class ProcessSandboxOptions(LimitOptions):
-    """Options of the ``process`` sandbox (config section ``sandbox``): how the fork servers run,
-    and every limit of :class:`sandbox.limits.Limits` as a flat key of its own (inherited from
-    ``LimitOptions``, which also gives ``limits()``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    workers: int = Field(default_factory=_default_workers, ge=1, le=256,
-                         description="pre-warmed fork servers (each in its own bubblewrap "
-                         "sandbox); sessions are spread over them. Default: one per CPU")
-    isolation: Literal["auto", "bwrap", "unshare", "none"] = Field(
-        default="auto", description="how to isolate the fork servers; 'auto' picks bwrap, "
-        "then unshare; 'none' needs allow_unisolated")
-    allow_unisolated: bool = Field(default=False, description="run programs without OS "
-                                   "isolation when none is available (prints a warning on "
-                                   "every run)")
+INSTALL_HINT = "pip install 'spade-rl[ray]' (ray==2.60.0)"
 
 
 def build_sandbox(options: ProcessSandboxOptions | None = None, context: Any = None) -> Any:
@@ -43,3 +23,15 @@ def build_sandbox(options: ProcessSandboxOptions | None = None, context: Any = N
     launch = choose(options.isolation, options.allow_unisolated)
     executor = ForkExecutor(launch, options.workers)
     return ProcessSandbox(executor, options.limits())
+
+
+def build_ray_sandbox(options: RaySandboxOptions | None = None, context: Any = None) -> Any:
+    """Connect to (or start) the Ray cluster, place the actors, and return a ready
+    :class:`sandbox.ray_sandbox.RaySandbox`."""
+    from spade_core.errors import ConfigError
+
+    if importlib.util.find_spec("ray") is None:
+        raise ConfigError(f"the 'ray' sandbox needs Ray, which is not installed: {INSTALL_HINT}")
+    from sandbox.ray_sandbox import RaySandbox
+
+    return RaySandbox(options or RaySandboxOptions())

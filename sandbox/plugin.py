@@ -1,16 +1,16 @@
 """Registers the built-in sandboxes ``process`` (fork servers under bubblewrap, one worker per
 episode or per group of instances of one program, ``open_many``) and ``ray`` (the process
 sandbox run by Ray actors over a cluster; needs the ``ray`` extra), and the benchmark command.
-Light at import: the sandboxes are built inside the factories (``build.py``,
-``ray_options.py``); Ray is imported only when the ``ray`` sandbox is built."""
+Light at import: options in ``options.py``, the sandboxes built inside the factories
+(``build.py``); Ray is imported only when the ``ray`` sandbox is built."""
 
 from __future__ import annotations
 
 from spade_core.commands import from_module
 from spade_core.hookspecs import hookimpl
 
-from sandbox.build import ProcessSandboxOptions, build_sandbox
-from sandbox.ray_options import RaySandboxOptions, build_ray_sandbox
+from sandbox.build import build_ray_sandbox, build_sandbox
+from sandbox.options import ProcessSandboxOptions, RaySandboxOptions
 
 __all__ = ["ProcessSandboxOptions", "RaySandboxOptions", "build_ray_sandbox", "build_sandbox",
            "register_commands", "register_sandboxes"]

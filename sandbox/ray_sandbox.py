@@ -122,7 +122,7 @@ class RaySandbox(Sandbox):
     """The ``process`` sandbox on Ray actors (see the module docstring)."""
 
     def __init__(self, options: Any) -> None:
-        """``options``: a :class:`sandbox.ray_options.RaySandboxOptions` (not imported here:
+        """``options``: a :class:`sandbox.options.RaySandboxOptions` (not imported here:
         that module's factory imports this one)."""
         self.options = options
         #: Counters of what recovery did (also in ``isolation()["ray"]``).

@@ -39,7 +39,7 @@ class ActorSlots:
     """The actor slots of one sandbox (thread-safe): where sessions are placed and healed."""
 
     def __init__(self, options: Any) -> None:
-        """``options``: a :class:`sandbox.ray_options.RaySandboxOptions`."""
+        """``options``: a :class:`sandbox.options.RaySandboxOptions`."""
         self.options = options
         self._lock = threading.Lock()
         self.owns_ray = False
