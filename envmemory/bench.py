@@ -122,7 +122,7 @@ def bench_scale(n: int, data: TopicVectors | DiffuseVectors, queries: int, switc
     """Pool index vs exact search vs NumPy scan at ``n`` vectors."""
     import faiss
 
-    from envmemory.index import IndexConfig, PoolIndex
+    from envmemory.index import DedupeIndex, IndexConfig
 
     _log(f"{n:,} vectors: generating, building, querying")
     vectors = data.sample(n, seed=1)
@@ -138,7 +138,7 @@ def bench_scale(n: int, data: TopicVectors | DiffuseVectors, queries: int, switc
     q /= np.linalg.norm(q, axis=1, keepdims=True)
 
     rss0 = _rss_mb()
-    pool = PoolIndex(IndexConfig(dim=DIM, switch_size=switch_size))
+    pool = DedupeIndex(IndexConfig(dim=DIM, switch_size=switch_size))
     ids = np.arange(1, n + 1, dtype=np.int64)
     start = time.perf_counter()
     for lo in range(0, n, 10_000):
