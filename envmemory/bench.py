@@ -202,7 +202,7 @@ def bench_adds(count: int) -> dict[str, Any]:
     from envmemory.embed import HashingEmbedder
     from envmemory.memory import FaissEnvMemory
     from envmemory.options import MemoryOptions
-    from spade_core.interfaces.memory import EnvRecord
+    from spade_core.records import EnvRecord
 
     _log(f"adding {count:,} records through the memory API")
     data = TopicVectors(seed=5)

@@ -31,8 +31,8 @@ from envmemory.mastery import MasteryRule, update_stats
 from envmemory.options import MemoryOptions
 from envmemory.store import DB_NAME, RecordStore, snapshot_meta
 from envmemory.text import env_text, fingerprint
-from spade_core.interfaces.memory import EnvIteration, EnvMemory, EnvRecord
-from spade_core.records import EnvProgram, EnvStatus
+from spade_core.interfaces.memory import EnvMemory
+from spade_core.records import EnvIteration, EnvProgram, EnvRecord, EnvStatus
 
 POOL_STATUS = EnvStatus.MASTERED
 NEGATIVE_STATUSES = (EnvStatus.MASTERED, EnvStatus.TOO_HARD)

@@ -24,7 +24,7 @@ import pluggy
 if TYPE_CHECKING:
     from spade_core.commands import RegisterCommand
     from spade_core.components import Register
-    from spade_core.interfaces.memory import EnvRecord
+    from spade_core.records import EnvRecord
     from spade_core.run_context import RunContext
 
 PROJECT = "spade"

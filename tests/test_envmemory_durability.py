@@ -23,7 +23,7 @@ WRITER = textwrap.dedent("""
     import sys
     from envmemory.memory import FaissEnvMemory
     from envmemory.options import MemoryOptions
-    from spade_core.interfaces.memory import EnvRecord
+    from spade_core.records import EnvRecord
 
     folder, start = sys.argv[1], int(sys.argv[2])
     memory = FaissEnvMemory(folder, MemoryOptions(embedder="hashing", switch_size=150,

@@ -14,8 +14,8 @@ from envmemory.options import MemoryOptions
 from envmemory.store import StoreLockedError
 from spade_core.errors import ConfigError
 from spade_core.hookspecs import hookimpl
-from spade_core.interfaces.memory import EnvMemory, EnvRecord
-from spade_core.records import EnvProgram
+from spade_core.interfaces.memory import EnvMemory
+from spade_core.records import EnvProgram, EnvRecord
 from spade_core.selfplay.checkpoint import restore_memory, snapshot_memory
 
 from fake_selfplay import FakeDictMemory

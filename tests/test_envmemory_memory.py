@@ -13,8 +13,8 @@ from envmemory.index import DedupeIndex, IndexConfig, IndexFiles
 from envmemory.memory import FaissEnvMemory, MemoryConfigError
 from envmemory.options import MemoryOptions
 from envmemory.store import StoreLockedError
-from spade_core.interfaces.memory import EnvMemory, EnvRecord
-from spade_core.records import EnvProgram
+from spade_core.interfaces.memory import EnvMemory
+from spade_core.records import EnvProgram, EnvRecord
 
 DATA = Path(__file__).parent / "envmemory_data"
 

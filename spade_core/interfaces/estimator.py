@@ -18,8 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from spade_core.interfaces.memory import EnvIteration
-from spade_core.records import Difficulty, EnvProgram
+from spade_core.records import Difficulty, EnvIteration, EnvProgram
 
 __all__ = ["ESTIMATOR_INTERFACE_VERSION", "DifficultyEstimator", "EstimateInput"]
 
