@@ -213,7 +213,7 @@ def test_grpo_update_reaches_the_engine(mode, request, tmp_path):
     from test_training_grpo import _samples
 
     from plugins.trainers.grpo import GRPOTraining
-    from plugins.trainers.grpo_options import GRPOOptions
+    from plugins.trainers.options import GRPOOptions
 
     backend = request.getfixturevalue(mode)
     pushes = []
