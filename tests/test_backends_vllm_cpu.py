@@ -105,7 +105,7 @@ def _build(name: str, options: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def colocated() -> Iterator[Any]:
-    from plugins.backends.plugin import VLLMOptions
+    from plugins.backends.options import VLLMOptions
 
     backend = _build("vllm", VLLMOptions(**ENGINE))
     yield backend
@@ -114,7 +114,7 @@ def colocated() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Any]:
-    from plugins.backends.plugin import VLLMServerOptions
+    from plugins.backends.options import VLLMServerOptions
 
     backend = _build("vllm-server", VLLMServerOptions(launch=True, **ENGINE))
     yield backend
