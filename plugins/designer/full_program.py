@@ -9,14 +9,14 @@ from spade_core.interfaces import EnvFamily, PromptExamples, PromptStrategy
 from spade_core.interfaces.prompts import NO_TARGET
 from spade_core.records import DesignTarget, Document
 
-from plugins.designer.common import (
+from plugins.designer.options import FullProgramOptions
+from plugins.designer.prompt_parts import (
     DESIGNER_SYSTEM,
     code_blocks,
     examples_text,
     family_block,
     grounding,
 )
-from plugins.designer.options import FullProgramOptions
 
 _ENV_CLASS = re.compile(r"^class\s+\w*Env\b", re.M)
 

@@ -19,9 +19,9 @@ from spade_core.interfaces import EnvFamily, PromptExamples, PromptStrategy
 from spade_core.interfaces.prompts import NO_TARGET
 from spade_core.records import DesignTarget, Document
 
-from plugins.designer.common import DESIGNER_SYSTEM, family_block, grounding
 from plugins.designer.full_program import extract_program
 from plugins.designer.options import SkeletonOptions
+from plugins.designer.prompt_parts import DESIGNER_SYSTEM, family_block, grounding
 
 SLOT = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
 _DESCRIBED = re.compile(r"#\s*\{\{([A-Z][A-Z0-9_]*)\}\}\s*:\s*(.+)")
