@@ -1,6 +1,6 @@
 """``spade bench memory``: scale, speed and dedupe quality of the environment memory.
 
-Measures, in one run: the pool index (flat switching to IVF) at 10k, 100k and 1M vectors up to
+Measures, in one run: the dedupe index (flat switching to IVF) at 10k, 100k and 1M vectors up to
 ``--size`` (build time, memory, query latency p50/p99, recall@10 against exact search, an nprobe
 sweep at the largest size), a brute-force NumPy scan at the same sizes, add throughput through the
 full memory API (SQLite transaction + index per record), embedding throughput of the built-in

@@ -6,7 +6,7 @@ canonical code equals a mastered one's. Positive and negative prompt examples co
 store ranked by regret and recency.
 
 Checkpoints (``save_checkpoint``/``restore_checkpoint``) are the database itself, copied with
-SQLite's online backup, plus the pool index files; restoring copies the snapshot back through the
+SQLite's online backup, plus the dedupe index files; restoring copies the snapshot back through the
 open connection in one transaction, so the memory stays open and keeps its writer lock. With the
 option ``readonly`` the memory only reads (no writer lock, no index writes, the embedder and the
 index loaded only when a search needs them): what reports and tools use while a run writes.
@@ -148,7 +148,7 @@ class FaissEnvMemory(EnvMemory):
                            nprobe=self.options.nprobe)
 
     def _load_index(self, files: IndexFiles) -> None:
-        """Load the pool index saved in ``files`` (verified against the store and caught up with
+        """Load the dedupe index saved in ``files`` (verified against the store and caught up with
         it, or rebuilt from the stored embeddings)."""
         pool, self.load_report = files.load(self._index_config(), self.store.pool_size,
                                             lambda w: self.store.pool_rows(after=w))
@@ -319,7 +319,7 @@ class FaissEnvMemory(EnvMemory):
             yield record
 
     def clear(self) -> None:
-        """Delete every record and empty the pool index (the settings stay)."""
+        """Delete every record and empty the dedupe index (the settings stay)."""
         self._writable("clear")
         with self._lock:
             self.store.clear()
@@ -388,7 +388,7 @@ class FaissEnvMemory(EnvMemory):
         return np.stack([r for r in rows if r is not None]).astype(np.float32), exclude
 
     def stats(self) -> dict[str, Any]:
-        """Record counts, the pool index and the settings, for reports (no embedding model is
+        """Record counts, the dedupe index and the settings, for reports (no embedding model is
         loaded for it)."""
         threshold = (self.threshold if self._embedder is not None
                      else self.options.similarity_threshold)
@@ -401,7 +401,7 @@ class FaissEnvMemory(EnvMemory):
 
     def save_checkpoint(self, folder: Path) -> None:
         """Snapshot into ``folder``: ``memory.sqlite`` (SQLite online backup, consistent while
-        the memory stays open) and the pool index as ``pool.json`` + ``pool-1.faiss`` (so a
+        the memory stays open) and the dedupe index as ``pool.json`` + ``pool-1.faiss`` (so a
         resume need not rebuild it; a read-only memory leaves the index out: restore rebuilds
         it from the stored embeddings)."""
         folder = Path(folder)
@@ -417,7 +417,7 @@ class FaissEnvMemory(EnvMemory):
 
         The snapshot is checked first (integrity, embedder, dimension, representation): a bad
         one raises and changes nothing. The database is then replaced through the open
-        connection in one transaction (the writer lock is kept throughout), and the pool index
+        connection in one transaction (the writer lock is kept throughout), and the dedupe index
         is loaded from the snapshot's files, verified against the restored records (else
         rebuilt from them) and saved into the memory folder."""
         self._writable("restore a checkpoint")
@@ -445,7 +445,7 @@ class FaissEnvMemory(EnvMemory):
             self.save_index()
 
     def close(self) -> None:
-        """Save the pool index when it changed, then close the database (releasing the lock)."""
+        """Save the dedupe index when it changed, then close the database (releasing the lock)."""
         with self._lock:
             try:
                 if self._unsaved and self._dedupe_index is not None and not self.readonly:
@@ -467,7 +467,7 @@ class FaissEnvMemory(EnvMemory):
             self.save_index()
 
     def save_index(self) -> None:
-        """Write the pool index atomically into the memory folder (done every ``save_every``
+        """Write the dedupe index atomically into the memory folder (done every ``save_every``
         additions, on close and by checkpoints; an internal detail, not part of the
         interface)."""
         self._writable("save the index")
