@@ -1,16 +1,12 @@
-"""The factories of the built-in sandboxes (registered by ``plugin.py``; options in
-``options.py``). Light at import: the fork servers and everything heavy load inside
-:func:`build_sandbox`; Ray is imported inside :func:`build_ray_sandbox`, and selecting the ``ray``
-sandbox without Ray installed is a config error that says how to install it."""
+"""The ``process`` sandbox's factory: registered by ``plugin.py``, and called directly by the
+``ray`` sandbox's actors, the benchmarks and tests. Light at import: the fork servers and
+everything heavy load inside :func:`build_sandbox`."""
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
-from sandbox.options import ProcessSandboxOptions, RaySandboxOptions
-
-INSTALL_HINT = "pip install 'spade-rl[ray]' (ray==2.60.0)"
+from sandbox.options import ProcessSandboxOptions
 
 
 def build_sandbox(options: ProcessSandboxOptions | None = None, context: Any = None) -> Any:
@@ -23,15 +19,3 @@ def build_sandbox(options: ProcessSandboxOptions | None = None, context: Any = N
     launch = choose(options.isolation, options.allow_unisolated)
     executor = ForkExecutor(launch, options.workers)
     return ProcessSandbox(executor, options.limits())
-
-
-def build_ray_sandbox(options: RaySandboxOptions | None = None, context: Any = None) -> Any:
-    """Connect to (or start) the Ray cluster, place the actors, and return a ready
-    :class:`sandbox.ray_sandbox.RaySandbox`."""
-    from spade_core.errors import ConfigError
-
-    if importlib.util.find_spec("ray") is None:
-        raise ConfigError(f"the 'ray' sandbox needs Ray, which is not installed: {INSTALL_HINT}")
-    from sandbox.ray_sandbox import RaySandbox
-
-    return RaySandbox(options or RaySandboxOptions())
