@@ -1,6 +1,6 @@
 """``spade bench memory``: scale, speed and dedupe quality of the environment memory.
 
-Measures, in one run: the pool index (flat switching to IVF) at 10k, 100k and 1M vectors up to
+Measures, in one run: the dedupe index (flat switching to IVF) at 10k, 100k and 1M vectors up to
 ``--size`` (build time, memory, query latency p50/p99, recall@10 against exact search, an nprobe
 sweep at the largest size), a brute-force NumPy scan at the same sizes, add throughput through the
 full memory API (SQLite transaction + index per record), embedding throughput of the built-in
@@ -122,7 +122,7 @@ def bench_scale(n: int, data: TopicVectors | DiffuseVectors, queries: int, switc
     """Pool index vs exact search vs NumPy scan at ``n`` vectors."""
     import faiss
 
-    from envmemory.index import IndexConfig, PoolIndex
+    from envmemory.index import DedupeIndex, IndexConfig
 
     _log(f"{n:,} vectors: generating, building, querying")
     vectors = data.sample(n, seed=1)
@@ -138,7 +138,7 @@ def bench_scale(n: int, data: TopicVectors | DiffuseVectors, queries: int, switc
     q /= np.linalg.norm(q, axis=1, keepdims=True)
 
     rss0 = _rss_mb()
-    pool = PoolIndex(IndexConfig(dim=DIM, switch_size=switch_size))
+    pool = DedupeIndex(IndexConfig(dim=DIM, switch_size=switch_size))
     ids = np.arange(1, n + 1, dtype=np.int64)
     start = time.perf_counter()
     for lo in range(0, n, 10_000):
@@ -202,7 +202,7 @@ def bench_adds(count: int) -> dict[str, Any]:
     from envmemory.embed import HashingEmbedder
     from envmemory.memory import FaissEnvMemory
     from envmemory.options import MemoryOptions
-    from spade_core.interfaces.memory import EnvRecord
+    from spade_core.records import EnvRecord
 
     _log(f"adding {count:,} records through the memory API")
     data = TopicVectors(seed=5)

@@ -68,7 +68,7 @@ class IndexConfig:
     kmeans_iterations: int = 10
 
 
-class PoolIndex:
+class DedupeIndex:
     """FAISS index of ``(pool_id, vector)``; flat then IVF, switched automatically."""
 
     def __init__(self, config: IndexConfig) -> None:
@@ -168,7 +168,7 @@ def _sha256(path: Path) -> str:
 
 
 class IndexFiles:
-    """Saves and loads a :class:`PoolIndex` in a folder, atomically and verified."""
+    """Saves and loads a :class:`DedupeIndex` in a folder, atomically and verified."""
 
     def __init__(self, folder: Path, embedder_name: str) -> None:
         self.folder = Path(folder)
@@ -180,7 +180,7 @@ class IndexFiles:
         except (OSError, ValueError):
             return None
 
-    def save(self, pool: PoolIndex) -> Path:
+    def save(self, pool: DedupeIndex) -> Path:
         """Write the index under a new name, then commit it by replacing the manifest."""
         faiss = _faiss()
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -204,7 +204,7 @@ class IndexFiles:
                 stale.unlink(missing_ok=True)
         return path
 
-    def _read(self, manifest: dict[str, Any], config: IndexConfig) -> PoolIndex:
+    def _read(self, manifest: dict[str, Any], config: IndexConfig) -> DedupeIndex:
         faiss = _faiss()
         path = self.folder / str(manifest.get("file", ""))
         if not path.is_file():
@@ -218,7 +218,7 @@ class IndexFiles:
         index = faiss.read_index(str(path))
         if int(index.ntotal) != int(manifest.get("ntotal", -1)):
             raise ValueError("index size does not match the manifest")
-        pool = PoolIndex(config)
+        pool = DedupeIndex(config)
         pool.index = index
         pool.kind = str(manifest["kind"])
         pool.trained_size = int(manifest.get("trained_size", 0))
@@ -228,14 +228,14 @@ class IndexFiles:
         return pool
 
     def load(self, config: IndexConfig, pool_size_upto: Any,
-             rows_after: Any) -> tuple[PoolIndex, str]:
+             rows_after: Any) -> tuple[DedupeIndex, str]:
         """The saved index verified and caught up with the store, or one rebuilt from it.
 
         ``pool_size_upto(w)`` counts stored pool rows with id <= w; ``rows_after(w)`` yields
         ``(ids, vectors)`` batches of rows with id > w. Returns the index and what happened.
         """
         manifest = self.manifest()
-        pool: PoolIndex | None = None
+        pool: DedupeIndex | None = None
         how = "new"
         if manifest is not None:
             try:
@@ -248,7 +248,7 @@ class IndexFiles:
             except Exception as exc:  # noqa: BLE001 - any damage means: rebuild from the store
                 pool, how = None, f"rebuilt ({exc})"
         if pool is None:
-            pool = PoolIndex(config)
+            pool = DedupeIndex(config)
         added = _add_batches(pool, rows_after(pool.watermark))
         if added and how == "loaded":
             how = f"loaded, {added} added from the store"
@@ -257,7 +257,7 @@ class IndexFiles:
         return pool, how
 
 
-def _add_batches(pool: PoolIndex, batches: Iterable[tuple[np.ndarray, np.ndarray]]) -> int:
+def _add_batches(pool: DedupeIndex, batches: Iterable[tuple[np.ndarray, np.ndarray]]) -> int:
     added = 0
     for ids, vectors in batches:
         pool.add(ids, vectors)

@@ -6,7 +6,7 @@ canonical code equals a mastered one's. Positive and negative prompt examples co
 store ranked by regret and recency.
 
 Checkpoints (``save_checkpoint``/``restore_checkpoint``) are the database itself, copied with
-SQLite's online backup, plus the pool index files; restoring copies the snapshot back through the
+SQLite's online backup, plus the dedupe index files; restoring copies the snapshot back through the
 open connection in one transaction, so the memory stays open and keeps its writer lock. With the
 option ``readonly`` the memory only reads (no writer lock, no index writes, the embedder and the
 index loaded only when a search needs them): what reports and tools use while a run writes.
@@ -26,13 +26,13 @@ from typing import Any
 import numpy as np
 
 from envmemory.embed import Embedder, load_embedder
-from envmemory.index import IndexConfig, IndexFiles, PoolIndex
+from envmemory.index import DedupeIndex, IndexConfig, IndexFiles
 from envmemory.mastery import MasteryRule, update_stats
 from envmemory.options import MemoryOptions
 from envmemory.store import DB_NAME, RecordStore, snapshot_meta
 from envmemory.text import env_text, fingerprint
-from spade_core.interfaces.memory import EnvIteration, EnvMemory, EnvRecord
-from spade_core.records import EnvProgram, EnvStatus
+from spade_core.interfaces.memory import EnvMemory
+from spade_core.records import EnvIteration, EnvProgram, EnvRecord, EnvStatus
 
 POOL_STATUS = EnvStatus.MASTERED
 NEGATIVE_STATUSES = (EnvStatus.MASTERED, EnvStatus.TOO_HARD)
@@ -71,7 +71,7 @@ class FaissEnvMemory(EnvMemory):
         self._lock = threading.RLock()
         self._embedder = embedder
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._pool: PoolIndex | None = None
+        self._dedupe_index: DedupeIndex | None = None
         self._unsaved = 0
         self.load_report = "not loaded yet"
         if self.readonly:
@@ -84,7 +84,7 @@ class FaissEnvMemory(EnvMemory):
         try:
             self._check_settings()
             self.files = IndexFiles(self.folder, self.embedder.name)
-            self._load_pool(self.files)
+            self._load_index(self.files)
         except BaseException:
             self.store.close()
             raise
@@ -147,23 +147,23 @@ class FaissEnvMemory(EnvMemory):
         return IndexConfig(dim=self.dim, switch_size=self.options.switch_size,
                            nprobe=self.options.nprobe)
 
-    def _load_pool(self, files: IndexFiles) -> None:
-        """Load the pool index saved in ``files`` (verified against the store and caught up with
+    def _load_index(self, files: IndexFiles) -> None:
+        """Load the dedupe index saved in ``files`` (verified against the store and caught up with
         it, or rebuilt from the stored embeddings)."""
         pool, self.load_report = files.load(self._index_config(), self.store.pool_size,
                                             lambda w: self.store.pool_rows(after=w))
-        self._pool = pool
+        self._dedupe_index = pool
         if not self.readonly:
             self._unsaved = 0 if self.load_report == "loaded" else max(1, pool.ntotal)
 
     @property
-    def pool(self) -> PoolIndex:
+    def dedupe_index(self) -> DedupeIndex:
         """The FAISS index over mastered environments (read-only: loaded on first use)."""
         with self._lock:
-            if self._pool is None:
-                self._load_pool(self.files)
-            assert self._pool is not None
-            return self._pool
+            if self._dedupe_index is None:
+                self._load_index(self.files)
+            assert self._dedupe_index is not None
+            return self._dedupe_index
 
     @property
     def threshold(self) -> float:
@@ -240,7 +240,7 @@ class FaissEnvMemory(EnvMemory):
             in_pool = record.status == POOL_STATUS
             inserted = self.store.insert(record, vector, fingerprint(record.source), in_pool)
             if inserted and in_pool:
-                self._add_to_pool(record.id, vector)
+                self._add_to_index(record.id, vector)
 
     def update_stats(self, env_id: str, iteration: int, hinted: Sequence[float],
                      unhinted: Sequence[float], figures: dict[str, float],
@@ -319,12 +319,12 @@ class FaissEnvMemory(EnvMemory):
             yield record
 
     def clear(self) -> None:
-        """Delete every record and empty the pool index (the settings stay)."""
+        """Delete every record and empty the dedupe index (the settings stay)."""
         self._writable("clear")
         with self._lock:
             self.store.clear()
             self._vectors.clear()
-            self._pool = PoolIndex(self._index_config())
+            self._dedupe_index = DedupeIndex(self._index_config())
             self._unsaved = 1
             self.save_index()
 
@@ -388,11 +388,12 @@ class FaissEnvMemory(EnvMemory):
         return np.stack([r for r in rows if r is not None]).astype(np.float32), exclude
 
     def stats(self) -> dict[str, Any]:
-        """Record counts, the pool index and the settings, for reports (no embedding model is
+        """Record counts, the dedupe index and the settings, for reports (no embedding model is
         loaded for it)."""
         threshold = (self.threshold if self._embedder is not None
                      else self.options.similarity_threshold)
-        index = self._pool.describe() if self._pool is not None else self.files.manifest()
+        loaded = self._dedupe_index
+        index = loaded.describe() if loaded is not None else self.files.manifest()
         return {**self.store.counts(), "folder": str(self.folder), "index": index,
                 "index_load": self.load_report, "embedder": self.embedder_name,
                 "representation": self.representation, "similarity_threshold": threshold,
@@ -400,7 +401,7 @@ class FaissEnvMemory(EnvMemory):
 
     def save_checkpoint(self, folder: Path) -> None:
         """Snapshot into ``folder``: ``memory.sqlite`` (SQLite online backup, consistent while
-        the memory stays open) and the pool index as ``pool.json`` + ``pool-1.faiss`` (so a
+        the memory stays open) and the dedupe index as ``pool.json`` + ``pool-1.faiss`` (so a
         resume need not rebuild it; a read-only memory leaves the index out: restore rebuilds
         it from the stored embeddings)."""
         folder = Path(folder)
@@ -408,7 +409,7 @@ class FaissEnvMemory(EnvMemory):
         with self._lock:
             self.store.backup_to(folder / DB_NAME)
             if not self.readonly:
-                IndexFiles(folder, self.embedder_name).save(self.pool)
+                IndexFiles(folder, self.embedder_name).save(self.dedupe_index)
 
     def restore_checkpoint(self, folder: Path) -> None:
         """Make this open memory hold exactly the snapshot in ``folder`` (written by
@@ -416,7 +417,7 @@ class FaissEnvMemory(EnvMemory):
 
         The snapshot is checked first (integrity, embedder, dimension, representation): a bad
         one raises and changes nothing. The database is then replaced through the open
-        connection in one transaction (the writer lock is kept throughout), and the pool index
+        connection in one transaction (the writer lock is kept throughout), and the dedupe index
         is loaded from the snapshot's files, verified against the restored records (else
         rebuilt from them) and saved into the memory folder."""
         self._writable("restore a checkpoint")
@@ -432,51 +433,52 @@ class FaissEnvMemory(EnvMemory):
         with self._lock:
             self.store.restore_from(snapshot)
             self._vectors.clear()
-            self._pool = None
+            self._dedupe_index = None
             try:
                 self._check_settings()  # an older snapshot may lack some settings rows
-                self._load_pool(IndexFiles(folder, self.embedder_name))
+                self._load_index(IndexFiles(folder, self.embedder_name))
             except BaseException:
-                self._pool = None  # reloaded from the memory folder, verified, on next use
+                # Reloaded from the memory folder, verified, on next use.
+                self._dedupe_index = None
                 raise
-            self._unsaved = max(1, self.pool.ntotal)
+            self._unsaved = max(1, self.dedupe_index.ntotal)
             self.save_index()
 
     def close(self) -> None:
-        """Save the pool index when it changed, then close the database (releasing the lock)."""
+        """Save the dedupe index when it changed, then close the database (releasing the lock)."""
         with self._lock:
             try:
-                if self._unsaved and self._pool is not None and not self.readonly:
+                if self._unsaved and self._dedupe_index is not None and not self.readonly:
                     self.save_index()
             finally:
                 self.store.close()
 
     # -- search and upkeep ----------------------------------------------------------------------
 
-    def _add_to_pool(self, env_id: str, vector: np.ndarray) -> None:
+    def _add_to_index(self, env_id: str, vector: np.ndarray) -> None:
         pool_id = self.store.pool_id_of(env_id)
         if pool_id is not None:
             self._index_add(pool_id, vector)
 
     def _index_add(self, pool_id: int, vector: np.ndarray) -> None:
-        self.pool.add(np.array([pool_id], dtype=np.int64), vector.reshape(1, -1))
+        self.dedupe_index.add(np.array([pool_id], dtype=np.int64), vector.reshape(1, -1))
         self._unsaved += 1
-        if self._unsaved >= max(self.options.save_every, self.pool.ntotal // 10):
+        if self._unsaved >= max(self.options.save_every, self.dedupe_index.ntotal // 10):
             self.save_index()
 
     def save_index(self) -> None:
-        """Write the pool index atomically into the memory folder (done every ``save_every``
+        """Write the dedupe index atomically into the memory folder (done every ``save_every``
         additions, on close and by checkpoints; an internal detail, not part of the
         interface)."""
         self._writable("save the index")
         with self._lock:
-            self.files.save(self.pool)
+            self.files.save(self.dedupe_index)
             self._unsaved = 0
 
     def nearest_mastered(self, vector: np.ndarray, k: int = 5, family: str | None = None
                          ) -> list[tuple[EnvRecord, float]]:
         """The ``k`` mastered environments most similar to ``vector`` (optionally one family)."""
-        pool = self.pool
+        pool = self.dedupe_index
         fetch = k if family is None else k * 8
         while True:
             k_fetch = min(fetch, max(1, pool.ntotal))

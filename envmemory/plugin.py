@@ -41,7 +41,7 @@ def register_env_memories(register):
 def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
     """``spade memory stats|search|export`` and ``spade bench memory``. Their modules are imported
     only when the command is typed (the benchmark's imports NumPy)."""
-    register("memory", *from_module("envmemory.cli"),
+    register("memory", *from_module("envmemory.memory_cmd"),
              help="inspect a run's environment memory (stats, search, export)")
     register("memory", *from_module("envmemory.bench"), group="bench",
              help="scale, speed and dedupe quality of the environment memory")

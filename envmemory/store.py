@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from spade_core.interfaces.memory import ENV_STATUSES, EnvIteration, EnvRecord
+from spade_core.interfaces.memory import ENV_STATUSES
+from spade_core.records import EnvIteration, EnvRecord
 
 DB_NAME = "memory.sqlite"
 LOCK_NAME = "writer.lock"

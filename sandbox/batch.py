@@ -26,8 +26,8 @@ from typing import Any
 from spade_core.errors import SandboxError
 from spade_core.records import StepResult
 
-from sandbox.instances import ProcessSession, WorkerLink
 from sandbox.limits import Limits
+from sandbox.process_session import ProcessSession, WorkerLink
 from sandbox.protocol import FrameError, decode, encode, split_bodies
 from sandbox.replies import BadReply, frame_verdict, parse_reset, parse_step, reply_verdict
 

@@ -75,7 +75,8 @@ def _isolated_throughput(seconds: float, streams: int) -> dict[str, Any]:
     seconds every process involved (this one, the servers, the workers) spent per episode."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from sandbox.build import ProcessSandboxOptions, build_sandbox
+    from sandbox.build import build_sandbox
+    from sandbox.options import ProcessSandboxOptions
 
     sandbox = build_sandbox(ProcessSandboxOptions(workers=streams))
     counts = [0] * streams
@@ -118,7 +119,8 @@ def _multi_instance_throughput(seconds: float, workers: int, instances: int,
     workers served concurrently) or, with ``batched=False``, one ``step`` call per instance."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from sandbox.build import ProcessSandboxOptions, build_sandbox
+    from sandbox.build import build_sandbox
+    from sandbox.options import ProcessSandboxOptions
 
     sandbox = build_sandbox(ProcessSandboxOptions(workers=workers))
     episodes = 0
@@ -167,7 +169,8 @@ def _multi_instance_throughput(seconds: float, workers: int, instances: int,
 
 
 def _isolated_latency(steps: int) -> dict[str, Any]:
-    from sandbox.build import ProcessSandboxOptions, build_sandbox
+    from sandbox.build import build_sandbox
+    from sandbox.options import ProcessSandboxOptions
 
     sandbox = build_sandbox(ProcessSandboxOptions(workers=1))
     samples: list[float] = []

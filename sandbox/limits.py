@@ -1,7 +1,7 @@
 """Resource and time limits for one worker, as sent from the host to the fork server.
 
 :class:`Limits` is the one definition of the limits: each field's default, bounds and description
-are here; the config options (``limit_options.py``) are built from these fields. It is a plain
+are here; the config options (``options.py``) are built from these fields. It is a plain
 dataclass because the fork server and its workers import it, and they never load pydantic.
 """
 

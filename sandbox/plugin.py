@@ -1,19 +1,38 @@
 """Registers the built-in sandboxes ``process`` (fork servers under bubblewrap, one worker per
 episode or per group of instances of one program, ``open_many``) and ``ray`` (the process
 sandbox run by Ray actors over a cluster; needs the ``ray`` extra), and the benchmark command.
-Light at import: the sandboxes are built inside the factories (``build.py``,
-``ray_options.py``); Ray is imported only when the ``ray`` sandbox is built."""
+Light at import: options in ``options.py``, the sandboxes built inside the factories (the
+``process`` one in ``build.py``, which the ``ray`` actors also call; the ``ray`` one here); Ray
+is imported only when the ``ray`` sandbox is built, and selecting it without Ray installed is a
+config error that says how to install it."""
 
 from __future__ import annotations
+
+import importlib.util
+from typing import Any
 
 from spade_core.commands import from_module
 from spade_core.hookspecs import hookimpl
 
-from sandbox.build import ProcessSandboxOptions, build_sandbox
-from sandbox.ray_options import RaySandboxOptions, build_ray_sandbox
+from sandbox.build import build_sandbox
+from sandbox.options import ProcessSandboxOptions, RaySandboxOptions
 
 __all__ = ["ProcessSandboxOptions", "RaySandboxOptions", "build_ray_sandbox", "build_sandbox",
            "register_commands", "register_sandboxes"]
+
+INSTALL_HINT = "pip install 'spade-rl[ray]' (ray==2.60.0)"
+
+
+def build_ray_sandbox(options: RaySandboxOptions | None = None, context: Any = None) -> Any:
+    """Connect to (or start) the Ray cluster, place the actors, and return a ready
+    :class:`sandbox.ray_sandbox.RaySandbox`."""
+    from spade_core.errors import ConfigError
+
+    if importlib.util.find_spec("ray") is None:
+        raise ConfigError(f"the 'ray' sandbox needs Ray, which is not installed: {INSTALL_HINT}")
+    from sandbox.ray_sandbox import RaySandbox
+
+    return RaySandbox(options or RaySandboxOptions())
 
 
 @hookimpl

@@ -110,8 +110,9 @@ def measure_ray(rounds: int = 8, instances: int = 16, steps: int = 3000,
     actor per CPU)."""
     import ray
 
-    from sandbox.build import ProcessSandboxOptions, build_sandbox
-    from sandbox.ray_options import RaySandboxOptions, build_ray_sandbox
+    from sandbox.build import build_sandbox
+    from sandbox.options import ProcessSandboxOptions, RaySandboxOptions
+    from sandbox.plugin import build_ray_sandbox
 
     cores = os.cpu_count() or 1
     process = build_sandbox(ProcessSandboxOptions(workers=cores))

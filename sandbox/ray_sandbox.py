@@ -1,6 +1,6 @@
 """The ``ray`` sandbox: the ``process`` sandbox run by Ray actors spread over a cluster.
 
-Each actor (:class:`~sandbox.ray_actor.SandboxHost`) runs the process sandbox on its node; the
+Each actor (:class:`~sandbox.ray_host.SandboxHost`) runs the process sandbox on its node; the
 driver holds :class:`RaySession` proxies that route every call to their actor. ``open_many``
 places a program's instances on the least loaded actor (one worker there); ``reset_many`` and
 ``step_many`` send ONE call per actor, all actors served concurrently. A program text goes to
@@ -31,10 +31,10 @@ from spade_core.interfaces.sandbox import Sandbox, SandboxSession
 from spade_core.records import StepResult, Verdict
 
 from sandbox.limits import Limits
-from sandbox.ray_actor import FamilySources
-from sandbox.ray_actors import ActorPool, Slot
+from sandbox.process_sandbox import MAX_INSTANCES
+from sandbox.ray_host import FamilySources
+from sandbox.ray_slots import ActorSlots, Slot
 from sandbox.replies import refusal
-from sandbox.session import MAX_INSTANCES
 
 if TYPE_CHECKING:
     from spade_core.interfaces.family import EnvFamily
@@ -122,7 +122,7 @@ class RaySandbox(Sandbox):
     """The ``process`` sandbox on Ray actors (see the module docstring)."""
 
     def __init__(self, options: Any) -> None:
-        """``options``: a :class:`sandbox.ray_options.RaySandboxOptions` (not imported here:
+        """``options``: a :class:`sandbox.options.RaySandboxOptions` (not imported here:
         that module's factory imports this one)."""
         self.options = options
         #: Counters of what recovery did (also in ``isolation()["ray"]``).
@@ -130,7 +130,7 @@ class RaySandbox(Sandbox):
         self.failed_recoveries = 0
         self._closing: list[Any] = []
         self._closing_lock = threading.Lock()
-        self.actors = ActorPool(options)
+        self.actors = ActorSlots(options)
 
     @property
     def slots(self) -> list[Slot]:

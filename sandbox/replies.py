@@ -2,7 +2,8 @@
 
 The worker is untrusted, so nothing it sends is taken on faith: categories are checked against the
 known ones, a step must meet the core's contract (``spade_core.validation.typed_step``: finite,
-bounded reward, bool flags), observations and ``info`` must have the right types and sizes. Shared by single calls (``instances.py``) and batched ones (``batch.py``).
+bounded reward, bool flags), observations and ``info`` must have the right types and sizes.
+Shared by single calls (``process_session.py``) and batched ones (``batch.py``).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from spade_core.errors import SandboxError
 from spade_core.records import StepResult, Verdict
 from spade_core.validation import Invalid, typed_step
 
+from sandbox.executors import WorkerChannel
 from sandbox.limits import Limits
-from sandbox.pool import WorkerChannel
 from sandbox.protocol import FrameError
 
 #: Verdict categories a worker may report.

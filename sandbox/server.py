@@ -7,7 +7,7 @@ server compiles the program (cached by source hash), forks, and the worker serve
 its ``count`` instances of the program on that socket directly, so steps never pass through the server. The server also kills workers on
 request (SIGKILL to the process group), reaps them and reports how they ended.
 
-Run as ``python -I -c "...; sandbox.server.main()" --control-fd N ...`` by ``pool.py``.
+Run as ``python -I -c "...; sandbox.server.main()" --control-fd N ...`` by ``executors.py``.
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ import pluggy
 if TYPE_CHECKING:
     from spade_core.commands import RegisterCommand
     from spade_core.components import Register
-    from spade_core.interfaces.memory import EnvRecord
-    from spade_core.run_context import RunContext
+    from spade_core.records import EnvRecord
+    from spade_core.run_info import RunInfo
 
 PROJECT = "spade"
 
@@ -123,7 +123,7 @@ def register_commands(register: "RegisterCommand") -> None:
 
 
 @hookspec
-def spade_run_start(run: "RunContext") -> None:
+def spade_run_start(run: "RunInfo") -> None:
     """A run starts, after the config is validated and the run directory written.
 
     :param run: the run's directory, resolved config and iteration counter.
@@ -131,7 +131,7 @@ def spade_run_start(run: "RunContext") -> None:
 
 
 @hookspec
-def spade_iteration_end(run: "RunContext", iteration: int, metrics: dict[str, Any]) -> None:
+def spade_iteration_end(run: "RunInfo", iteration: int, metrics: dict[str, Any]) -> None:
     """One self-play iteration has finished.
 
     :param run: the run context.
@@ -141,7 +141,7 @@ def spade_iteration_end(run: "RunContext", iteration: int, metrics: dict[str, An
 
 
 @hookspec
-def spade_phase_progress(run: "RunContext", iteration: int, phase: str, completed: int,
+def spade_phase_progress(run: "RunInfo", iteration: int, phase: str, completed: int,
                          total: int | None) -> None:
     """Progress inside an iteration: ``completed`` of ``total`` items of ``phase`` are done.
 
@@ -158,7 +158,7 @@ def spade_phase_progress(run: "RunContext", iteration: int, phase: str, complete
 
 
 @hookspec
-def spade_env_accepted(run: "RunContext", record: "EnvRecord") -> None:
+def spade_env_accepted(run: "RunInfo", record: "EnvRecord") -> None:
     """An environment passed validation and deduplication and will be played.
 
     :param run: the run context.
@@ -167,7 +167,7 @@ def spade_env_accepted(run: "RunContext", record: "EnvRecord") -> None:
 
 
 @hookspec
-def spade_env_mastered(run: "RunContext", record: "EnvRecord") -> None:
+def spade_env_mastered(run: "RunInfo", record: "EnvRecord") -> None:
     """An environment reached the mastery threshold and will not be issued again.
 
     :param run: the run context.
@@ -176,7 +176,7 @@ def spade_env_mastered(run: "RunContext", record: "EnvRecord") -> None:
 
 
 @hookspec
-def spade_run_end(run: "RunContext", status: str, error: str | None) -> None:
+def spade_run_end(run: "RunInfo", status: str, error: str | None) -> None:
     """A run ends, normally (``status="completed"``) or not (``"failed"``, ``"interrupted"``).
 
     :param run: the run context.

@@ -1,4 +1,5 @@
-"""Records that cross module boundaries: documents, programs, verdicts, episodes, difficulty.
+"""Records that cross module boundaries: documents, programs, verdicts, episodes, difficulty,
+and the environment memory's record of each proposed environment (:class:`EnvRecord`).
 
 They are plain dataclasses so that plugins can build them without importing anything heavy, and so
 that they serialise to JSON (``dataclasses.asdict``) for run logs and the environment memory.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from collections.abc import Mapping
 from typing import Any
@@ -187,3 +188,64 @@ class DesignTarget:
     level: int = 0
     #: Further choices by name, e.g. ``{"domain": "banking", "task_type": "execute"}``.
     variant: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class EnvIteration:
+    """One iteration's play of an environment: the raw episode rewards and what the estimator said."""
+
+    iteration: int
+    hinted: list[float] = field(default_factory=list)
+    unhinted: list[float] = field(default_factory=list)
+    figures: dict[str, float] = field(default_factory=dict)
+    designer_reward: float = 0.0
+    at: float = 0.0
+
+
+@dataclass
+class EnvRecord:
+    """Everything the memory keeps about one proposed environment."""
+
+    id: str
+    source: str
+    family: str
+    status: str
+    doc_id: str | None = None
+    description: str = ""
+    verdict_category: str = ""
+    verdict_message: str = ""
+    hint: str = ""
+    stats: dict[str, Any] = field(default_factory=dict)
+    duplicate_of: str | None = None
+    duplicate_similarity: float | None = None
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    #: Unit-length embedding of the environment's text representation (``None`` until embedded).
+    embedding: list[float] | None = None
+    #: Per-iteration statistics, oldest first (filled by the memory from ``update_stats``).
+    history: list[EnvIteration] = field(default_factory=list)
+    #: How often the designer proposed this exact program (same id).
+    times_proposed: int = 1
+    #: The skill the designer was asked for ("" when the prompt named none, e.g. a pool import).
+    skill: str = ""
+    #: The difficulty level the designer was asked for (1 = easiest; 0 when none was asked).
+    level: int = 0
+    #: Repair turns the designer used before this program (rejected answers sent back).
+    repairs: int = 0
+
+
+def record_to_dict(record: EnvRecord) -> dict[str, Any]:
+    """A record as plain JSON-ready data (history included), the form checkpoints and exports
+    write."""
+    return asdict(record)
+
+
+def record_from_dict(data: dict[str, Any]) -> EnvRecord:
+    """The record :func:`record_to_dict` wrote. Keys this version does not know are ignored, so a
+    snapshot written by a newer version with extra fields still loads."""
+    known = {f.name for f in fields(EnvRecord)}
+    values = {k: v for k, v in data.items() if k in known}
+    iteration_keys = {f.name for f in fields(EnvIteration)}
+    values["history"] = [EnvIteration(**{k: v for k, v in h.items() if k in iteration_keys})
+                         for h in values.get("history") or []]
+    return EnvRecord(**values)

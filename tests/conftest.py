@@ -31,7 +31,8 @@ def spade():
 def scoring_sandbox():
     """One real process sandbox (two fork servers) shared by the eval-suite tests, which
     generate and score their items in it."""
-    from sandbox.build import ProcessSandboxOptions, build_sandbox
+    from sandbox.build import build_sandbox
+    from sandbox.options import ProcessSandboxOptions
 
     box = build_sandbox(ProcessSandboxOptions(workers=2))
     yield box

@@ -50,7 +50,7 @@ def main() -> int:
     from plugins.backends.model_source import resolve_model
     from plugins.backends.transformers_backend import TransformersBackend
     from plugins.trainers.grpo import GRPOTraining
-    from plugins.trainers.grpo_options import GRPOOptions
+    from plugins.trainers.options import GRPOOptions
 
     backend = TransformersBackend(resolve_model("bundled:smollm2-135m").path, device="cpu")
     options = GRPOOptions(learning_rate=1e-4, lora={"r": 4, "alpha": 8},

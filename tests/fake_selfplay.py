@@ -17,8 +17,8 @@ from spade_core.interfaces import (
     Sandbox,
     SandboxSession,
 )
-from spade_core.interfaces.memory import EnvIteration, EnvMemory, EnvRecord
-from spade_core.records import DesignTarget, Document, StepResult, Verdict
+from spade_core.interfaces.memory import EnvMemory
+from spade_core.records import DesignTarget, Document, EnvIteration, EnvRecord, StepResult, Verdict
 
 FAKE_SKELETON = '''
 # {{QUESTION}}: the question

@@ -8,12 +8,12 @@ import re
 import pytest
 from conftest import ROOT
 
-from plugins.backends import plugin as backends_plugin
+from plugins.backends import options as backend_options
 
 DOC = (ROOT / "docs" / "backends.md").read_text()
-MODELS = {"transformers": backends_plugin.TransformersOptions,
-          "openai": backends_plugin.OpenAIOptions, "vllm": backends_plugin.VLLMOptions,
-          "vllm-server": backends_plugin.VLLMServerOptions}
+MODELS = {"transformers": backend_options.TransformersOptions,
+          "openai": backend_options.OpenAIOptions, "vllm": backend_options.VLLMOptions,
+          "vllm-server": backend_options.VLLMServerOptions}
 
 
 def _section(name: str) -> str:

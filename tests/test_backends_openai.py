@@ -9,6 +9,7 @@ import pytest
 from backends_openai_server import OpenAITestServer
 from backends_shared import bundled_backend
 
+from plugins.backends import options as backend_options
 from plugins.backends import plugin as backends_plugin
 from plugins.backends.errors import GenerationError
 from plugins.backends.openai_backend import OpenAIBackend
@@ -128,7 +129,7 @@ def test_unreachable_url_is_a_clear_error():
 
 def test_plugin_builds_and_waits_for_the_server(fresh):
     loaded = load_test_plugins(backends_plugin)
-    options = backends_plugin.OpenAIOptions(base_url=fresh.url, wait_for_server_s=5)
+    options = backend_options.OpenAIOptions(base_url=fresh.url, wait_for_server_s=5)
     backend = check_component(loaded, "generation_backend", "openai", options=options,
                               context=BuildContext(model="bundled:smollm2-135m"))
     assert backend.generate(CONVERSATIONS[:1], max_new_tokens=2, temperature=0.0)[0].text

@@ -10,6 +10,7 @@ import pytest
 import torch
 from backends_shared import bundled_backend, bundled_model
 
+from plugins.backends import options as backend_options
 from plugins.backends import plugin as backends_plugin
 from plugins.backends.errors import GenerationError, ModelSourceError
 from plugins.backends.model_source import resolve_model
@@ -169,11 +170,11 @@ def test_plugin_builds_from_the_run_model():
 def test_plugin_reports_a_bad_model_with_the_component_name():
     loaded = load_test_plugins(backends_plugin)
     component = loaded.registry.components[("generation_backend", "transformers")]
-    options = backends_plugin.TransformersOptions(model="/nonexistent/model-dir")
+    options = backend_options.TransformersOptions(model="/nonexistent/model-dir")
     with pytest.raises(ConfigError, match="generation backend 'transformers'.*nonexistent"):
         component.build(options, BuildContext())
     with pytest.raises(Exception, match="extra"):
-        backends_plugin.TransformersOptions(modle="typo")
+        backend_options.TransformersOptions(modle="typo")
 
 
 def test_registration_module_is_light():

@@ -9,6 +9,7 @@ import importlib.util
 
 import pytest
 
+from plugins.backends import options as backend_options
 from plugins.backends import plugin as backends_plugin
 from spade_core.components import BuildContext
 from spade_core.errors import ConfigError
@@ -30,7 +31,7 @@ def test_without_vllm_the_error_says_how_to_install():
     loaded = load_test_plugins(backends_plugin)
     component = loaded.registry.components[("generation_backend", "vllm")]
     with pytest.raises(ConfigError, match=r"generation backend 'vllm'.*pip install 'spade-rl\[gpu\]'"):
-        component.build(backends_plugin.VLLMOptions(), BuildContext())
+        component.build(backend_options.VLLMOptions(), BuildContext())
 
 
 @pytest.mark.gpu
@@ -42,7 +43,7 @@ def test_vllm_generates_like_the_transformers_backend():
     loaded = load_test_plugins(backends_plugin)
     component = loaded.registry.components[("generation_backend", "vllm")]
     backend = component.build(
-        backends_plugin.VLLMOptions(gpu_memory_utilization=0.3, enforce_eager=True,
+        backend_options.VLLMOptions(gpu_memory_utilization=0.3, enforce_eager=True,
                                     max_model_len=2048),
         BuildContext(model=str(bundled_model().path)))
     convs = [[{"role": "user", "content": "What is the capital of France?"}]] * 2
@@ -207,12 +208,12 @@ def test_server_options_need_exactly_one_of_url_and_launch():
 
     context = SimpleNamespace(where="backend.options", model="bundled:smollm2-135m")
     check = backends_plugin.preflight_vllm_server
-    assert any("exactly one of url" in p for p in check(backends_plugin.VLLMServerOptions(), context))
-    both = backends_plugin.VLLMServerOptions(url="http://x", launch=True)
+    assert any("exactly one of url" in p for p in check(backend_options.VLLMServerOptions(), context))
+    both = backend_options.VLLMServerOptions(url="http://x", launch=True)
     assert any("exactly one of url" in p for p in check(both, context))
-    good = backends_plugin.VLLMServerOptions(url="http://x")
+    good = backend_options.VLLMServerOptions(url="http://x")
     assert check(good, context) == []
-    missing_dir = backends_plugin.VLLMServerOptions(url="http://x", weights_dir="/no/such/dir")
+    missing_dir = backend_options.VLLMServerOptions(url="http://x", weights_dir="/no/such/dir")
     assert any("weights_dir" in p for p in check(missing_dir, context))
 
 
@@ -237,7 +238,7 @@ def test_without_vllm_launching_a_server_says_how_to_install():
     loaded = load_test_plugins(backends_plugin)
     component = loaded.registry.components[("generation_backend", "vllm-server")]
     with pytest.raises(ConfigError, match=r"generation backend 'vllm-server'.*pip install"):
-        component.build(backends_plugin.VLLMServerOptions(launch=True), BuildContext())
+        component.build(backend_options.VLLMServerOptions(launch=True), BuildContext())
 
 
 def test_follower_ranks_build_the_tokenizer_only_and_colocated_vllm_refuses_a_launch():
@@ -247,7 +248,7 @@ def test_follower_ranks_build_the_tokenizer_only_and_colocated_vllm_refuses_a_la
     from plugins.backends.errors import GenerationError
     from plugins.backends.follower import FollowerBackend
 
-    options = backends_plugin.VLLMServerOptions(url="http://127.0.0.1:9")  # never contacted
+    options = backend_options.VLLMServerOptions(url="http://127.0.0.1:9")  # never contacted
     follower = backends_plugin.build_vllm_server(
         options, BuildContext(model="bundled:smollm2-135m", rank=1, world_size=2))
     assert isinstance(follower, FollowerBackend)
@@ -257,5 +258,5 @@ def test_follower_ranks_build_the_tokenizer_only_and_colocated_vllm_refuses_a_la
         follower.generate([[{"role": "user", "content": "hi"}]], max_new_tokens=2,
                           temperature=0.0)
     with pytest.raises(ConfigError, match="vllm-server"):
-        backends_plugin.build_vllm(backends_plugin.VLLMOptions(),
+        backends_plugin.build_vllm(backend_options.VLLMOptions(),
                                    BuildContext(model="bundled:smollm2-135m", world_size=2))

@@ -105,7 +105,7 @@ def _build(name: str, options: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def colocated() -> Iterator[Any]:
-    from plugins.backends.plugin import VLLMOptions
+    from plugins.backends.options import VLLMOptions
 
     backend = _build("vllm", VLLMOptions(**ENGINE))
     yield backend
@@ -114,7 +114,7 @@ def colocated() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Any]:
-    from plugins.backends.plugin import VLLMServerOptions
+    from plugins.backends.options import VLLMServerOptions
 
     backend = _build("vllm-server", VLLMServerOptions(launch=True, **ENGINE))
     yield backend
@@ -213,7 +213,7 @@ def test_grpo_update_reaches_the_engine(mode, request, tmp_path):
     from test_training_grpo import _samples
 
     from plugins.trainers.grpo import GRPOTraining
-    from plugins.trainers.grpo_options import GRPOOptions
+    from plugins.trainers.options import GRPOOptions
 
     backend = request.getfixturevalue(mode)
     pushes = []

@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 
 import plugins.designer.plugin as designer_plugin
-from plugins.designer.full_program import FullProgram, FullProgramOptions
-from plugins.designer.skeleton import Skeleton, SkeletonOptions, parse_values, slots
+from plugins.designer.full_program import FullProgram
+from plugins.designer.options import FullProgramOptions, SkeletonOptions
+from plugins.designer.skeleton import Skeleton, parse_values, slots
 from spade_core.interfaces import EnvRecord, PromptExamples
 from spade_core.records import Document
 from spade_core.testing import check_component, load_test_plugins

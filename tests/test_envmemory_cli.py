@@ -12,7 +12,7 @@ import pytest
 from envmemory.memory import FaissEnvMemory
 from envmemory.options import MemoryOptions
 from spade_core.cli import main
-from spade_core.interfaces.memory import EnvRecord
+from spade_core.records import EnvRecord
 
 DATA = Path(__file__).parent / "envmemory_data"
 

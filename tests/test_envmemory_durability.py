@@ -23,7 +23,7 @@ WRITER = textwrap.dedent("""
     import sys
     from envmemory.memory import FaissEnvMemory
     from envmemory.options import MemoryOptions
-    from spade_core.interfaces.memory import EnvRecord
+    from spade_core.records import EnvRecord
 
     folder, start = sys.argv[1], int(sys.argv[2])
     memory = FaissEnvMemory(folder, MemoryOptions(embedder="hashing", switch_size=150,
@@ -54,7 +54,7 @@ def _check(folder: Path, added: set[str], mastered: set[str]) -> int:
         for env_id in mastered:
             assert memory.get(env_id).status == "mastered", f"mastery of {env_id} lost"
         pool_rows = memory.store.pool_size()
-        assert memory.pool.ntotal == pool_rows, memory.load_report
+        assert memory.dedupe_index.ntotal == pool_rows, memory.load_report
         sample = random.Random(0).sample(sorted(mastered), min(10, len(mastered)))
         for env_id in sample:
             vector = np.asarray(memory.get(env_id).embedding, dtype=np.float32)

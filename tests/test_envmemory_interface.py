@@ -14,8 +14,8 @@ from envmemory.options import MemoryOptions
 from envmemory.store import StoreLockedError
 from spade_core.errors import ConfigError
 from spade_core.hookspecs import hookimpl
-from spade_core.interfaces.memory import EnvMemory, EnvRecord
-from spade_core.records import EnvProgram
+from spade_core.interfaces.memory import EnvMemory
+from spade_core.records import EnvProgram, EnvRecord
 from spade_core.selfplay.checkpoint import restore_memory, snapshot_memory
 
 from fake_selfplay import FakeDictMemory
@@ -154,7 +154,7 @@ def test_faiss_checkpoint_round_trips_on_the_open_memory(tmp_path: Path) -> None
 
     memory.restore_checkpoint(tmp_path / "ckpt")
     assert _snapshot_view(memory) == before and memory.get(later.id) is None
-    assert memory.pool.ntotal == memory.store.pool_size() == 1
+    assert memory.dedupe_index.ntotal == memory.store.pool_size() == 1
     assert memory.find_duplicate(renamed)[0].id == records[0].id  # mastered: still refused
     assert memory.find_duplicate(_program(rows["caesar_decode/renamed"])) is None
     with pytest.raises(StoreLockedError):  # the writer lock was kept throughout
@@ -190,7 +190,7 @@ def test_faiss_clear_empties_records_and_pool(tmp_path: Path) -> None:
     memory = FaissEnvMemory(tmp_path, _options())
     _fill(memory)
     memory.clear()
-    assert list(memory.records()) == [] and memory.pool.ntotal == 0
+    assert list(memory.records()) == [] and memory.dedupe_index.ntotal == 0
     assert memory.stats()["records"] == 0
     memory.close()
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from envmemory.embed import HashingEmbedder, load_embedder
-from envmemory.index import IndexConfig, IndexFiles, PoolIndex
+from envmemory.index import DedupeIndex, IndexConfig, IndexFiles
 from envmemory.memory import FaissEnvMemory, MemoryConfigError
 from envmemory.options import MemoryOptions
 from envmemory.store import StoreLockedError
-from spade_core.interfaces.memory import EnvMemory, EnvRecord
-from spade_core.records import EnvProgram
+from spade_core.interfaces.memory import EnvMemory
+from spade_core.records import EnvProgram, EnvRecord
 
 DATA = Path(__file__).parent / "envmemory_data"
 
@@ -168,12 +168,12 @@ def test_index_switches_to_ivf_and_reloads_verified(tmp_path: Path) -> None:
     for i, v in enumerate(vectors):
         memory.add(EnvRecord(id=f"r{i}", source=f"class R{i}Env:\n    v = {i}\n", family="f",
                              status="mastered", embedding=v.tolist()))
-    assert memory.pool.kind == "ivf" and memory.pool.ntotal == 700
+    assert memory.dedupe_index.kind == "ivf" and memory.dedupe_index.ntotal == 700
     hits = memory.nearest_mastered(vectors[123], k=3)
     assert hits[0][0].id == "r123" and hits[0][1] == pytest.approx(1.0, abs=1e-5)
     memory.close()
     again = FaissEnvMemory(tmp_path, _options(switch_size=300))
-    assert again.load_report == "loaded" and again.pool.kind == "ivf"
+    assert again.load_report == "loaded" and again.dedupe_index.kind == "ivf"
     assert again.nearest_mastered(vectors[5], k=1)[0][0].id == "r5"
     again.close()
     # damage the index file: it is rebuilt from the stored embeddings
@@ -182,14 +182,14 @@ def test_index_switches_to_ivf_and_reloads_verified(tmp_path: Path) -> None:
         handle.seek(100)
         handle.write(b"\x00garbage\x00")
     third = FaissEnvMemory(tmp_path, _options(switch_size=300))
-    assert third.load_report.startswith("rebuilt") and third.pool.ntotal == 700
+    assert third.load_report.startswith("rebuilt") and third.dedupe_index.ntotal == 700
     assert third.nearest_mastered(vectors[9], k=1)[0][0].id == "r9"
     third.close()
 
 
 def test_pool_index_catches_up_with_rows_saved_after_it(tmp_path: Path) -> None:
     config = IndexConfig(dim=8)
-    pool = PoolIndex(config)
+    pool = DedupeIndex(config)
     rows = np.eye(8, dtype=np.float32)
     pool.add(np.arange(1, 5), rows[:4])
     files = IndexFiles(tmp_path, "test/8")
@@ -232,7 +232,7 @@ def test_ivf_retrains_with_more_lists_as_the_pool_grows() -> None:
     rng = np.random.default_rng(3)
     vectors = rng.standard_normal((1700, 32)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    pool = PoolIndex(IndexConfig(dim=32, switch_size=100))
+    pool = DedupeIndex(IndexConfig(dim=32, switch_size=100))
     for lo in range(0, 1700, 50):
         pool.add(np.arange(lo + 1, lo + 51), vectors[lo:lo + 50])
     info = pool.describe()

@@ -11,8 +11,7 @@ import pytest
 
 from envmemory.memory import FaissEnvMemory
 from envmemory.options import MemoryOptions
-from spade_core.interfaces.memory import EnvRecord
-from spade_core.records import EnvProgram
+from spade_core.records import EnvProgram, EnvRecord
 
 DATA = Path(__file__).parent / "envmemory_data"
 MASTERED = ("number_guess", "word_unscramble", "grid_paths", "bank_balance", "clock_add")

@@ -41,8 +41,7 @@ def run_dir(tmp_path_factory) -> Path:
     import envmemory.plugin as memory_plugin
     from envmemory.options import MemoryOptions
     from spade_core.components import BuildContext
-    from spade_core.interfaces.memory import EnvRecord
-    from spade_core.records import program_id
+    from spade_core.records import EnvRecord, program_id
 
     root = tmp_path_factory.mktemp("run")
     memory = memory_plugin.build_memory(MemoryOptions(embedder="hashing"),

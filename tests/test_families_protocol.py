@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from families_fakes import FakeInProcessSession
 from plugins.families.gym import SandboxTextEnv
-from plugins.families.plugin import ReasoningOptions, ToolUseOptions
+from plugins.families.options import ReasoningOptions, ToolUseOptions
 from plugins.families.reasoning import ReasoningFamily
 from plugins.families.tool_use import ToolUseFamily
 from spade_core.components import BuildContext, Registry

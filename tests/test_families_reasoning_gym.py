@@ -20,7 +20,8 @@ from pydantic import ValidationError  # noqa: E402
 
 from plugins.families import reasoning_gym as rg  # noqa: E402
 from plugins.families.reasoning_gym import ReasoningGymFamily  # noqa: E402
-from plugins.families.reasoning_gym_plugin import ReasoningGymOptions, _reasoning_gym  # noqa: E402
+from plugins.families.options import ReasoningGymOptions  # noqa: E402
+from plugins.families.reasoning_gym_plugin import _reasoning_gym  # noqa: E402
 from spade_core.errors import ConfigError, SandboxError  # noqa: E402
 from spade_core.validation import validate
 

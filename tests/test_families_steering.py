@@ -10,10 +10,11 @@ import json
 
 import pytest
 
-from plugins.designer.full_program import FullProgram, FullProgramOptions
-from plugins.designer.skeleton import Skeleton, SkeletonOptions, parse_values
+from plugins.designer.full_program import FullProgram
+from plugins.designer.options import FullProgramOptions, SkeletonOptions
+from plugins.designer.skeleton import Skeleton, parse_values
 from plugins.families.answers import extract_choice
-from plugins.families.plugin import ReasoningOptions, ToolUseOptions
+from plugins.families.options import ReasoningOptions, ToolUseOptions
 from plugins.families.reasoning import CHOICE_SKELETON, SLOT_SKELETON, ReasoningFamily
 from plugins.families.steering import TOOL_USE_TASK_TYPES, rotate
 from plugins.families.tool_use import ToolUseFamily

@@ -10,7 +10,7 @@ from rich.console import Console
 
 import plugins.console.plugin as console_plugin
 from spade_core.plugins import load_plugins
-from spade_core.run_context import RunContext
+from spade_core.run_info import RunInfo
 
 from report_fakes import make_report_run
 
@@ -124,8 +124,8 @@ def test_hooks_print_during_a_real_loop(tmp_path, capsys):
 
 def test_uses_the_runners_console_and_can_be_turned_off(tmp_path, monkeypatch, capsys):
     shared = Console(file=io.StringIO(), width=120)
-    run = RunContext(run_dir=tmp_path, config={"run": {"iterations": 3}},
-                     extra={"console": shared})
+    run = RunInfo(run_dir=tmp_path, config={"run": {"iterations": 3}},
+                  extra={"console": shared})
     console_plugin.spade_run_start(run=run)
     console_plugin.spade_iteration_end(run=run, iteration=0, metrics=_metrics(0, 0.5))
     assert "iteration 0 of 3" in shared.file.getvalue()
@@ -148,8 +148,8 @@ def test_installed_as_a_builtin_plugin():
 def test_progress_bars_per_phase_on_a_terminal(tmp_path, monkeypatch):
     monkeypatch.delenv("SPADE_PROGRESS", raising=False)
     shared = Console(file=io.StringIO(), width=100, force_terminal=True)
-    run = RunContext(run_dir=tmp_path, config={"run": {"iterations": 2}},
-                     extra={"console": shared})
+    run = RunInfo(run_dir=tmp_path, config={"run": {"iterations": 2}},
+                  extra={"console": shared})
     console_plugin.spade_run_start(run=run)
     bars = console_plugin._bars[str(tmp_path)]
     console_plugin.spade_phase_progress(run=run, iteration=0, phase="design", completed=0,
@@ -175,7 +175,7 @@ def test_progress_bars_per_phase_on_a_terminal(tmp_path, monkeypatch):
 
 def test_no_progress_bars_in_a_log_file(tmp_path, monkeypatch):
     monkeypatch.delenv("SPADE_PROGRESS", raising=False)
-    run = RunContext(run_dir=tmp_path, config={}, extra={"console": Console(file=io.StringIO())})
+    run = RunInfo(run_dir=tmp_path, config={}, extra={"console": Console(file=io.StringIO())})
     console_plugin.spade_run_start(run=run)
     assert str(tmp_path) not in console_plugin._bars
     monkeypatch.setenv("SPADE_PROGRESS", "1")

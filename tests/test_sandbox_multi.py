@@ -521,7 +521,7 @@ class FakeBatchChannel:
 
 def _fake_pair(*bodies):
     from sandbox.batch import load_instances
-    from sandbox.session import ProcessSession, WorkerLink
+    from sandbox.process_session import ProcessSession, WorkerLink
 
     channel = FakeBatchChannel(bodies)
     link = WorkerLink(channel, Limits(), 2)

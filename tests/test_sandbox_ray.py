@@ -268,7 +268,7 @@ def test_a_lost_actor_is_found_by_sessions_not_in_the_failing_call(boxes):
 
 
 def test_the_options_refuse_unknown_keys_and_the_shorthand_builds():
-    from sandbox.ray_options import RaySandboxOptions
+    from sandbox.options import RaySandboxOptions
 
     with pytest.raises(ValueError, match="actor_per_node"):
         RaySandboxOptions(actor_per_node=2)
@@ -278,10 +278,10 @@ def test_the_options_refuse_unknown_keys_and_the_shorthand_builds():
 def test_selecting_ray_without_ray_is_a_config_error_saying_how_to_install(monkeypatch):
     import importlib.util
 
-    from sandbox import ray_options
+    from sandbox import plugin as sandbox_plugin
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(ray_options.importlib.util, "find_spec",
+    monkeypatch.setattr(sandbox_plugin.importlib.util, "find_spec",
                         lambda name, *a: None if name == "ray" else real(name, *a))
     with pytest.raises(ConfigError, match=r"pip install 'spade-rl\[ray\]'"):
         load_plugins().registry.build("sandbox", "ray", {}, "sandbox")
@@ -359,7 +359,8 @@ import ray
 from ray.cluster_utils import Cluster
 sys.path.insert(0, sys.argv[1])
 from test_sandbox_ray import GAME
-from sandbox.ray_options import RaySandboxOptions, build_ray_sandbox
+from sandbox.options import RaySandboxOptions
+from sandbox.plugin import build_ray_sandbox
 
 cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
 worker = cluster.add_node(num_cpus=1)

@@ -7,7 +7,7 @@ import pytest
 
 from sandbox.limits import Limits
 from sandbox.protocol import FrameError
-from sandbox.session import ProcessSession
+from sandbox.process_session import ProcessSession
 from spade_core.errors import SandboxError
 
 

@@ -145,7 +145,8 @@ def test_spade_eval_hostile_replies_through_every_text_interpreting_dataset(
 def test_control_without_the_guards_the_payload_runs(canary_dir):
     """The same payload, scored by a family whose prelude lacks the guards, in a sandbox without
     OS isolation: the file appears, so the eval test above would catch a missing guard."""
-    from sandbox.build import ProcessSandboxOptions, build_sandbox
+    from sandbox.build import build_sandbox
+    from sandbox.options import ProcessSandboxOptions
 
     class FakeUnguardedFamily(ReasoningGymFamily):
         prelude_files = tuple(f for f in ReasoningGymFamily.prelude_files

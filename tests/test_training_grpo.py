@@ -131,7 +131,7 @@ def test_grpo_step_trains_the_backends_module_and_checkpoints_round_trip(backend
     import torch
 
     from plugins.trainers.grpo import GRPOTraining
-    from plugins.trainers.grpo_options import GRPOOptions
+    from plugins.trainers.options import GRPOOptions
 
     options = GRPOOptions(learning_rate=1e-4, lora={"r": 4, "alpha": 8},
                           per_device_train_batch_size=4, designer_delay_iterations=1)
@@ -182,7 +182,7 @@ def test_grpo_step_trains_the_backends_module_and_checkpoints_round_trip(backend
 
 def test_grpo_refuses_a_backend_without_a_model():
     from plugins.trainers.grpo import GRPOTraining
-    from plugins.trainers.grpo_options import GRPOOptions
+    from plugins.trainers.options import GRPOOptions
     from spade_core.errors import ConfigError
 
     class Remote:
@@ -198,7 +198,7 @@ def test_max_samples_caps_after_advantages_on_whole_groups(encoder):
     from types import SimpleNamespace
 
     from plugins.trainers.grpo import GRPOTraining
-    from plugins.trainers.grpo_options import GRPOOptions
+    from plugins.trainers.options import GRPOOptions
 
     samples = []
     for env in range(5):  # four environments every play fails, one won by two plays of six
@@ -220,7 +220,7 @@ def test_max_samples_caps_after_advantages_on_whole_groups(encoder):
 def test_trl_names_are_the_options_and_old_names_are_refused():
     from pydantic import ValidationError
 
-    from plugins.trainers.grpo_options import GRPOOptions
+    from plugins.trainers.options import GRPOOptions
 
     options = GRPOOptions(epsilon=0.1, epsilon_high=0.3, beta=0.01, per_device_train_batch_size=2,
                           num_iterations=2)
@@ -245,7 +245,7 @@ def test_grpo_config_passthrough_is_checked_against_trl():
 
 def test_the_installed_trl_has_what_the_trainer_uses_and_a_missing_member_is_named(monkeypatch):
     from plugins.trainers import preflight
-    from plugins.trainers.grpo_options import GRPOOptions
+    from plugins.trainers.options import GRPOOptions
     from spade_core.errors import ConfigError
 
     assert preflight.trl_problems() == []

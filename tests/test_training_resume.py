@@ -204,8 +204,7 @@ def test_fixed_pool_from_an_imported_run_dir(tmp_path):
     import envmemory.plugin as memory_plugin
     from envmemory.options import MemoryOptions
     from spade_core.components import BuildContext
-    from spade_core.interfaces.memory import EnvRecord
-    from spade_core.records import program_id
+    from spade_core.records import EnvRecord, program_id
 
     imported = tmp_path / "imported"
     memory = memory_plugin.build_memory(MemoryOptions(embedder="hashing"),

@@ -5,26 +5,18 @@ from __future__ import annotations
 import ast
 import re
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from spade_core.interfaces import EnvFamily, PromptExamples, PromptStrategy
 from spade_core.interfaces.prompts import NO_TARGET
 from spade_core.records import DesignTarget, Document
 
-from plugins.designer.common import (
+from plugins.designer.options import FullProgramOptions
+from plugins.designer.prompt_parts import (
     DESIGNER_SYSTEM,
     code_blocks,
     examples_text,
     family_block,
     grounding,
 )
-
-
-class FullProgramOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    document_chars: int = Field(default=3000, ge=200, description="grounding text shown")
-    example_chars: int = Field(default=1500, ge=0, description="characters per memory example")
-
 
 _ENV_CLASS = re.compile(r"^class\s+\w*Env\b", re.M)
 

@@ -1,8 +1,10 @@
-"""Registers the built-in designer prompt strategies."""
+"""Registers the built-in designer prompt strategies (their options in ``options.py``)."""
 
 from __future__ import annotations
 
 from spade_core.hookspecs import hookimpl
+
+from plugins.designer.options import FullProgramOptions, SkeletonOptions
 
 
 def _full_program(options, context):
@@ -19,9 +21,6 @@ def _skeleton(options, context):
 
 @hookimpl
 def register_prompt_strategies(register):
-    from plugins.designer.full_program import FullProgramOptions
-    from plugins.designer.skeleton import SkeletonOptions
-
     register("full-program", _full_program, FullProgramOptions,
              "the designer writes the whole environment class (SPADE style)")
     register("skeleton", _skeleton, SkeletonOptions,

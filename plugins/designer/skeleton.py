@@ -15,23 +15,16 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from spade_core.interfaces import EnvFamily, PromptExamples, PromptStrategy
 from spade_core.interfaces.prompts import NO_TARGET
 from spade_core.records import DesignTarget, Document
 
-from plugins.designer.common import DESIGNER_SYSTEM, family_block, grounding
 from plugins.designer.full_program import extract_program
+from plugins.designer.options import SkeletonOptions
+from plugins.designer.prompt_parts import DESIGNER_SYSTEM, family_block, grounding
 
 SLOT = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
 _DESCRIBED = re.compile(r"#\s*\{\{([A-Z][A-Z0-9_]*)\}\}\s*:\s*(.+)")
-
-
-class SkeletonOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    document_chars: int = Field(default=1500, ge=200, description="grounding text shown")
-    max_value_chars: int = Field(default=2000, ge=1, description="longest value kept per part")
 
 
 def slots(template: str) -> dict[str, str]:

@@ -199,7 +199,7 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
     from spade_core.config.load import load_config
     from spade_core.evaluation import play_items
     from spade_core.interfaces import EvalSettings
-    from spade_core.run_context import RunContext
+    from spade_core.run_info import RunInfo
     from spade_core.selfplay.artifacts import RunArtifacts
     from spade_core.selfplay.pool import PoolSampler, load_pool
     from spade_core.selfplay.runner import _close_all, build_components, run_iteration
@@ -225,8 +225,8 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
             c = build_components(resolved, run_dir, config.run.seed, opened)
             artifacts = RunArtifacts(run_dir)
             artifacts.create(resolved.to_dict())
-            context = RunContext(run_dir=run_dir, config=resolved.to_dict(),
-                                 seed=config.run.seed)
+            context = RunInfo(run_dir=run_dir, config=resolved.to_dict(),
+                              seed=config.run.seed)
             pool = suite = items = None
             if mode == "fixed-pool":
                 pool = PoolSampler(load_pool(resolved, c.families, c.sandbox))

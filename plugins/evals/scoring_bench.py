@@ -28,7 +28,8 @@ def measure(items: int, repeats: int, workers: int) -> dict[str, Any]:
 
     from plugins.evals.items import final_answer
     from plugins.evals.reasoning_gym_suite import HARD_BUCKETS, ReasoningGymSuite
-    from sandbox.build import ProcessSandboxOptions, build_sandbox
+    from sandbox.build import build_sandbox
+    from sandbox.options import ProcessSandboxOptions
 
     specs = {d.name: d for bucket in HARD_BUCKETS.values() for d in bucket}
     with build_sandbox(ProcessSandboxOptions(workers=workers)) as box:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from plugins.trainers.distributed import Command, Commands, StepShard, shard_steps
-from plugins.trainers.grpo_options import GRPOOptions
+from plugins.trainers.options import GRPOOptions
 from plugins.trainers.preflight import require_trl
 from plugins.trainers.samples import (
     ROLES,

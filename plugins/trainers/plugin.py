@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from plugins.trainers.grpo_options import GRPOOptions
+from plugins.trainers.options import GRPOOptions
 from plugins.trainers.preflight import preflight_grpo
 from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import Trainer, TrainingSample

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugins.trainers.grpo_options import TRAINER_SET, GRPOOptions
+from plugins.trainers.options import TRAINER_SET, GRPOOptions
 from spade_core.errors import ConfigError
 
 #: What this trainer uses of TRL beyond its documented ``GRPOTrainer(...)``/``GRPOConfig(...)``

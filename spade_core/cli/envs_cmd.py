@@ -83,7 +83,7 @@ def json_object_option(text: str, where: str) -> dict[str, Any]:
 def run_import(args: argparse.Namespace) -> int:
     from spade_core.components import BuildContext
     from spade_core.errors import UsageError
-    from spade_core.interfaces.memory import EnvRecord
+    from spade_core.records import EnvRecord
     from spade_core.plugins import load_plugins
     from spade_core.records import EnvStatus, Verdict, program_id
     from spade_core.validation import validate

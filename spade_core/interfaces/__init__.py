@@ -21,10 +21,11 @@ from spade_core.interfaces.estimator import (
 )
 from spade_core.interfaces.eval_suite import EvalItem, EvalSettings, EvalSuite
 from spade_core.interfaces.family import EnvFamily
-from spade_core.interfaces.memory import EnvIteration, EnvMemory, EnvRecord
+from spade_core.interfaces.memory import EnvMemory
 from spade_core.interfaces.prompts import PromptExamples, PromptStrategy
 from spade_core.interfaces.sandbox import Sandbox, SandboxSession
 from spade_core.interfaces.trainer import Trainer, TrainingSample
+from spade_core.records import EnvIteration, EnvRecord
 
 #: The base class of each component kind (the kinds of ``spade_core.components.KINDS``).
 BASES: dict[str, type] = {

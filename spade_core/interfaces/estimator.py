@@ -12,8 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from spade_core.interfaces.memory import EnvIteration
-from spade_core.records import Difficulty, EnvProgram
+from spade_core.records import Difficulty, EnvIteration, EnvProgram
 
 __all__ = ["ESTIMATOR_INTERFACE_VERSION", "DifficultyEstimator", "EstimateInput"]
 

@@ -10,7 +10,7 @@ from spade_core.records import DesignTarget, Document, Verdict
 
 if TYPE_CHECKING:
     from spade_core.interfaces.family import EnvFamily
-    from spade_core.interfaces.memory import EnvRecord
+    from spade_core.records import EnvRecord
 
 
 @dataclass(frozen=True)

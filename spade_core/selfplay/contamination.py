@@ -19,8 +19,7 @@ from typing import Any
 
 from spade_core.components import BuildContext, Registry
 from spade_core.interfaces import EnvMemory
-from spade_core.interfaces.memory import EnvRecord
-from spade_core.records import EnvProgram, EnvStatus, Verdict, VerdictCategory
+from spade_core.records import EnvProgram, EnvRecord, EnvStatus, Verdict, VerdictCategory
 
 #: The family name the eval items are stored under in the guard's memory.
 EVAL_FAMILY = "eval-item"

@@ -17,8 +17,8 @@ from typing import Any
 
 from spade_core.components import BuildContext
 from spade_core.errors import ConfigError
-from spade_core.interfaces.memory import EnvMemory, EnvRecord
-from spade_core.records import Document, EnvStatus, Verdict, program_id
+from spade_core.interfaces.memory import EnvMemory
+from spade_core.records import Document, EnvRecord, EnvStatus, Verdict, program_id
 from spade_core.validation import ValidationOptions, validate
 
 

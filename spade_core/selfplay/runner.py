@@ -20,7 +20,7 @@ from spade_core.errors import ConfigError, SpadeError
 from spade_core.interfaces import TrainingSample
 from spade_core.plugins import LoadedPlugins
 from spade_core.records import EnvStatus
-from spade_core.run_context import RunContext
+from spade_core.run_info import RunInfo
 from spade_core.selfplay.artifacts import RunArtifacts
 from spade_core.selfplay.checkpoint import (
     latest_checkpoint,
@@ -205,7 +205,7 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
                               "written before the run starts when checkpoint.every is 0)")
         state = read_state(checkpoint)
     artifacts.create(resolved.to_dict())
-    context = RunContext(run_dir=run_dir, config=resolved.to_dict(), seed=config.run.seed)
+    context = RunInfo(run_dir=run_dir, config=resolved.to_dict(), seed=config.run.seed)
     start = int(state.get("next_iteration", 0))
     context.iteration = start
     if checkpoint is not None:
@@ -372,7 +372,7 @@ def environments(c: Components, loop: Any, iteration: int, seed: int, timer: Pha
 
 
 def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
-                  artifacts: RunArtifacts, context: RunContext,
+                  artifacts: RunArtifacts, context: RunInfo,
                   loaded: LoadedPlugins, pool: Any = None,
                   guard: ContaminationGuard | None = None,
                   evaluator: LoopEvaluator | None = None,

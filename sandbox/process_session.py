@@ -25,8 +25,8 @@ from spade_core.errors import SandboxError
 from spade_core.interfaces.sandbox import SandboxSession
 from spade_core.records import StepResult, Verdict
 
+from sandbox.executors import WorkerChannel
 from sandbox.limits import Limits
-from sandbox.pool import WorkerChannel
 from sandbox.protocol import FrameError
 from sandbox.replies import (
     BadReply,

@@ -1,17 +1,70 @@
-"""The ``ray`` sandbox's options and its factory (registered by ``plugin.py``). Light at import:
-Ray is imported inside :func:`build_ray_sandbox`, and selecting the sandbox without Ray
-installed is a config error that says how to install it."""
+"""Options of the built-in sandboxes (config section ``sandbox``): :class:`ProcessSandboxOptions`
+for ``process``, :class:`RaySandboxOptions` for ``ray``, and :data:`LimitOptions`, the limits both
+inherit as flat keys.
+
+:data:`LimitOptions` is a pydantic model with one field per :class:`~sandbox.limits.Limits` field
+(same name, type, default, bounds and description), built from the dataclass's fields so the limits
+are defined once, in ``limits.py``; kept out of that module because the fork server and its workers
+import it and never load pydantic. Light at import: pydantic only.
+"""
 
 from __future__ import annotations
 
-import importlib.util
-from typing import Any, Literal
+import os
+from dataclasses import fields
+from typing import Any, Literal, get_type_hints
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from sandbox.limit_options import LIMIT_NAMES, LimitOptions
+from sandbox.limits import Limits
 
-INSTALL_HINT = "pip install 'spade-rl[ray]' (ray==2.60.0)"
+#: The limit fields, in :class:`Limits` order.
+LIMIT_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Limits))
+
+
+class LimitOptionsBase(BaseModel):
+    """What :data:`LimitOptions` adds to its generated fields: turning them into :class:`Limits`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def limits(self) -> Limits:
+        """These options' limits, as the host hands them to workers."""
+        return Limits(**{name: getattr(self, name) for name in LIMIT_NAMES})
+
+
+def _field_definitions() -> dict[str, Any]:
+    hints = get_type_hints(Limits)
+    return {f.name: (hints[f.name], Field(default=f.default, **f.metadata))
+            for f in fields(Limits)}
+
+
+#: The options model with one field per limit; subclass it to add options of your own.
+LimitOptions: type[LimitOptionsBase] = create_model(
+    "LimitOptions", __base__=LimitOptionsBase, __module__=__name__,
+    __doc__="Resource and time limits of every environment instance (see ``Limits``).",
+    **_field_definitions())
+
+
+def _default_workers() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+class ProcessSandboxOptions(LimitOptions):
+    """Options of the ``process`` sandbox (config section ``sandbox``): how the fork servers run,
+    and every limit of :class:`sandbox.limits.Limits` as a flat key of its own (inherited from
+    ``LimitOptions``, which also gives ``limits()``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workers: int = Field(default_factory=_default_workers, ge=1, le=256,
+                         description="pre-warmed fork servers (each in its own bubblewrap "
+                         "sandbox); sessions are spread over them. Default: one per CPU")
+    isolation: Literal["auto", "bwrap", "unshare", "none"] = Field(
+        default="auto", description="how to isolate the fork servers; 'auto' picks bwrap, "
+        "then unshare; 'none' needs allow_unisolated")
+    allow_unisolated: bool = Field(default=False, description="run programs without OS "
+                                   "isolation when none is available (prints a warning on "
+                                   "every run)")
 
 
 class RaySandboxOptions(LimitOptions):
@@ -55,15 +108,3 @@ class RaySandboxOptions(LimitOptions):
         limits = {name: getattr(self, name) for name in LIMIT_NAMES}
         return {"workers": self.servers_per_actor, "isolation": self.isolation,
                 "allow_unisolated": self.allow_unisolated, **limits}
-
-
-def build_ray_sandbox(options: RaySandboxOptions | None = None, context: Any = None) -> Any:
-    """Connect to (or start) the Ray cluster, place the actors, and return a ready
-    :class:`sandbox.ray_sandbox.RaySandbox`."""
-    from spade_core.errors import ConfigError
-
-    if importlib.util.find_spec("ray") is None:
-        raise ConfigError(f"the 'ray' sandbox needs Ray, which is not installed: {INSTALL_HINT}")
-    from sandbox.ray_sandbox import RaySandbox
-
-    return RaySandbox(options or RaySandboxOptions())

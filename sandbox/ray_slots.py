@@ -1,5 +1,5 @@
-"""The actors of the ``ray`` sandbox (``ray_sandbox.py``): joining or starting the cluster,
-placing :class:`~sandbox.ray_actor.SandboxHost` actors on its nodes, picking the least loaded one,
+"""The actor slots of the ``ray`` sandbox (``ray_sandbox.py``): joining or starting the cluster,
+placing :class:`~sandbox.ray_host.SandboxHost` actors on its nodes, picking the least loaded one,
 and healing a slot whose actor was lost (Ray restarts it, or a new actor takes its place)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from spade_core.errors import ConfigError
 
-from sandbox.ray_actor import SandboxHost
+from sandbox.ray_host import SandboxHost
 
 
 class Slot:
@@ -35,11 +35,11 @@ class Slot:
         self.restarts = 0
         self.replacements = 0
 
-class ActorPool:
+class ActorSlots:
     """The actor slots of one sandbox (thread-safe): where sessions are placed and healed."""
 
     def __init__(self, options: Any) -> None:
-        """``options``: a :class:`sandbox.ray_options.RaySandboxOptions`."""
+        """``options``: a :class:`sandbox.options.RaySandboxOptions`."""
         self.options = options
         self._lock = threading.Lock()
         self.owns_ray = False
@@ -189,7 +189,7 @@ class ActorPool:
 
     def close(self) -> None:
         """Stop every actor's fork servers, let the actors go, and shut down a cluster this
-        pool started or joined."""
+        sandbox started or joined."""
         slots, self.slots = self.slots, []
         if slots:
             try:

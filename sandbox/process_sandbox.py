@@ -1,8 +1,8 @@
 """The sandbox the host opens environment instances with: :class:`ProcessSandbox`.
 
-It spawns workers through an :class:`~sandbox.pool.Executor` and hands back sessions
-(:class:`~sandbox.instances.ProcessSession`, one per environment instance); batched calls over
-many sessions live in ``batch.py``, the checks of a worker's replies in ``replies.py``.
+It spawns workers through an :class:`~sandbox.executors.Executor` and hands back sessions
+(:class:`~sandbox.process_session.ProcessSession`, one per environment instance); batched calls
+over many sessions live in ``batch.py``, the checks of a worker's replies in ``replies.py``.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from spade_core.errors import SandboxError
 from spade_core.interfaces.sandbox import Sandbox
 from spade_core.records import StepResult, Verdict
 
-from sandbox.instances import ProcessSession, WorkerLink
+from sandbox.executors import Executor, WorkerChannel
 from sandbox.limits import Limits
-from sandbox.pool import Executor, WorkerChannel
+from sandbox.process_session import ProcessSession, WorkerLink
 
 if TYPE_CHECKING:
     from spade_core.interfaces.family import EnvFamily
 
-__all__ = ["MAX_INSTANCES", "ProcessSandbox", "ProcessSession", "WorkerLink"]
+__all__ = ["MAX_INSTANCES", "ProcessSandbox"]
 
 #: Most instances one worker may host.
 MAX_INSTANCES = 1024

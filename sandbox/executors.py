@@ -1,4 +1,4 @@
-"""Executors: where workers come from. The local one runs a pool of fork servers.
+"""Executors: where workers come from. The local one runs a set of fork servers.
 
 Callers (sessions, checks, the loop) only see :class:`Executor` and :class:`WorkerChannel`, so a
 distributed backend (e.g. Ray actors, each running a fork server on its node) can be added by
@@ -228,7 +228,7 @@ class ForkChannel:
 
 
 class ForkExecutor:
-    """A pool of fork servers on this machine; sessions go to the least busy one."""
+    """The fork servers of this machine; sessions go to the least busy one."""
 
     def __init__(self, launch: Launch, servers: int) -> None:
         if servers > UID_SPAN // UID_BLOCK:

@@ -43,7 +43,8 @@ class SandboxHost:
     """A ``process`` sandbox and the sessions it hosts for one driver."""
 
     def __init__(self, sandbox_options: dict[str, Any]) -> None:
-        from sandbox.build import ProcessSandboxOptions, build_sandbox
+        from sandbox.build import build_sandbox
+        from sandbox.options import ProcessSandboxOptions
 
         self.options = ProcessSandboxOptions(**sandbox_options)
         self.sandbox = build_sandbox(self.options)

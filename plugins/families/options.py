@@ -1,0 +1,156 @@
+"""Options of the built-in environment families (config section ``families``): ``reasoning``,
+``tool-use`` and the optional ``reasoning-gym``. Light at import: pydantic only; each validator
+imports what it checks against."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from plugins.families.skills import REASONING_SKILLS, TOOL_USE_SKILLS, select
+
+
+class ReasoningOptions(BaseModel):
+    """Options of the ``reasoning`` family."""
+
+    model_config = ConfigDict(extra="forbid")
+    skills: list[str] = Field(
+        default_factory=list,
+        description=f"skills whose prompt fragments the designer gets (all when empty): "
+                    f"{', '.join(REASONING_SKILLS)}")
+    skeleton: Literal["slots", "code"] = Field(
+        default="slots",
+        description="template for the skeleton designer: 'slots' (question and answer as text: "
+                    "what a ~100M model can fill) or 'code' (a class with <FILL: ...> parts)")
+    levels: list[int] = Field(
+        default_factory=lambda: [1, 2, 3, 4, 5], min_length=1,
+        description="difficulty levels the designer is asked for, rotated with the skills "
+                    "(1 = a choice among a few options ... 5 = a multi-turn game; "
+                    "docs/environments.md)")
+
+    @field_validator("levels")
+    @classmethod
+    def _levels(cls, value: list[int]) -> list[int]:
+        from plugins.families.steering import REASONING_LEVELS
+
+        return _known_levels(value, REASONING_LEVELS)
+
+    @field_validator("skills")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        select(REASONING_SKILLS, value)
+        return value
+
+
+def _known_levels(value: list[int], levels: dict[int, str]) -> list[int]:
+    unknown = [v for v in value if v not in levels]
+    if unknown:
+        raise ValueError(f"unknown level(s) {unknown}; levels are {min(levels)} to {max(levels)}")
+    if len(set(value)) != len(value):
+        raise ValueError(f"levels {value} lists a level twice")
+    return value
+
+
+class ToolUseOptions(BaseModel):
+    """Options of the ``tool-use`` family."""
+
+    model_config = ConfigDict(extra="forbid")
+    skills: list[str] = Field(
+        default_factory=list,
+        description=f"skills whose prompt fragments the designer gets (all when empty): "
+                    f"{', '.join(TOOL_USE_SKILLS)}")
+    multi_step: bool = Field(
+        default=True,
+        description="ask the designer for BFCL-style instructions revealed step by step")
+    levels: list[int] = Field(
+        default_factory=lambda: [1, 2, 3, 4, 5], min_length=1,
+        description="difficulty levels the designer is asked for, rotated with the skills "
+                    "(1 = one tool call ... 5 = a long multi-turn workflow)")
+    task_types: list[str] = Field(
+        default_factory=lambda: ["execute", "read-then-write", "missing-parameter", "irrelevant"],
+        min_length=1, description="task types rotated across proposals (the reference's four)")
+    domains: list[str] = Field(
+        default_factory=list, min_length=0,
+        description="domains rotated across proposals (free text; the built-in eight when empty)")
+
+    @field_validator("levels")
+    @classmethod
+    def _levels(cls, value: list[int]) -> list[int]:
+        from plugins.families.steering import TOOL_USE_LEVELS
+
+        return _known_levels(value, TOOL_USE_LEVELS)
+
+    @field_validator("task_types")
+    @classmethod
+    def _task_types(cls, value: list[str]) -> list[str]:
+        from plugins.families.steering import TOOL_USE_TASK_TYPES
+
+        unknown = [v for v in value if v not in TOOL_USE_TASK_TYPES]
+        if unknown:
+            raise ValueError(f"unknown task type(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(TOOL_USE_TASK_TYPES)}")
+        return value
+
+    @field_validator("skills")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        select(TOOL_USE_SKILLS, value)
+        return value
+
+
+class DatasetSpec(BaseModel):
+    """One dataset with its own options."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="registered reasoning-gym dataset name, e.g. leg_counting")
+    config: dict[str, Any] = Field(
+        default_factory=dict,
+        description="options of the dataset's config class (not seed or size), e.g. "
+                    "{min_animals: 3, max_animals: 8}")
+    max_attempts: int | None = Field(default=None, ge=1, le=20,
+                                     description="answers per episode (default: the family's)")
+
+
+class ReasoningGymOptions(BaseModel):
+    """Options of the ``reasoning-gym`` family."""
+
+    model_config = ConfigDict(extra="forbid")
+    datasets: list[str | DatasetSpec] = Field(
+        default_factory=list,
+        description="datasets of the pool: names or {name, config, max_attempts}; with no "
+                    "datasets and no categories: basic_arithmetic, chain_sum, leg_counting, "
+                    "spell_backward")
+    categories: list[str] = Field(
+        default_factory=list,
+        description="add every dataset of these reasoning-gym categories (arithmetic, algebra, "
+                    "algorithmic, arc, code, cognition, games, geometry, graphs, induction, "
+                    "logic, probability)")
+    exclude: list[str] = Field(
+        default_factory=list,
+        description="datasets to leave out (e.g. those held out for evaluation)")
+    max_attempts: int = Field(default=1, ge=1, le=20,
+                              description="answers per episode; the last answer's score counts")
+
+    def dataset_specs(self) -> list[Any]:
+        """``datasets`` as names and plain ``{name, config, max_attempts}`` dicts."""
+        return [d if isinstance(d, str) else d.model_dump() for d in self.datasets]
+
+    @model_validator(mode="after")
+    def _known_to_the_library(self) -> "ReasoningGymOptions":
+        # Names and configs are checked against the installed library, so `spade config check`
+        # catches a misspelt dataset; without the library, building the family names the extra.
+        import importlib.util
+
+        from plugins.families import reasoning_gym
+
+        if importlib.util.find_spec(reasoning_gym.LIBRARY) is None:
+            return self
+        from spade_core.errors import ConfigError
+
+        try:
+            reasoning_gym.ReasoningGymFamily.select(self.dataset_specs(), self.categories,
+                                                    self.exclude, self.max_attempts)
+        except ConfigError as exc:
+            raise ValueError(str(exc).removeprefix("families: reasoning-gym: ")) from None
+        return self
