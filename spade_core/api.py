@@ -5,8 +5,8 @@ Re-exported lazily by ``spade_core`` (``from spade_core import run, load_config`
 ``import spade_core`` stays light; nothing heavy is imported before a run builds its components.
 Documented in ``docs/api.md``.
 
-The core names no plugin module: :func:`open_env` asks the loaded plugins for the env through
-the ``spade_gym_env`` hook (the built-in ``exports`` plugin implements it).
+The core names no plugin module: :func:`open_env` builds the sandbox and the family through the
+plugin registry and wraps the program in :class:`spade_core.gym_env.SandboxTextEnv`.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def open_env(program: str | Path, family: str | None = None, *, sandbox: str = "
 
     Observations and actions are text; ``env.close()`` (or ``with open_env(...) as env``) stops
     the env's sandbox."""
-    from spade_core.errors import PluginError
+    from spade_core.gym_env import SandboxTextEnv
 
     loaded = plugins or load_plugins()
     label, source = _read_program(program)
@@ -144,13 +144,8 @@ def open_env(program: str | Path, family: str | None = None, *, sandbox: str = "
                 if chosen is not None:
                     chosen.close()
 
-        env = loaded.manager.hook.spade_gym_env(
-            open_session=lambda: opened.open(source, family=chosen), on_close=close,
-            options=dict(env_options))
-        if env is None:
-            raise PluginError("open_env() needs a plugin implementing the hook spade_gym_env "
-                              "(the built-in plugin 'exports' does; is it left out by "
-                              "SPADE_PLUGINS?)")
+        env = SandboxTextEnv(lambda: opened.open(source, family=chosen), on_close=close,
+                             **env_options)
         handed_over = True  # the env closes the sandbox and the family now
         return env
     finally:

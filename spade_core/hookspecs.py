@@ -198,17 +198,3 @@ def spade_preflight(config: Any, report: Any) -> None:
     :param report: callback ``report(key, message)``: ``key`` is the config key path at fault
         (``logging.backends``), ``message`` says what is wrong and what would be right.
     """
-
-
-@hookspec(firstresult=True)
-def spade_gym_env(open_session: Any, on_close: Any, options: dict[str, Any]) -> Any:
-    """A ``gymnasium.Env`` over sandbox sessions, for :func:`spade_core.api.open_env` (the first
-    plugin that returns one wins; the built-in ``exports`` plugin does).
-
-    :param open_session: ``open_session()`` opens a fresh session of the program in its sandbox
-        (the env calls it on its first ``reset``); the program's code runs only there.
-    :param on_close: to call once when the env is closed (stops the env's own sandbox).
-    :param options: keyword arguments of the env (``max_observation_chars``, ``render_mode``,
-        ...), passed on from :func:`spade_core.api.open_env`.
-    :return: the env, or ``None`` to leave it to another plugin.
-    """

@@ -59,7 +59,7 @@ def run_dir(tmp_path_factory) -> Path:
 
 def _ours(sandbox, row) -> tuple[list[str], list[float]]:
     """The solution's actions and the rewards our sandbox gives for them on SEED."""
-    from plugins.families.gym_registry import installed_families
+    from spade_core.program_files import installed_families
 
     family = installed_families()[row["family"]]
     session = sandbox.open(row["source"], family=family)

@@ -23,7 +23,7 @@ FORMATS = ("jsonl", "hf-dataset", "verifiers", "openenv")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from plugins.families.gym_registry import PLAYABLE_STATUSES
+    from spade_core.gym_registry import PLAYABLE_STATUSES
 
     parser.add_argument("run_dir", metavar="RUN_DIR",
                         help="run directory (or one filled by `spade envs import`)")
