@@ -108,6 +108,15 @@ def register_eval_suites(register: "Register") -> None:
 
 
 @hookspec
+def register_export_formats(register: "Register") -> None:
+    """Register formats of ``spade envs export --format NAME`` (interface
+    :class:`spade_core.interfaces.ExportFormat`).
+
+    :param register: callback ``register(name, factory, options=None, summary="")``.
+    """
+
+
+@hookspec
 def register_commands(register: "RegisterCommand") -> None:
     """Register command-line commands: top-level ``spade NAME`` commands, or members of a core
     command group such as ``spade bench NAME`` (see :mod:`spade_core.commands`).

@@ -56,7 +56,7 @@ def test_hook_register_eval_suites():
         "bfcl", "pool", "reasoning-gym"]
 
 
-def test_installed_plugin_registers_the_suites_and_the_command():
+def test_installed_plugin_registers_the_suites():
     loaded = load_plugins()
     assert {"bfcl", "pool", "reasoning-gym"} <= set(loaded.registry.names("eval_suite"))
 

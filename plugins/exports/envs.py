@@ -1,5 +1,5 @@
 """A run's environments as rows, written as JSONL or a ``datasets`` dataset; the verifiers and
-OpenEnv exports build on these rows (:mod:`plugins.exports.formats` chooses)."""
+OpenEnv exports build on these rows (the formats of :mod:`plugins.exports.formats`)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,12 @@
-"""Registers ``spade envs export`` and ``spade export-model`` (entry point ``exports``).
+"""Registers ``spade envs export`` with its built-in export formats (``jsonl``, ``hf-dataset``,
+``verifiers``, ``openenv``) and ``spade export-model`` (entry point ``exports``).
 
 ``envs`` is a core command group that plugins add members to (like ``bench``), so the environment
 export lives next to ``envs import``. Modules load only when their command is typed."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from spade_core.commands import from_module
 from spade_core.hookspecs import hookimpl
@@ -17,3 +20,39 @@ def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
              group="envs")
     register("export-model", *from_module("plugins.exports.model_cmd"),
              help="export a run's trained model as a save_pretrained folder with a model card")
+
+
+def _jsonl(options: Any, context: Any) -> Any:
+    from plugins.exports.formats import JsonlFormat
+
+    return JsonlFormat()
+
+
+def _hf_dataset(options: Any, context: Any) -> Any:
+    from plugins.exports.formats import HfDatasetFormat
+
+    return HfDatasetFormat()
+
+
+def _verifiers(options: Any, context: Any) -> Any:
+    from plugins.exports.formats import VerifiersFormat
+
+    return VerifiersFormat()
+
+
+def _openenv(options: Any, context: Any) -> Any:
+    from plugins.exports.formats import OpenEnvFormat
+
+    return OpenEnvFormat()
+
+
+@hookimpl
+def register_export_formats(register):  # noqa: ANN001, ANN201 - pluggy hook
+    register("jsonl", _jsonl, None,
+             "environments.jsonl, one environment per line")
+    register("hf-dataset", _hf_dataset, None,
+             "a datasets dataset written with save_to_disk")
+    register("verifiers", _verifiers, None,
+             "an installable verifiers environment package playing in the sandbox")
+    register("openenv", _openenv, None,
+             "an OpenEnv environment (openenv.yaml, server/app.py) playing in the sandbox")
