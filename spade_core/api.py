@@ -5,8 +5,8 @@ Re-exported lazily by ``spade_core`` (``from spade_core import run, load_config`
 ``import spade_core`` stays light; nothing heavy is imported before a run builds its components.
 Documented in ``docs/api.md``.
 
-The core names no plugin module: :func:`open_env` asks the loaded plugins for the env through
-the ``spade_gym_env`` hook (the built-in ``exports`` plugin implements it).
+The core names no plugin module: :func:`open_env` builds the sandbox and the family through the
+plugin registry and wraps the program in :class:`spade_core.gym_env.SandboxTextEnv`.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def run(config: Any, *, overrides: Sequence[str] = (), resume: str | Path | None
     loaded = plugins or load_plugins()
     resolved = load_config(config, overrides, loaded)
     if resume is not None:
-        from spade_core.cli.run_cmd import check_resumable
+        from spade_core.config.resume import check_resumable
 
         check_resumable(Path(resume), resolved, loaded)
     if preflight:
@@ -91,52 +91,18 @@ def evaluate(config: Any, suites: Sequence[str] | None = None, *, overrides: Seq
              checkpoint: str | Path | None = None, seed: int | None = None,
              max_new_tokens: int | None = None,
              plugins: "LoadedPlugins | None" = None) -> dict[str, Any]:
-    """Held-out evaluation as ``spade eval`` does, through the ``eval`` command an installed
-    plugin registers; returns the command's JSON result (``suites``, each with ``overall`` and
-    ``buckets``; ``settings``; ``model``). ``suites``: default ``eval.suites`` of the config.
-    ``options``: ``{suite: {key: value}}``, as ``--option SUITE.KEY=VALUE``."""
-    import argparse
-    import contextlib
-    import io
-    import json
-    import tempfile
-
-    from spade_core.errors import PluginError
+    """Held-out evaluation as ``spade eval`` does; returns what ``spade eval --json`` prints
+    (``suites``, each with ``overall`` and ``buckets``; ``settings``; ``model``). ``suites``:
+    default ``eval.suites`` of the config. ``options``: ``{suite: {key: value}}``, as
+    ``--option SUITE.KEY=VALUE``."""
+    from spade_core.eval.run import run_eval
 
     loaded = plugins or load_plugins()
-    from spade_core.cli import load_commands
-
-    command = load_commands(loaded).commands.get("eval")
-    if command is None:
-        raise PluginError("evaluate() runs the 'eval' command, which no loaded plugin registers "
-                          "(it comes with the built-in plugin 'evals'; is it left out by "
-                          "SPADE_PLUGINS?)")
-    with tempfile.TemporaryDirectory(prefix="spade-eval-") as tmp:
-        if isinstance(config, (str, Path)):
-            path = Path(config)
-        else:
-            import yaml
-
-            path = Path(tmp) / "config.yaml"
-            path.write_text(yaml.safe_dump(load_config(config, plugins=loaded).to_dict()))
-        out = Path(tmp) / "result.json"
-        argv = [str(path), "--out", str(out), "--samples", str(samples)]
-        argv += [arg for name in suites or () for arg in ("--suite", name)]
-        argv += [arg for key in overrides for arg in ("--set", key)]
-        for suite, values in (options or {}).items():
-            argv += [arg for key, value in values.items()
-                     for arg in ("--option", f"{suite}.{key}={json.dumps(value)}")]
-        for flag, value in (("--limit", limit), ("--checkpoint", checkpoint), ("--seed", seed),
-                            ("--max-new-tokens", max_new_tokens)):
-            if value is not None:
-                argv += [flag, str(value)]
-        parser = argparse.ArgumentParser(prog="spade eval")
-        command.add_arguments(parser)
-        args = parser.parse_args(argv)
-        args._plugins = loaded
-        with contextlib.redirect_stdout(io.StringIO()):  # the command's table
-            command.run(args)
-        return json.loads(out.read_text(encoding="utf-8"))
+    resolved = load_config(config, overrides, loaded)
+    label = str(config) if isinstance(config, (str, Path)) else "<config>"
+    return run_eval(resolved, loaded.registry, config_label=label, suites=suites,
+                    options=options, limit=limit, samples=samples, seed=seed,
+                    max_new_tokens=max_new_tokens, checkpoint=checkpoint).payload
 
 
 def open_env(program: str | Path, family: str | None = None, *, sandbox: str = "process",
@@ -155,7 +121,7 @@ def open_env(program: str | Path, family: str | None = None, *, sandbox: str = "
 
     Observations and actions are text; ``env.close()`` (or ``with open_env(...) as env``) stops
     the env's sandbox."""
-    from spade_core.errors import PluginError
+    from spade_core.gym_env import SandboxTextEnv
 
     loaded = plugins or load_plugins()
     label, source = _read_program(program)
@@ -178,13 +144,8 @@ def open_env(program: str | Path, family: str | None = None, *, sandbox: str = "
                 if chosen is not None:
                     chosen.close()
 
-        env = loaded.manager.hook.spade_gym_env(
-            open_session=lambda: opened.open(source, family=chosen), on_close=close,
-            options=dict(env_options))
-        if env is None:
-            raise PluginError("open_env() needs a plugin implementing the hook spade_gym_env "
-                              "(the built-in plugin 'exports' does; is it left out by "
-                              "SPADE_PLUGINS?)")
+        env = SandboxTextEnv(lambda: opened.open(source, family=chosen), on_close=close,
+                             **env_options)
         handed_over = True  # the env closes the sandbox and the family now
         return env
     finally:

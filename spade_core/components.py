@@ -13,7 +13,8 @@ from spade_core.errors import ConfigError
 
 @dataclass(frozen=True)
 class KindInfo:
-    """One component kind: its registration hook and the config section that selects it."""
+    """One component kind: its registration hook and the config section (or, for kinds no config
+    selects, the command-line option) that selects it."""
 
     kind: str
     hook: str
@@ -34,6 +35,8 @@ KINDS: tuple[KindInfo, ...] = (
              "generation backend"),
     KindInfo("trainer", "register_trainers", "trainer", "trainer"),
     KindInfo("eval_suite", "register_eval_suites", "eval", "eval suite"),
+    KindInfo("export_format", "register_export_formats", "envs export --format",
+             "export format"),
 )
 KIND_BY_NAME: dict[str, KindInfo] = {k.kind: k for k in KINDS}
 

@@ -108,6 +108,15 @@ def register_eval_suites(register: "Register") -> None:
 
 
 @hookspec
+def register_export_formats(register: "Register") -> None:
+    """Register formats of ``spade envs export --format NAME`` (interface
+    :class:`spade_core.interfaces.ExportFormat`).
+
+    :param register: callback ``register(name, factory, options=None, summary="")``.
+    """
+
+
+@hookspec
 def register_commands(register: "RegisterCommand") -> None:
     """Register command-line commands: top-level ``spade NAME`` commands, or members of a core
     command group such as ``spade bench NAME`` (see :mod:`spade_core.commands`).
@@ -197,18 +206,4 @@ def spade_preflight(config: Any, report: Any) -> None:
         ``config.config.logging``, ``config.config.model.path``, ...).
     :param report: callback ``report(key, message)``: ``key`` is the config key path at fault
         (``logging.backends``), ``message`` says what is wrong and what would be right.
-    """
-
-
-@hookspec(firstresult=True)
-def spade_gym_env(open_session: Any, on_close: Any, options: dict[str, Any]) -> Any:
-    """A ``gymnasium.Env`` over sandbox sessions, for :func:`spade_core.api.open_env` (the first
-    plugin that returns one wins; the built-in ``exports`` plugin does).
-
-    :param open_session: ``open_session()`` opens a fresh session of the program in its sandbox
-        (the env calls it on its first ``reset``); the program's code runs only there.
-    :param on_close: to call once when the env is closed (stops the env's own sandbox).
-    :param options: keyword arguments of the env (``max_observation_chars``, ``render_mode``,
-        ...), passed on from :func:`spade_core.api.open_env`.
-    :return: the env, or ``None`` to leave it to another plugin.
     """

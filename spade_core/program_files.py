@@ -89,14 +89,20 @@ def _free_names(source: str) -> set[str]:
     return read - bound
 
 
-def installed_families(registry: Any, where: str, context: Any = None,
+def installed_families(registry: Any = None, where: str = "families", context: Any = None,
                        on_skip: Callable[[str, Exception], None] | None = None
                        ) -> dict[str, EnvFamily]:
-    """Every installed env family built with its default options, by registered name. One that
-    cannot start (an optional family whose library is not installed) is left out and reported
-    to ``on_skip(name, error)``; the caller closes the families."""
+    """Every installed env family built with its default options, by registered name (of
+    ``registry``, by default that of every plugin ``SPADE_PLUGINS`` allows). One that cannot
+    start (an optional family whose library is not installed) is left out and reported to
+    ``on_skip(name, error)``; the caller closes the families. ``where`` names the caller in
+    error messages."""
     from spade_core.errors import SpadeError
 
+    if registry is None:
+        from spade_core.plugins import load_plugins
+
+        registry = load_plugins().registry
     families: dict[str, EnvFamily] = {}
     for name in registry.names("env_family"):
         try:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from spade_core.eval.scores import run_suite
 from spade_core.interfaces import EvalSettings, EvalSuite
 
-from plugins.evals.evaluate import run_suite
 from plugins.evals.fakes import FakeGoldBackend, FakeHalfBackend, FakeWrongBackend
 
 

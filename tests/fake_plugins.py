@@ -66,6 +66,10 @@ class FakeAllKinds:
     def register_eval_suites(self, register):
         register("fake-suite", _fake, FakeOptions)
 
+    @hookimpl
+    def register_export_formats(self, register):
+        register("fake-format", _fake, FakeOptions)
+
 
 FAKE_CONFIG = {
     "run": {"name": "t", "dir": "runs/{name}"},

@@ -226,7 +226,7 @@ def _sandbox_episode(sandbox, source, family, seed, actions):
 def test_open_env_plays_with_the_sandbox_rewards(which, process_sandbox):
     import gymnasium
 
-    from plugins.families.gym_registry import installed_families
+    from spade_core.program_files import installed_families
     from spade_core.api import open_env
 
     family = installed_families()["reasoning"]
@@ -271,7 +271,7 @@ def test_open_env_reads_a_file_and_takes_a_family(tmp_path, process_sandbox):
     with open_env(path, "reasoning", render_mode="ansi") as env:
         observation, _ = env.reset(seed=1)
         assert observation and env.render() == observation
-    from plugins.families.gym_registry import installed_families
+    from spade_core.program_files import installed_families
 
     first, _ = _sandbox_episode(process_sandbox, path.read_text(),
                                 installed_families()["reasoning"], 1, [])
@@ -309,16 +309,13 @@ def test_open_env_with_check_false_fails_at_reset(process_sandbox):
     env.close()  # twice is harmless
 
 
-def test_open_env_needs_the_plugin_with_the_gym_adapter():
-    """Without the plugin implementing ``spade_gym_env`` (the built-in 'exports'), open_env says
-    where the adapter comes from, and stops the sandbox it built."""
+def _watched_sandbox(closed: list) -> tuple:
+    """The fake plugins with the families, their sandbox's name, and that sandbox's ``close``
+    recorded in ``closed``."""
     import plugins.families.plugin as families_plugin
-    from spade_core.api import open_env
-    from spade_core.errors import PluginError
 
     from fake_selfplay import FakeSelfPlayPlugin
 
-    closed = []
     loaded = load_test_plugins(FakeSelfPlayPlugin(), families_plugin)
     [sandbox] = loaded.registry.names("sandbox")
     component = loaded.registry.components[("sandbox", sandbox)]
@@ -332,8 +329,36 @@ def test_open_env_needs_the_plugin_with_the_gym_adapter():
 
     loaded.registry.components[("sandbox", sandbox)] = dataclasses.replace(component,
                                                                            factory=factory)
-    with pytest.raises(PluginError, match="spade_gym_env.*'exports'"):
-        open_env(_quickstart_program(), sandbox=sandbox, check=False, plugins=loaded)
+    return loaded, sandbox
+
+
+def test_open_env_stops_its_sandbox_when_the_env_cannot_be_made():
+    """When the env cannot be made (here: an unknown render mode), open_env says why and stops
+    the sandbox it built. The adapter is the core's: no plugin beyond the sandbox and the
+    families is needed."""
+    from spade_core.api import open_env
+
+    closed = []
+    loaded, sandbox = _watched_sandbox(closed)
+    with pytest.raises(ValueError, match="render_mode"):
+        open_env(_quickstart_program(), sandbox=sandbox, check=False, plugins=loaded,
+                 render_mode="human")
+    assert closed == [True]
+
+
+def test_open_env_passes_the_env_options_and_its_close_stops_the_sandbox():
+    """The env options reach the env; closing the env stops the sandbox open_env built, once."""
+    from spade_core.api import open_env
+    from spade_core.gym_env import SandboxTextEnv
+
+    closed = []
+    loaded, sandbox = _watched_sandbox(closed)
+    env = open_env(_quickstart_program(), sandbox=sandbox, check=False, plugins=loaded,
+                   render_mode="ansi", max_action_chars=99)
+    assert isinstance(env, SandboxTextEnv) and env.render_mode == "ansi"
+    assert env.action_space.max_length == 99 and closed == []
+    env.close()
+    env.close()
     assert closed == [True]
 
 
@@ -343,37 +368,3 @@ def test_the_open_env_example_runs():
     namespace: dict = {}
     exec(compile(block, "docs/api.md", "exec"), namespace)  # noqa: S102 - our own docs
     assert namespace["reward"] == 1.0 and namespace["terminated"] is True
-
-
-def test_hook_spade_gym_env():
-    """open_env takes the env from the first plugin whose ``spade_gym_env`` returns one (a plugin
-    returning None is passed over); the session opener, the env options and the close callback
-    reach it."""
-    import plugins.families.plugin as families_plugin
-    from spade_core.api import open_env
-    from spade_core.hookspecs import hookimpl
-
-    from fake_selfplay import FakeSelfPlayPlugin
-
-    made = []
-
-    class FakeEnvPlugin:
-        """Test fake: hands back a record of what the hook received instead of a real env."""
-
-        @hookimpl
-        def spade_gym_env(self, open_session, on_close, options):
-            made.append((open_session, on_close, options))
-            return made[-1]
-
-    class DeclinesPlugin:
-        @hookimpl
-        def spade_gym_env(self, open_session, on_close, options):
-            return None
-
-    loaded = load_test_plugins(FakeSelfPlayPlugin(), families_plugin, FakeEnvPlugin(),
-                               DeclinesPlugin())
-    [sandbox] = loaded.registry.names("sandbox")
-    env = open_env(_quickstart_program(), sandbox=sandbox, check=False, plugins=loaded,
-                   render_mode="ansi")
-    assert env is made[0] and env[2] == {"render_mode": "ansi"} and callable(env[0])
-    env[1]()  # the env's close: stops the sandbox open_env built

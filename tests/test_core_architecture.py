@@ -1,6 +1,8 @@
-"""The architecture the folder layout promises, checked on the source: no import cycle anywhere,
-``spade_core`` names no module of ``plugins``, ``sandbox`` or ``envmemory`` (not even in a
-string), and no component member is probed with ``getattr``/``hasattr`` outside a short list."""
+"""The architecture the folder layout promises, checked on the source: no import cycle anywhere
+(package ``__init__`` modules and imports inside functions included), ``spade_core`` names no
+module of ``plugins``, ``sandbox`` or ``envmemory`` (not even in a string), nothing outside
+``spade_core/cli/`` imports the command line, and no component member is probed with
+``getattr``/``hasattr`` outside a short list."""
 
 from __future__ import annotations
 
@@ -43,7 +45,16 @@ MODULES = _modules()
 
 
 def _imports(name: str, path: Path) -> set[str]:
-    """Project modules ``name`` imports, at module level or inside functions."""
+    """Project modules ``name`` imports: at module level, inside functions (lazy imports) and
+    under ``TYPE_CHECKING`` alike, since each is a dependency of the code.
+
+    ``import a.b`` and ``from a import b`` where ``a.b`` is a module depend on ``a.b``;
+    ``from a import name`` where ``name`` is no module depends on the package ``a`` (its
+    ``__init__`` defines the name). Importing ``a.b`` also runs ``a/__init__`` first, but that
+    implicit step is no edge: ``a.b`` reads nothing of ``a`` unless it imports from ``a``, which
+    is then an explicit edge. Modules imported by a name held in data (``importlib`` over entry
+    points, the CLI's ``CORE_COMMANDS`` table, ``commands.from_module``) are looked up at run time
+    like plugins and are not edges."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     targets: set[str] = set()
@@ -55,8 +66,9 @@ def _imports(name: str, path: Path) -> set[str]:
             if node.level:
                 base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]
                                 + ([base] if base else []))
-            targets.add(base)
-            targets.update(f"{base}.{alias.name}" for alias in node.names)
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                targets.add(submodule if submodule in MODULES else base)
     resolved = set()
     for target in targets:
         while target and target not in MODULES:
@@ -102,20 +114,39 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def _package_graph() -> dict[str, set[str]]:
-    """Edges between modules, leaving out a package's ``__init__`` re-exporting its own
-    submodules (importing ``a.b`` runs ``a/__init__`` first; that is not a cycle of code)."""
-    graph = {}
-    for name, path in MODULES.items():
-        edges = _imports(name, path)
-        if path.name == "__init__.py":
-            edges = {e for e in edges if not e.startswith(name + ".")}
-        graph[name] = {e for e in edges if not name.startswith(e + ".")}
-    return graph
+    """Every module's edges (:func:`_imports`), with nothing left out: a package's ``__init__``
+    importing its own submodules (``spade_core/__init__`` importing ``spade_core.api`` on first
+    attribute access) is an edge, and so is a submodule importing a name from its parent package
+    (``from spade_core.cli import load_commands``). Together they are a real cycle: each side
+    needs the other's code, whichever is imported first."""
+    return {name: _imports(name, path) for name, path in MODULES.items()}
 
 
 def test_no_import_cycles():
     cycles = _cycles(_package_graph())
     assert not cycles, cycles
+
+
+def test_the_cycle_check_counts_package_inits_and_lazy_imports():
+    """The check sees the cycle ``spade_core -> api -> cli.run_cmd -> cli -> spade_core`` that the
+    API once made through a lazy import in a function and package-level imports."""
+    graph = _package_graph()
+    graph["spade_core.api"] = graph["spade_core.api"] | {"spade_core.cli.run_cmd"}
+    assert any({"spade_core", "spade_core.api", "spade_core.cli"} <= set(c)
+               for c in _cycles(graph))
+
+
+def _is_cli(module: str) -> bool:
+    return module == "spade_core.cli" or module.startswith("spade_core.cli.")
+
+
+def test_only_the_command_line_imports_the_command_line():
+    """The CLI is a layer over the API and the core: no module outside ``spade_core/cli/``
+    imports it, at module level or inside a function."""
+    offenders = [f"{path.relative_to(ROOT)} imports {target}"
+                 for name, path in MODULES.items() if not _is_cli(name)
+                 for target in sorted(_imports(name, path)) if _is_cli(target)]
+    assert not offenders, "\n".join(offenders)
 
 
 def test_spade_core_imports_no_implementation_package():

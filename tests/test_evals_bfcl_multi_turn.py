@@ -260,7 +260,7 @@ def test_entries_beginning_alike_cannot_share_a_gold_table():
 def test_options_select_multi_turn_categories_and_refuse_bad_ones():
     from spade_core.errors import ConfigError
 
-    from plugins.evals.evaluate import resolve_suite
+    from spade_core.eval.evaluate import resolve_suite
 
     registry = load_test_plugins(evals_plugin).registry
     _, options = resolve_suite(registry, "bfcl", {"categories": ["multi_turn_base"],

@@ -15,7 +15,7 @@ from spade_core.errors import UsageError
 from spade_core.hookspecs import hookimpl
 from spade_core.testing import load_test_plugins
 
-from plugins.evals.checkpoint import trainer_folder
+from spade_core.eval.checkpoint import trainer_folder
 from plugins.evals.fakes import FakeWrongBackend
 
 #: The bfcl suite reads the data of bfcl-eval, installed without its pinned dependencies.

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from spade_core.components import BuildContext
+from spade_core.eval.scores import pass_at_k, summarise
+from spade_core.eval.table import table
 from spade_core.interfaces import EvalSettings, EvalSuite
 from spade_core.plugins import load_plugins
 from spade_core.testing import check_component, load_test_plugins
@@ -19,7 +21,6 @@ from spade_core.testing import check_component, load_test_plugins
 import plugins.evals.plugin as evals_plugin
 from eval_fake_runs import three_ways
 from plugins.evals.items import spread
-from plugins.evals.scoring import pass_at_k, summarise, table
 
 #: The bfcl suite reads the data of bfcl-eval, installed without its pinned dependencies.
 needs_bfcl = pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
@@ -55,7 +56,7 @@ def test_hook_register_eval_suites():
         "bfcl", "pool", "reasoning-gym"]
 
 
-def test_installed_plugin_registers_the_suites_and_the_command():
+def test_installed_plugin_registers_the_suites():
     loaded = load_plugins()
     assert {"bfcl", "pool", "reasoning-gym"} <= set(loaded.registry.names("eval_suite"))
 
@@ -114,7 +115,7 @@ def test_unknown_category_or_missing_option_is_a_config_error_before_any_model()
     from spade_core.errors import ConfigError
 
     from plugins.evals.bfcl_suite import BfclSuite
-    from plugins.evals.evaluate import resolve_suite
+    from spade_core.eval.evaluate import resolve_suite
 
     registry = load_test_plugins(evals_plugin).registry
     with pytest.raises(ConfigError, match=r"--suite bfcl: invalid options \(categories.0: Input "

@@ -58,7 +58,7 @@ def run_dir(tmp_path_factory) -> Path:
 
 def _ours(sandbox, row) -> tuple[list[str], list[float]]:
     """The solution's actions and the rewards our sandbox gives for them on SEED."""
-    from plugins.families.gym_registry import installed_families
+    from spade_core.program_files import installed_families
 
     family = installed_families()[row["family"]]
     session = sandbox.open(row["source"], family=family)
@@ -121,6 +121,54 @@ def test_jsonl_holds_the_playable_records(run_dir, tmp_path):
     rejected = (tmp_path / "r" / "environments.jsonl").read_text().splitlines()
     assert len(rejected) == 1 and "BrokenEnv" in rejected[0]
     assert _export(run_dir, tmp_path / "r", "jsonl") == 2  # the folder is not empty now
+
+
+def test_hook_register_export_formats():
+    """The built-in formats register through the hook like any plugin's, and honour the base
+    class."""
+    import plugins.exports.plugin as exports_plugin
+    from spade_core.interfaces import ExportFormat
+    from spade_core.testing import check_component, load_test_plugins
+
+    loaded = load_test_plugins(exports_plugin)
+    assert loaded.registry.names("export_format") == ["hf-dataset", "jsonl", "openenv",
+                                                      "verifiers"]
+    for name in loaded.registry.names("export_format"):
+        assert isinstance(check_component(loaded, "export_format", name), ExportFormat)
+
+
+def test_a_plugin_adds_an_export_format(run_dir, tmp_path, capsys):
+    """A third-party format is chosen with --format like a built-in one; an unknown name is an
+    error listing the installed formats."""
+    from importlib import metadata
+
+    from spade_core.cli import main
+    from spade_core.hookspecs import hookimpl
+    from spade_core.interfaces import ExportFormat
+    from spade_core.testing import load_test_plugins
+
+    class IdsFormat(ExportFormat):
+        def write(self, rows, out, *, sandbox):
+            (out / "ids.txt").write_text("\n".join(r["id"] for r in rows) + "\n")
+
+    class IdsPlugin:
+        @hookimpl
+        def register_export_formats(self, register):
+            register("ids", lambda options, context: IdsFormat(), None, "ids, one a line")
+
+    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
+                if ep.dist is not None and ep.dist.name == "spade-rl"]
+    loaded = load_test_plugins(*builtins, IdsPlugin())
+    out = tmp_path / "ids"
+    assert main(["envs", "export", str(run_dir), "--format", "ids", "--out", str(out)],
+                plugins=loaded) == 0
+    assert len((out / "ids.txt").read_text().split()) == 4
+    capsys.readouterr()
+    assert main(["envs", "export", str(run_dir), "--format", "idz", "--out",
+                 str(tmp_path / "x")], plugins=loaded) == 2
+    err = capsys.readouterr().err
+    assert "unknown export format 'idz'" in err and "ids" in err and "jsonl" in err
+    assert not (tmp_path / "x").exists()
 
 
 def test_hf_dataset_loads_with_datasets(run_dir, tmp_path):

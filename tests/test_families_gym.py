@@ -11,7 +11,7 @@ from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
 
 from families_fakes import FakeInProcessSandbox, FakeInProcessSession
-from plugins.families.gym import SandboxTextEnv, UnicodeText, make_env, register_program
+from spade_core.gym_env import SandboxTextEnv, UnicodeText, make_env, register_program
 from plugins.families.reasoning import ReasoningFamily
 from plugins.families.tool_use import ToolUseFamily
 

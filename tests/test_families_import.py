@@ -116,7 +116,7 @@ def test_run_memory_registers_with_gymnasium(imported_run):
     import gymnasium
     from gymnasium.utils.env_checker import check_env
 
-    from plugins.families.gym_registry import SharedSandbox, register_run_memory
+    from spade_core.gym_registry import SharedSandbox, register_run_memory
 
     run_dir, _, rows = imported_run
     sandbox = SharedSandbox()

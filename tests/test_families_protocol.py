@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from families_fakes import FakeInProcessSession
-from plugins.families.gym import SandboxTextEnv
+from spade_core.gym_env import SandboxTextEnv
 from plugins.families.options import ReasoningOptions, ToolUseOptions
 from plugins.families.reasoning import ReasoningFamily
 from plugins.families.tool_use import ToolUseFamily

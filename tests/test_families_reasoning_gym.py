@@ -120,7 +120,7 @@ def test_missing_library_is_a_config_error_naming_the_extra(monkeypatch):
     with pytest.raises(ConfigError, match=r"env family 'reasoning-gym'.*spade-rl\[reasoning-gym\]"):
         component.build(ReasoningGymOptions(), BuildContext())
     # Commands that use "every installed family" leave the unavailable one out.
-    from plugins.families.gym_registry import installed_families
+    from spade_core.program_files import installed_families
 
     names = set(installed_families())
     assert {"reasoning", "tool-use"} <= names and "reasoning-gym" not in names
@@ -271,7 +271,7 @@ def test_gymnasium_wrapper_passes_check_env(sandbox, pool_family):
     import gymnasium
     from gymnasium.utils.env_checker import check_env
 
-    from plugins.families.gym import make_env, register_program
+    from spade_core.gym_env import make_env, register_program
 
     source = pool_family.seed_programs()[2].source
     env = make_env(source, sandbox=sandbox, family=pool_family)
@@ -413,7 +413,7 @@ def test_imported_pool_plays_through_gymnasium_as_documented(imported_pool, sand
     gymnasium and play each environment over several seeds."""
     import gymnasium
 
-    from plugins.families.gym_registry import register_run_memory
+    from spade_core.gym_registry import register_run_memory
 
     _, run_dir, _ = imported_pool
     ids = register_run_memory(run_dir, sandbox_factory=lambda: sandbox,

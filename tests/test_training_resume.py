@@ -244,7 +244,7 @@ def test_quickstart_modes_resolve_with_only_those_keys_changed():
 
 
 def test_config_differences_allow_only_iterations_dir_and_logging():
-    from spade_core.cli.run_cmd import config_differences
+    from spade_core.config.resume import config_differences
 
     stored = {"run": {"dir": "a", "iterations": 2, "seed": 0}, "trainer": {"plugin": "grpo"},
               "logging": {"backends": []}}

@@ -197,7 +197,7 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
     """One arm: build everything from the config, evaluate (fixed-pool mode), run the
     iterations, evaluate again. Returns its figures."""
     from spade_core.config.load import load_config
-    from spade_core.evaluation import play_items
+    from spade_core.eval.scores import play_items
     from spade_core.interfaces import EvalSettings
     from spade_core.run_info import RunInfo
     from spade_core.selfplay.artifacts import RunArtifacts

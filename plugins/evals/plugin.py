@@ -1,6 +1,6 @@
-"""Registers the built-in eval suites ``reasoning-gym``, ``bfcl`` and ``pool``, the ``spade eval``
-command and the ``spade bench learning`` benchmark. Light at import: each factory and command
-imports its module when built or typed."""
+"""Registers the built-in eval suites ``reasoning-gym``, ``bfcl`` and ``pool`` (played by the core's
+``spade eval``) and the ``spade bench scoring`` and ``spade bench learning`` benchmarks. Light at
+import: each factory and command imports its module when built or typed."""
 
 from __future__ import annotations
 
@@ -43,8 +43,6 @@ def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
 
 @hookimpl
 def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
-    register("eval", *from_module("plugins.evals.command"),
-             help="held-out evaluation: pass@1/pass@k per bucket on eval suites")
     register("scoring", *from_module("plugins.evals.scoring_bench"), group="bench",
              help="reasoning-gym scoring in the sandbox against in-process: ms per item")
     register("learning", *from_module("plugins.evals.learning_bench"), group="bench",

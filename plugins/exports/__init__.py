@@ -1,4 +1,3 @@
 """Export a run's environments (``spade envs export``) and its
 trained model (``spade export-model``) in formats other tools load: JSONL, a ``datasets`` dataset,
-a verifiers environment package, an OpenEnv environment, a ``save_pretrained`` model folder. Also
-the ``gymnasium.Env`` of :func:`spade_core.api.open_env` (:mod:`plugins.exports.gym_env`)."""
+a verifiers environment package, an OpenEnv environment, a ``save_pretrained`` model folder."""

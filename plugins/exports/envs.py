@@ -1,5 +1,5 @@
 """A run's environments as rows, written as JSONL or a ``datasets`` dataset; the verifiers and
-OpenEnv exports build on these rows (:mod:`plugins.exports.formats` chooses)."""
+OpenEnv exports build on these rows (the formats of :mod:`plugins.exports.formats`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ def read_rows(run_dir: str | Path, statuses: Sequence[str] | None = None,
               families: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """The run's records (read-only, through the memory component the run names) as rows; each
     row's ``instructions`` are its family's agent instructions, ``stats`` a JSON text."""
-    from plugins.families.gym_registry import PLAYABLE_STATUSES, installed_families
+    from spade_core.gym_registry import PLAYABLE_STATUSES
+    from spade_core.program_files import installed_families
     from spade_core.run_memory import open_run_memory
 
     if not Path(run_dir).is_dir():

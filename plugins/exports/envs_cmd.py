@@ -1,5 +1,5 @@
-"""``spade envs export RUN_DIR --format jsonl|hf-dataset|verifiers|openenv --out DIR``: the
-environments of a run's memory in a format other tools load.
+"""``spade envs export RUN_DIR --format NAME --out DIR``: the environments of a run's memory in a
+format other tools load. The formats are components (kind ``export_format``); the built-in ones:
 
 * ``jsonl``: ``DIR/environments.jsonl``, one environment per line (program, family, status,
   description, hint, statistics).
@@ -11,7 +11,8 @@ environments of a run's memory in a format other tools load.
 
 Programs are untrusted code: the verifiers and OpenEnv exports run them only through this
 project's sandbox (``--sandbox``, default ``process``), so they need spade-rl installed where
-they run. The memory is opened read-only (safe while the run writes)."""
+they run. The memory is opened read-only (safe while the run writes). A plugin adds a format with
+the ``register_export_formats`` hook."""
 
 from __future__ import annotations
 
@@ -19,15 +20,18 @@ import argparse
 import json
 import sys
 
+#: The built-in formats (a plugin may register more).
 FORMATS = ("jsonl", "hf-dataset", "verifiers", "openenv")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from plugins.families.gym_registry import PLAYABLE_STATUSES
+    from spade_core.gym_registry import PLAYABLE_STATUSES
 
     parser.add_argument("run_dir", metavar="RUN_DIR",
                         help="run directory (or one filled by `spade envs import`)")
-    parser.add_argument("--format", required=True, choices=FORMATS, help="what to write")
+    parser.add_argument("--format", required=True, metavar="NAME",
+                        help="what to write: an installed export format (built in: "
+                             f"{', '.join(FORMATS)}; spade plugins lists them all)")
     parser.add_argument("--out", required=True, metavar="DIR",
                         help="folder to write (must not exist, or be empty)")
     parser.add_argument("--status", action="append", metavar="STATUS",
@@ -44,8 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from plugins.exports.formats import export_envs
 
+    plugins = getattr(args, "_plugins", None)
     result = export_envs(args.run_dir, args.out, args.format, statuses=args.status,
-                         families=args.family, sandbox=args.sandbox)
+                         families=args.family, sandbox=args.sandbox,
+                         registry=plugins.registry if plugins is not None else None)
     if args.json:
         print(json.dumps(result))
     else:

@@ -1,6 +1,6 @@
 """Write a run's trained model as a ``save_pretrained`` folder with tokenizer, chat template and a
-model card (``spade export-model``). The checkpoint is found the way ``--checkpoint`` of the
-evals finds it (:func:`plugins.evals.checkpoint.trainer_folder`)."""
+model card (``spade export-model``). The checkpoint is found the way ``spade eval --checkpoint``
+finds it (:func:`spade_core.eval.checkpoint.trainer_folder`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ _ITER = re.compile(r"iter-(\d+)\Z")
 
 def checkpoint_folder(run_dir: Path, checkpoint: int | None) -> Path:
     """The ``trainer/`` folder of iteration ``checkpoint`` (default: the latest)."""
-    from plugins.evals.checkpoint import trainer_folder
+    from spade_core.eval.checkpoint import trainer_folder
 
     if checkpoint is None:
         return trainer_folder(run_dir)

@@ -1,12 +1,11 @@
-"""Registers ``spade envs export`` and ``spade export-model`` (entry point ``exports``), and the
-gymnasium adapter behind :func:`spade_core.api.open_env` (hook ``spade_gym_env``).
+"""Registers ``spade envs export`` with its built-in export formats (``jsonl``, ``hf-dataset``,
+``verifiers``, ``openenv``) and ``spade export-model`` (entry point ``exports``).
 
 ``envs`` is a core command group that plugins add members to (like ``bench``), so the environment
 export lives next to ``envs import``. Modules load only when their command is typed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from spade_core.commands import from_module
@@ -23,11 +22,37 @@ def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
              help="export a run's trained model as a save_pretrained folder with a model card")
 
 
-@hookimpl
-def spade_gym_env(open_session: Callable[[], Any], on_close: Callable[[], None],
-                  options: dict[str, Any]) -> Any:
-    """A :class:`plugins.families.gym.SandboxTextEnv` over the sessions ``open_session`` opens,
-    calling ``on_close`` when it is closed (the API's sandbox goes with the env)."""
-    from plugins.exports.gym_env import OwnedSandboxTextEnv
+def _jsonl(options: Any, context: Any) -> Any:
+    from plugins.exports.formats import JsonlFormat
 
-    return OwnedSandboxTextEnv(open_session, on_close, **options)
+    return JsonlFormat()
+
+
+def _hf_dataset(options: Any, context: Any) -> Any:
+    from plugins.exports.formats import HfDatasetFormat
+
+    return HfDatasetFormat()
+
+
+def _verifiers(options: Any, context: Any) -> Any:
+    from plugins.exports.formats import VerifiersFormat
+
+    return VerifiersFormat()
+
+
+def _openenv(options: Any, context: Any) -> Any:
+    from plugins.exports.formats import OpenEnvFormat
+
+    return OpenEnvFormat()
+
+
+@hookimpl
+def register_export_formats(register):  # noqa: ANN001, ANN201 - pluggy hook
+    register("jsonl", _jsonl, None,
+             "environments.jsonl, one environment per line")
+    register("hf-dataset", _hf_dataset, None,
+             "a datasets dataset written with save_to_disk")
+    register("verifiers", _verifiers, None,
+             "an installable verifiers environment package playing in the sandbox")
+    register("openenv", _openenv, None,
+             "an OpenEnv environment (openenv.yaml, server/app.py) playing in the sandbox")

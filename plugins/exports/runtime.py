@@ -8,15 +8,13 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from plugins.families.gym_registry import SharedSandbox, installed_families
+from spade_core.gym_registry import SharedSandbox
+from spade_core.program_files import installed_families
 
 _SANDBOXES: dict[str, SharedSandbox] = {}
 
-
-@cache
-def families() -> dict[str, Any]:
-    """The installed families, built once per process (every episode needs its family)."""
-    return installed_families()
+#: The installed families, built once per process (every episode needs its family).
+families = cache(installed_families)
 
 
 def shared_sandbox(name: str = "process") -> SharedSandbox:

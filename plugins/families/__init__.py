@@ -1,6 +1,6 @@
 """Built-in environment families: ``reasoning`` (``\\boxed{}`` answers and text games) and
-``tool-use`` (``<tool_call>`` protocol), both running SPADE-format programs unchanged, plus the
-gymnasium wrapper that makes any sandboxed environment a ``gymnasium.Env``.
+``tool-use`` (``<tool_call>`` protocol), both running SPADE-format programs unchanged (the
+``gymnasium.Env`` over a sandboxed program is the core's :mod:`spade_core.gym_env`).
 
 Importing this package is light; the registration module is :mod:`plugins.families.plugin`.
 """

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 #: members (``envs export``) next to its own (``envs import``).
 CORE_COMMANDS: dict[str, str] = {
     "run": "spade_core.cli.run_cmd",
+    "eval": "spade_core.cli.eval_cmd",
     "config": "spade_core.cli.config_cmd",
     "plugins": "spade_core.cli.plugins_cmd",
     "check-env": "spade_core.cli.check_env_cmd",

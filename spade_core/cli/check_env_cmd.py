@@ -62,21 +62,16 @@ def read_paths(paths: list[str], field: str | None) -> list[tuple[str, str | Non
     return programs
 
 
-def _installed_families(registry: Any, quiet: bool) -> list[Any]:
-    """Every installed family that can start (an optional one may lack its library)."""
-    from spade_core.program_files import installed_families
-
-    def skipped(name: str, exc: Exception) -> None:
-        if not quiet:
-            print(f"# skipping env family {name!r}: {exc}", file=sys.stderr)
-
-    return list(installed_families(registry, "--family", on_skip=skipped).values())
+def _skipped(name: str, exc: Exception) -> None:
+    """Say on stderr which installed family cannot start (an optional one may lack its
+    library)."""
+    print(f"# skipping env family {name!r}: {exc}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
     from spade_core.errors import UsageError
     from spade_core.plugins import load_plugins
-    from spade_core.program_files import choose_family, families_needed
+    from spade_core.program_files import choose_family, families_needed, installed_families
     from spade_core.records import Verdict
     from spade_core.validation import validate
 
@@ -90,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
         chosen = registry.build("env_family", args.family, {}, "--family")
         families = [chosen]
     else:
-        families = _installed_families(registry, args.json)
+        families = list(installed_families(registry, "--family",
+                                           on_skip=None if args.json else _skipped).values())
     for index, (_, source) in enumerate(programs):
         if source is None:
             verdicts[index] = (None, Verdict(False, "syntax", "the file is not UTF-8 text"))

@@ -20,6 +20,7 @@ from spade_core.interfaces.estimator import (
     EstimateInput,
 )
 from spade_core.interfaces.eval_suite import EvalItem, EvalSettings, EvalSuite
+from spade_core.interfaces.export_format import ExportFormat
 from spade_core.interfaces.family import EnvFamily
 from spade_core.interfaces.memory import EnvMemory
 from spade_core.interfaces.prompts import PromptExamples, PromptStrategy
@@ -38,6 +39,7 @@ BASES: dict[str, type] = {
     "generation_backend": GenerationBackend,
     "trainer": Trainer,
     "eval_suite": EvalSuite,
+    "export_format": ExportFormat,
 }
 
 __all__ = [
@@ -53,6 +55,7 @@ __all__ = [
     "EvalItem",
     "EvalSettings",
     "EvalSuite",
+    "ExportFormat",
     "Generation",
     "GenerationBackend",
     "PromptExamples",

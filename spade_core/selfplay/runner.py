@@ -31,7 +31,7 @@ from spade_core.selfplay.checkpoint import (
     truncate_jsonl,
 )
 from spade_core.selfplay.contamination import ContaminationGuard, open_guard
-from spade_core.selfplay.evaluation import LoopEvaluator, open_evaluator
+from spade_core.eval.loop import LoopEvaluator, open_evaluator
 from spade_core.selfplay.iteration import (
     Components,
     PhaseTimer,

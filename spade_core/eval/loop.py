@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from spade_core.components import BuildContext, Registry
-from spade_core.evaluation import SuiteResult, play_items
+from spade_core.eval.scores import SuiteResult, play_items
 from spade_core.interfaces import EvalItem, EvalSettings, EvalSuite, GenerationBackend
 from spade_core.selfplay.phases import PhaseTimer
 

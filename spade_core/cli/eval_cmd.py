@@ -1,9 +1,11 @@
-"""Evaluate the configured model on held-out suites: pass@1 and pass@k per bucket and overall.
+"""``spade eval CONFIG``: evaluate the configured model on held-out suites, pass@1 and pass@k per
+bucket and overall.
 
 Items are fixed for a seed and replies come from the config's generation backend (transformers,
 vLLM or an OpenAI-compatible server), so a run is reproducible. ``--checkpoint`` merges a run's
 trained adapter into the model first; ``--baseline`` puts a second model (a checkpoint, ``base``
-for the untrained model, or an earlier ``--out`` file) side by side.
+for the untrained model, or an earlier ``--out`` file) side by side. The work is done by
+:func:`spade_core.eval.run.run_eval`, which :func:`spade_core.evaluate` calls too.
 """
 
 from __future__ import annotations
@@ -11,15 +13,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-DEFAULT_SUITES = ("reasoning-gym", "bfcl")
+HELP = "held-out evaluation: pass@1/pass@k per bucket on eval suites"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("eval", help=HELP, description=HELP)
+    add_arguments(parser)
+    parser.set_defaults(func=run)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``spade eval``."""
+    from spade_core.eval.run import DEFAULT_SUITES
+
     parser.add_argument("config", metavar="CONFIG", help="run config (its model and backend)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--checkpoint", metavar="DIR",
@@ -52,43 +61,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="KEY=VALUE", help="override a config key, as for spade run")
 
 
-def run(args: argparse.Namespace) -> int:
-    from spade_core.config.load import load_config
+def suite_options(pairs: list[str]) -> dict[str, dict[str, Any]]:
+    """``SUITE.KEY=VALUE`` pairs (values parsed as YAML scalars or flow lists) by suite."""
+    from spade_core.config.yaml_safe import parse_scalar
     from spade_core.errors import UsageError
+
+    options: dict[str, dict[str, Any]] = {}
+    for pair in pairs:
+        head, sep, raw = pair.partition("=")
+        suite, dot, key = head.rpartition(".")
+        if not sep or not dot or not key:
+            raise UsageError(f"eval: --option {pair!r}: write SUITE.KEY=VALUE, e.g. "
+                             "pool.path=runs/x/envs.jsonl")
+        options.setdefault(suite, {})[key] = parse_scalar(raw, f"--option {pair}")
+    return options
+
+
+def run(args: argparse.Namespace) -> int:
+    from spade_core.api import load_config
+    from spade_core.eval.run import run_eval
+    from spade_core.eval.table import table
     from spade_core.plugins import load_plugins
 
-    from plugins.evals.evaluate import EvalRequest, evaluate, suite_options
-    from plugins.evals.scoring import SuiteResult, table
-
-    if args.samples < 1 or (args.limit is not None and args.limit < 1):
-        raise UsageError("eval: --samples and --limit must be at least 1")
     loaded = getattr(args, "_plugins", None) or load_plugins()
     overrides = list(args.overrides) + ([f"model.path={args.model}"] if args.model else [])
-    resolved = load_config(args.config, loaded.registry, overrides)
-    section = resolved.config.eval
-    suites = list(dict.fromkeys(args.suite or section.suites or DEFAULT_SUITES))
-    options = {name: dict(section.options.get(name, {})) for name in suites}
-    for name, values in suite_options(args.option, suites).items():
-        options[name].update(values)
-    request = EvalRequest(
-        suites=suites, options=options,
-        limit=args.limit if args.limit is not None else section.limit,
-        samples=args.samples, temperature=args.temperature, max_new_tokens=args.max_new_tokens,
-        seed=args.seed, model_override=args.model)
-    baseline: list[SuiteResult] | None = None
-    baseline_label = None
-    if args.baseline:
-        baseline, baseline_label = _baseline(args.baseline, resolved, loaded.registry, request)
-    started = time.perf_counter()
-    results, settings = evaluate(resolved, loaded.registry, request, checkpoint=args.checkpoint)
-    payload: dict[str, Any] = {
-        "config": str(args.config), "model": resolved.config.model.path,
-        "checkpoint": args.checkpoint, "settings": settings,
-        "seconds": round(time.perf_counter() - started, 1),
-        "suites": [r.to_dict() for r in results]}
-    if baseline is not None:
-        payload["baseline"] = {"source": baseline_label,
-                               "suites": [r.to_dict() for r in baseline]}
+    resolved = load_config(args.config, overrides, loaded)
+    evaluation = run_eval(
+        resolved, loaded.registry, config_label=str(args.config), suites=args.suite,
+        options=suite_options(args.option), limit=args.limit, samples=args.samples,
+        temperature=args.temperature, max_new_tokens=args.max_new_tokens, seed=args.seed,
+        model=args.model, checkpoint=args.checkpoint, baseline=args.baseline)
+    payload = evaluation.payload
     if args.out:
         Path(args.out).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     if args.json:
@@ -96,17 +99,5 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         label = "checkpoint" if args.checkpoint else "model"
-        print(table(results, baseline, (label, "baseline")))
+        print(table(evaluation.results, evaluation.baseline, (label, "baseline")))
     return 0
-
-
-def _baseline(source: str, resolved: Any, registry: Any, request: Any) -> tuple[list[Any], str]:
-    """The baseline's results: read from an earlier ``--out`` file, or evaluated now."""
-    from plugins.evals.evaluate import evaluate, results_from_json
-
-    path = Path(source)
-    if path.is_file():
-        return results_from_json(json.loads(path.read_text(encoding="utf-8"))), str(path)
-    checkpoint = None if source == "base" else source
-    results, _ = evaluate(resolved, registry, request, checkpoint=checkpoint)
-    return results, source

@@ -1,5 +1,5 @@
-"""Build the configured backend (and sandbox when a suite needs one), the selected suites, and
-play them: the API behind ``spade eval``."""
+"""Build the configured backend, the sandbox (and the families when a suite plays programs), the
+selected suites, and play them: what ``spade eval`` and :func:`spade_core.evaluate` run."""
 
 from __future__ import annotations
 
@@ -9,15 +9,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from spade_core.components import BuildContext, Registry
-from spade_core.config.yaml_safe import parse_scalar
-from spade_core.errors import ConfigError, UsageError
-from spade_core.evaluation import BucketScore, SuiteResult, run_suite
+from spade_core.errors import ConfigError
+from spade_core.eval.scores import SuiteResult, run_suite
 from spade_core.interfaces import EvalSettings, EvalSuite, GenerationBackend
 
-__all__ = ["EvalRequest", "evaluate", "resolve_suite", "results_from_json", "run_suite",
-           "settings_for", "suite_options"]
-
-#: Suites that play programs with the config's families.
+#: Suites (by registered name) that play programs with the config's families.
 FAMILY_SUITES = frozenset({"pool"})
 
 
@@ -35,23 +31,9 @@ class EvalRequest:
     model_override: str | None = None
 
 
-def suite_options(pairs: list[str], suites: list[str]) -> dict[str, dict[str, Any]]:
-    """``SUITE.KEY=VALUE`` pairs (values parsed as YAML scalars or flow lists) by suite."""
-    options: dict[str, dict[str, Any]] = {}
-    for pair in pairs:
-        head, sep, raw = pair.partition("=")
-        suite, dot, key = head.rpartition(".")
-        if not sep or not dot or not key:
-            raise UsageError(f"eval: --option {pair!r}: write SUITE.KEY=VALUE, e.g. "
-                             "pool.path=runs/x/envs.jsonl")
-        if suite not in suites:
-            raise UsageError(f"eval: --option {pair!r}: suite {suite!r} is not selected "
-                             f"({', '.join(suites)})")
-        options.setdefault(suite, {})[key] = parse_scalar(raw, f"--option {pair}")
-    return options
-
-
 def settings_for(resolved: Any, request: EvalRequest) -> EvalSettings:
+    """How ``request`` plays the items: its settings, else temperature 0 for one sample (0.8
+    for more), ``loop.agent_max_tokens`` and ``run.seed`` of the config."""
     loop = resolved.config.loop
     temperature = request.temperature
     if temperature is None:
@@ -84,7 +66,7 @@ def evaluate(resolved: Any, registry: Registry, request: EvalRequest,
             backend = rc.component.build(options, context)
             opened.append(backend)
         if checkpoint:
-            from plugins.evals.checkpoint import load_checkpoint
+            from spade_core.eval.checkpoint import load_checkpoint
 
             load_checkpoint(backend, checkpoint)
         components: dict[str, Any] = {"generation_backend": backend}
@@ -130,15 +112,3 @@ def resolve_suite(registry: Registry, name: str, options: dict[str, Any]) -> tup
                              for e in exc.errors())
         raise ConfigError(f"{where}: invalid options ({problems}); set them with --option "
                           f"{name}.KEY=VALUE or eval.options.{name} in the config") from None
-
-
-def results_from_json(payload: dict[str, Any]) -> list[SuiteResult]:
-    """Suite results from a JSON file written by ``spade eval --out``."""
-    try:
-        return [SuiteResult(suite=s["suite"], k=s["k"], overall=BucketScore(**s["overall"]),
-                            buckets={b: BucketScore(**v) for b, v in s["buckets"].items()},
-                            items=s.get("items", []))
-                for s in payload["suites"]]
-    except (KeyError, TypeError) as exc:
-        raise UsageError(f"eval --baseline: not a file written by spade eval --out ({exc})"
-                         ) from None

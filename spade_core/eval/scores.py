@@ -1,4 +1,5 @@
-"""Play held-out eval suites and score them: pass@k per bucket and overall.
+"""Play held-out eval suites and score them: pass@k per bucket and overall (the unbiased
+estimator of Chen et al. 2021).
 
 Generic over :class:`~spade_core.interfaces.EvalSuite`, so both ``spade eval`` and the self-play
 loop's in-run evaluation (``eval.every``) call it without naming any suite implementation.
@@ -84,6 +85,20 @@ def play_items(suite: EvalSuite, name: str, items: Sequence[EvalItem],
     """``items`` of ``suite`` played with ``backend`` and summarised."""
     scores = suite.play(items, backend, settings)
     return summarise(name, items, scores, settings.samples, settings.success_threshold)
+
+
+def results_from_json(payload: dict[str, Any]) -> list[SuiteResult]:
+    """Suite results from a JSON file written by ``spade eval --out``."""
+    from spade_core.errors import UsageError
+
+    try:
+        return [SuiteResult(suite=s["suite"], k=s["k"], overall=BucketScore(**s["overall"]),
+                            buckets={b: BucketScore(**v) for b, v in s["buckets"].items()},
+                            items=s.get("items", []))
+                for s in payload["suites"]]
+    except (KeyError, TypeError) as exc:
+        raise UsageError(f"eval --baseline: not a file written by spade eval --out ({exc})"
+                         ) from None
 
 
 def run_suite(suite: EvalSuite, name: str, backend: GenerationBackend, settings: EvalSettings,

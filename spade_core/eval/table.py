@@ -1,13 +1,11 @@
-"""The tables of ``spade eval``; pass@k per bucket and overall (the unbiased estimator of Chen et
-al. 2021) lives in :mod:`spade_core.evaluation` and is re-exported here."""
+"""The plain-text table ``spade eval`` prints: pass@k per bucket and overall, side by side with
+a baseline's (the figures come from :mod:`spade_core.eval.scores`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spade_core.evaluation import BucketScore, SuiteResult, pass_at_k, summarise
-
-__all__ = ["BucketScore", "SuiteResult", "pass_at_k", "summarise", "table"]
+from spade_core.eval.scores import SuiteResult
 
 
 def table(results: Sequence[SuiteResult], baseline: Sequence[SuiteResult] | None = None,

@@ -1,5 +1,6 @@
 """Gymnasium compatibility: any environment running in a sandbox session as a ``gymnasium.Env``
-with text observation and action spaces, and registration for ``gymnasium.make``.
+with text observation and action spaces (what :func:`spade_core.api.open_env` returns), and
+registration of one program for ``gymnasium.make`` (a run's memory: :mod:`spade_core.gym_registry`).
 
 The environment program keeps running in its sandbox; this wrapper only forwards ``reset`` and
 ``step``. Seeding follows Gymnasium: ``reset(seed=s)`` reseeds ``np_random``, and a ``reset()``
@@ -50,17 +51,21 @@ class SandboxTextEnv(gymnasium.Env):
     family=family)``); it is called lazily on the first ``reset`` so that constructing the env
     (as ``gymnasium.make`` does) costs nothing. Observations longer than
     ``max_observation_chars`` are cut with a marker; ``info["tools"]`` carries tool schemas.
+    ``on_close`` is called once after the env's session is closed (:func:`~spade_core.api.open_env`
+    stops the env's own sandbox with it); closing twice is harmless.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}  # as gymnasium's toy-text envs
 
     def __init__(self, session_factory: Callable[[], SandboxSession], *,
                  max_observation_chars: int = 65536, max_action_chars: int = 16384,
-                 render_mode: str | None = None) -> None:
+                 render_mode: str | None = None,
+                 on_close: Callable[[], None] | None = None) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or "
                              f"None, got {render_mode!r}")
         self._session_factory = session_factory
+        self._on_close = on_close
         self._session: SandboxSession | None = None
         self.observation_space = UnicodeText(max_observation_chars)
         self.action_space = UnicodeText(max_action_chars)
@@ -103,10 +108,15 @@ class SandboxTextEnv(gymnasium.Env):
         return self._last_observation if self.render_mode == "ansi" else None
 
     def close(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            session.close()
-        super().close()
+        try:
+            session, self._session = self._session, None
+            if session is not None:
+                session.close()
+            super().close()
+        finally:
+            on_close, self._on_close = self._on_close, None
+            if on_close is not None:
+                on_close()
 
 
 def make_env(source: str, *, sandbox: Any, family: Any = None, **kwargs: Any) -> SandboxTextEnv:

@@ -1,13 +1,12 @@
 """Register the environments of a run's memory with gymnasium, so that
-``gymnasium.make("spade/<family>-<id>-v0")`` returns one running inside the sandbox."""
+``gymnasium.make("spade/<family>-<id>-v0")`` returns one running inside the sandbox (the env is
+:class:`spade_core.gym_env.SandboxTextEnv`). Light at import: gymnasium loads on registration."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
-
-from plugins.families.gym import register_program
 
 #: Statuses of records worth playing: being learned, or already mastered.
 PLAYABLE_STATUSES: tuple[str, ...] = ("frontier", "mastered")
@@ -24,6 +23,8 @@ def register_records(records: Iterable[Any], *, families: Mapping[str, Any],
                      max_episode_steps: int | None = None) -> list[str]:
     """Register every record (an ``EnvRecord``) whose status is in ``statuses`` and whose family
     is in ``families``; returns the registered ids in order."""
+    from spade_core.gym_env import register_program
+
     registered = []
     for record in records:
         if record.status not in statuses or record.family not in families:
@@ -55,15 +56,6 @@ class SharedSandbox:
             sandbox.close()
 
 
-def installed_families() -> dict[str, Any]:
-    """Every installed family built with its default options, by name (an optional family whose
-    library is not installed is left out)."""
-    from spade_core.plugins import load_plugins
-    from spade_core.program_files import installed_families as build_installed
-
-    return build_installed(load_plugins().registry, "families")
-
-
 def register_run_memory(run_dir: str | Path, *, memory: str | None = None,
                         memory_options: Mapping[str, Any] | None = None,
                         sandbox_factory: Callable[[], Any] | None = None,
@@ -76,6 +68,7 @@ def register_run_memory(run_dir: str | Path, *, memory: str | None = None,
     (filled by ``spade envs import``) holds the ``faiss`` memory with default options, and
     ``memory``/``memory_options`` name another (as ``spade envs import --memory`` did). Without
     ``sandbox_factory`` one shared ``process`` sandbox is built on the first ``gymnasium.make``."""
+    from spade_core.program_files import installed_families
     from spade_core.run_memory import open_run_memory
 
     opened = open_run_memory(run_dir, memory=memory, options=memory_options)
