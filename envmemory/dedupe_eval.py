@@ -1,4 +1,4 @@
-"""Measures dedupe decisions on the labelled pairs in ``tests/envmemory_data``.
+"""Measures dedupe decisions on the labelled pairs in ``tests/envmemory/data``.
 
 For each embedder and text representation: the cosine similarity of every pair, precision and
 recall of "near-duplicate" at a threshold, the threshold with the best F1, and a two-fold estimate
@@ -30,11 +30,11 @@ class LabelledSet:
 
 
 def load_labelled(folder: Path = DEFAULT_DATA) -> LabelledSet:
-    """The programs and pairs written by ``tests/envmemory_data/build_pairs.py``."""
+    """The programs and pairs written by ``tests/envmemory/data/build_pairs.py``."""
     folder = Path(folder)
     if not (folder / "pairs.jsonl").is_file():
         raise FileNotFoundError(f"no labelled pairs at {folder} (pairs.jsonl); run "
-                                "tests/envmemory_data/build_pairs.py in a source checkout")
+                                "tests/envmemory/data/build_pairs.py in a source checkout")
     programs = {}
     for line in (folder / "programs.jsonl").read_text().splitlines():
         row = json.loads(line)

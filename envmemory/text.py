@@ -5,7 +5,7 @@ constants should look the same; programs that do different things should not. ``
 rewrites a program so that those surface changes vanish (identifiers renamed by first use, methods
 in a fixed order, numbers and strings masked); the representations below mix that with the task
 text the program shows the agent (its string literals) and its description. Which one is the
-default was decided by measurement on ``tests/envmemory_data`` (see ``docs/benchmarks.md``).
+default was decided by measurement on ``tests/envmemory/data`` (see ``docs/benchmarks.md``).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ sampler=$!
 trap 'kill $sampler 2>/dev/null' EXIT
 
 step "1/3 vLLM tests (colocated and server, weight push)"
-VLLM_ENABLE_V1_MULTIPROCESSING=0 timeout 1200 "$PY" -m pytest -q -ra tests/test_backends_vllm*.py \
+VLLM_ENABLE_V1_MULTIPROCESSING=0 timeout 1200 "$PY" -m pytest -q -ra tests/plugins/backends/test_vllm*.py \
   2>&1 | tee "$OUT/vllm-tests.txt" || failed=1
 
 step "2/3 generation throughput: vllm and transformers, $MODEL"

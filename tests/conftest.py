@@ -1,25 +1,11 @@
-"""Shared test fixtures."""
+"""Shared fixtures. Helpers live in ``tests/fakes/`` (importable as ``fakes``: pytest puts
+``tests/`` on the path, see ``pyproject.toml``)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SPADE = [sys.executable, "-m", "spade_core.cli"]
-
-
-def run_spade(*args: str, timeout: float = 60, env: dict | None = None,
-              cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """Run the real ``spade`` CLI in a subprocess (as a user would)."""
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    return subprocess.run([*SPADE, *args], capture_output=True, text=True, timeout=timeout,
-                          env=full_env, cwd=cwd or ROOT)
+from fakes.cli import run_spade
 
 
 @pytest.fixture

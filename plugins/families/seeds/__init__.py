@@ -2,5 +2,5 @@
 
 They are program sources, read as text and run in the sandbox (never imported: tool-use seeds use
 the injected ``ToolUseBaseEnv``). Each is deterministic for a seed, solved by its own
-``solution()`` and not solved by junk actions; ``tests/test_families_seeds.py`` checks all three.
+``solution()`` and not solved by junk actions; ``tests/plugins/families/test_seeds.py`` checks all three.
 """

@@ -1,0 +1,207 @@
+"""The architecture the folder layout promises, checked on the source: no import cycle anywhere
+(package ``__init__`` modules and imports inside functions included), ``spade_core`` names no
+module of ``plugins``, ``sandbox`` or ``envmemory`` (not even in a string), nothing outside
+``spade_core/cli/`` imports the command line, and no component member is probed with
+``getattr``/``hasattr`` outside a short list."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from spade_core.interfaces import BASES, SandboxSession, TrainableBackend
+from spade_core.interfaces.members import optional_members, required_members
+from fakes.cli import ROOT
+
+PACKAGES = ("spade_core", "plugins", "sandbox", "envmemory")
+IMPLEMENTATIONS = ("plugins", "sandbox", "envmemory")
+
+#: The only places that look up a component member by name, and why (docs/plugins.md).
+ALLOWED_PROBES: dict[tuple[str, str], str] = {
+    # Untrusted environment programs (not components): the worker looks their methods up on the
+    # class with its own guards, and the families' trusted preludes read optional attributes of
+    # the program's class.
+    ("sandbox/worker.py", "close"): "the program's optional close(), found on its class",
+    ("sandbox/worker.py", "solution"): "the program's solution(), found on its class",
+    ("plugins/families/preludes/tool_use_base.py", "*"): "trusted prelude reading program attrs",
+}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "seeds" in path.parts or "preludes" in path.parts:
+                continue  # environment programs and trusted preludes, run in the sandbox
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Project modules ``name`` imports: at module level, inside functions (lazy imports) and
+    under ``TYPE_CHECKING`` alike, since each is a dependency of the code.
+
+    ``import a.b`` and ``from a import b`` where ``a.b`` is a module depend on ``a.b``;
+    ``from a import name`` where ``name`` is no module depends on the package ``a`` (its
+    ``__init__`` defines the name). Importing ``a.b`` also runs ``a/__init__`` first, but that
+    implicit step is no edge: ``a.b`` reads nothing of ``a`` unless it imports from ``a``, which
+    is then an explicit edge. Modules imported by a name held in data (``importlib`` over entry
+    points, the CLI's ``CORE_COMMANDS`` table, ``commands.from_module``) are looked up at run time
+    like plugins and are not edges."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    targets: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]
+                                + ([base] if base else []))
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                targets.add(submodule if submodule in MODULES else base)
+    resolved = set()
+    for target in targets:
+        while target and target not in MODULES:
+            target = target.rpartition(".")[0]
+        if target and target != name:
+            resolved.add(target)
+    return resolved
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _package_graph() -> dict[str, set[str]]:
+    """Every module's edges (:func:`_imports`), with nothing left out: a package's ``__init__``
+    importing its own submodules (``spade_core/__init__`` importing ``spade_core.api`` on first
+    attribute access) is an edge, and so is a submodule importing a name from its parent package
+    (``from spade_core.cli import load_commands``). Together they are a real cycle: each side
+    needs the other's code, whichever is imported first."""
+    return {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def test_no_import_cycles():
+    cycles = _cycles(_package_graph())
+    assert not cycles, cycles
+
+
+def test_the_cycle_check_counts_package_inits_and_lazy_imports():
+    """The check sees the cycle ``spade_core -> api -> cli.run_cmd -> cli -> spade_core`` that the
+    API once made through a lazy import in a function and package-level imports."""
+    graph = _package_graph()
+    graph["spade_core.api"] = graph["spade_core.api"] | {"spade_core.cli.run_cmd"}
+    assert any({"spade_core", "spade_core.api", "spade_core.cli"} <= set(c)
+               for c in _cycles(graph))
+
+
+def _is_cli(module: str) -> bool:
+    return module == "spade_core.cli" or module.startswith("spade_core.cli.")
+
+
+def test_only_the_command_line_imports_the_command_line():
+    """The CLI is a layer over the API and the core: no module outside ``spade_core/cli/``
+    imports it, at module level or inside a function."""
+    offenders = [f"{path.relative_to(ROOT)} imports {target}"
+                 for name, path in MODULES.items() if not _is_cli(name)
+                 for target in sorted(_imports(name, path)) if _is_cli(target)]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_spade_core_imports_no_implementation_package():
+    offenders = []
+    for name, path in MODULES.items():
+        if name.split(".")[0] != "spade_core":
+            continue
+        for target in _imports(name, path):
+            if target.split(".")[0] in IMPLEMENTATIONS:
+                offenders.append(f"{path.relative_to(ROOT)} imports {target}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_spade_core_names_no_implementation_module_in_strings():
+    implementation = {m for m in MODULES if m.split(".")[0] in IMPLEMENTATIONS and "." in m}
+    dotted = re.compile(r"\b(?:plugins|sandbox|envmemory)(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+    offenders = []
+    for name, path in MODULES.items():
+        if name.split(".")[0] != "spade_core":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                for match in dotted.findall(node.value):
+                    if any(match == m or match.startswith(m + ".") for m in implementation):
+                        offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {match!r}")
+    assert not offenders, "\n".join(offenders)
+
+
+def _component_members() -> set[str]:
+    bases = list(BASES.values()) + [SandboxSession, TrainableBackend]
+    return {m for base in bases for m in required_members(base) + optional_members(base)} | \
+        {"batch_size", "env_class", "tools_for", "save_index", "records", "folder"}
+
+
+def test_no_component_member_is_probed_by_name():
+    members = _component_members()
+    offenders = []
+    for path in sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py")):
+        relative = str(path.relative_to(ROOT))
+        if (relative, "*") in ALLOWED_PROBES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("getattr", "hasattr") and len(node.args) >= 2):
+                continue
+            attr = node.args[1]
+            if isinstance(attr, ast.Constant) and attr.value in members \
+                    and (relative, attr.value) not in ALLOWED_PROBES:
+                offenders.append(f"{relative}:{node.lineno}: {node.func.id}(..., {attr.value!r})")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_allowed_probes_are_still_needed():
+    for (relative, attr), _reason in ALLOWED_PROBES.items():
+        text = (ROOT / relative).read_text(encoding="utf-8")
+        assert ("getattr(" in text or "hasattr(" in text), relative
+        if attr != "*":
+            assert f'"{attr}"' in text, (relative, attr)

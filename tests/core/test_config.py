@@ -1,0 +1,169 @@
+"""Config loading: safe YAML, bounded aliases, strict schema, plugin options, overrides."""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import pytest
+import yaml
+
+from spade_core.config.load import apply_overrides, load_config, resolve_config
+from spade_core.config.yaml_safe import MAX_EXPANDED_NODES, load_yaml_text
+from spade_core.errors import ConfigError
+from spade_core.testing import load_test_plugins
+
+from fakes.all_kinds import FAKE_CONFIG, FakeAllKinds
+
+
+@pytest.fixture
+def registry():
+    return load_test_plugins(FakeAllKinds()).registry
+
+
+def resolve(data, registry):
+    return resolve_config(copy.deepcopy(data), registry, "test.yaml")
+
+
+def test_valid_config_resolves_with_defaults(registry):
+    resolved = resolve(FAKE_CONFIG, registry)
+    data = resolved.to_dict()
+    assert data["corpus"] == {"plugin": "fake-corpus", "options": {"size": 2, "label": "x"}}
+    assert data["designer"]["options"] == {"size": 3, "label": "x"}
+    assert data["trainer"]["plugin"] == "none"
+    assert data["loop"]["rollouts_per_env"] >= 1
+    assert str(resolved.run_dir()) == "runs/t"
+
+
+def test_unknown_top_level_key_names_key_and_allowed(registry):
+    data = dict(FAKE_CONFIG, estimatr="fake-estimator")
+    with pytest.raises(ConfigError) as err:
+        resolve(data, registry)
+    msg = str(err.value)
+    assert "estimatr: unknown key" in msg and "estimator" in msg
+
+
+def test_unknown_nested_key(registry):
+    data = dict(FAKE_CONFIG, run={"name": "t", "seeds": 3})
+    with pytest.raises(ConfigError, match=r"run\.seeds: unknown key; allowed keys: .*seed"):
+        resolve(data, registry)
+
+
+def test_unknown_plugin_lists_installed_and_suggests(registry):
+    data = dict(FAKE_CONFIG, estimator="fake-estimatr")
+    with pytest.raises(ConfigError) as err:
+        resolve(data, registry)
+    msg = str(err.value)
+    assert "estimator.plugin: unknown difficulty estimator 'fake-estimatr'" in msg
+    assert "Installed: fake-estimator" in msg and "Did you mean 'fake-estimator'?" in msg
+
+
+def test_plugin_options_validated_by_plugin_schema(registry):
+    data = dict(FAKE_CONFIG, corpus={"plugin": "fake-corpus", "options": {"size": 0}})
+    with pytest.raises(ConfigError, match=r"corpus\.options\.size: .*greater than or equal to 1"
+                                          r".*got 0"):
+        resolve(data, registry)
+    data = dict(FAKE_CONFIG, corpus={"plugin": "fake-corpus", "options": {"colour": 1}})
+    with pytest.raises(ConfigError, match=r"corpus\.options\.colour: unknown option for "
+                                          r"'fake-corpus'; allowed: label, size"):
+        resolve(data, registry)
+
+
+def test_options_for_plugin_without_schema_refused(registry):
+    data = dict(FAKE_CONFIG, families=[{"plugin": "fake-family", "options": {"a": 1}}])
+    with pytest.raises(ConfigError, match="takes no options"):
+        resolve(data, registry)
+
+
+def test_all_problems_reported_together(registry):
+    data = dict(FAKE_CONFIG, sandbox="nope", memory="nada")
+    with pytest.raises(ConfigError) as err:
+        resolve(data, registry)
+    assert "2 problems" in str(err.value)
+    assert "sandbox.plugin" in str(err.value) and "memory.plugin" in str(err.value)
+
+
+def test_missing_section_named(registry):
+    data = {k: v for k, v in FAKE_CONFIG.items() if k != "backend"}
+    with pytest.raises(ConfigError, match="backend: required key is missing"):
+        resolve(data, registry)
+
+
+def test_duplicate_family_refused(registry):
+    data = dict(FAKE_CONFIG, families=["fake-family", "fake-family"])
+    with pytest.raises(ConfigError, match="selected more than once"):
+        resolve(data, registry)
+
+
+def test_bad_run_dir_placeholder(registry):
+    data = dict(FAKE_CONFIG, run={"dir": "runs/{nme}"})
+    with pytest.raises(ConfigError, match=r"run\.dir.*placeholder"):
+        resolve(data, registry)
+
+
+def test_overrides_parse_yaml_scalars():
+    data = {"run": {"seed": 1}, "families": [{"plugin": "a"}]}
+    apply_overrides(data, ["run.seed=7", "run.name=abc", "loop.max_turns=3",
+                           "families.0.plugin=b"], "t")
+    assert data["run"] == {"seed": 7, "name": "abc"}
+    assert data["loop"] == {"max_turns": 3}
+    assert data["families"][0]["plugin"] == "b"
+    with pytest.raises(ConfigError, match="expected KEY.PATH=VALUE"):
+        apply_overrides(data, ["novalue"], "t")
+    with pytest.raises(ConfigError, match="not a mapping"):
+        apply_overrides(data, ["run.seed.x=1"], "t")
+
+
+def test_load_config_file_with_set(tmp_path, registry):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(FAKE_CONFIG))
+    resolved = load_config(path, registry, ["run.seed=5", "estimator.options.size=9"])
+    assert resolved.config.run.seed == 5
+    assert resolved.components["estimator"].options.size == 9
+
+
+def test_python_tags_refused_and_not_executed(tmp_path):
+    canary = tmp_path / "canary"
+    text = f'!!python/object/apply:os.system ["touch {canary}"]\n'
+    with pytest.raises(ConfigError, match=r"tag !!python/object/apply:os.system is not allowed"):
+        load_yaml_text(text, "c.yaml")
+    assert not canary.exists()
+
+
+def test_alias_bomb_fails_fast():
+    lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    for i in range(1, 10):
+        prev = f"*a{i - 1}"
+        lines.append(f"a{i}: &a{i} [{', '.join([prev] * 10)}]")
+    start = time.monotonic()
+    with pytest.raises(ConfigError, match="alias bomb"):
+        load_yaml_text("\n".join(lines), "bomb.yaml")
+    assert time.monotonic() - start < 10  # a hang guard, not a speed claim
+
+
+def test_moderate_aliases_allowed():
+    text = "base: &b {x: 1, y: 2}\none: *b\ntwo: *b\n"
+    assert load_yaml_text(text, "c.yaml")["two"] == {"x": 1, "y": 2}
+    assert MAX_EXPANDED_NODES >= 10_000
+
+
+def test_recursive_alias_refused():
+    with pytest.raises(ConfigError, match="refers to itself"):
+        load_yaml_text("a: &a [1, *a]\n", "c.yaml")
+
+
+def test_binary_and_non_utf8_refused():
+    with pytest.raises(ConfigError, match="binary file"):
+        load_yaml_text(b"\x7fELF\x00\x01\x02", "c.yaml")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_yaml_text(b"run: \xff\xfe", "c.yaml")
+
+
+def test_garbage_reports_line_and_column():
+    with pytest.raises(ConfigError, match=r"c\.yaml line \d+, column \d+: not valid YAML"):
+        load_yaml_text("run:\n  name: [unclosed\n", "c.yaml")
+
+
+def test_deep_nesting_refused():
+    with pytest.raises(ConfigError, match="nest"):
+        load_yaml_text("[" * 5000 + "]" * 5000, "c.yaml")

@@ -1,0 +1,90 @@
+"""``spade eval`` end to end: on the bundled model (slow, small limit and few tokens), and fast
+with a fake backend for the table, the JSON, --out and --baseline."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from spade_core.cli import main
+from spade_core.errors import UsageError
+from spade_core.hookspecs import hookimpl
+from spade_core.testing import load_test_plugins
+
+from spade_core.eval.checkpoint import trainer_folder
+from fakes.eval_backends import FakeWrongBackend
+from fakes.cli import ROOT
+
+#: The bfcl suite reads the data of bfcl-eval, installed without its pinned dependencies.
+needs_bfcl = pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
+                                reason="pip install --no-deps bfcl-eval==2026.3.23")
+
+QUICKSTART = str(ROOT / "configs" / "quickstart.yaml")
+
+
+class FakeBackendPlugin:
+    @hookimpl
+    def register_generation_backends(self, register):
+        register("fake-wrong", lambda options, context: FakeWrongBackend())
+
+
+def _with_fake_backend():
+    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
+                if ep.dist is not None and ep.dist.name == "spade-rl"]
+    return load_test_plugins(*builtins, FakeBackendPlugin())
+
+
+@needs_bfcl
+def test_eval_json_out_and_baseline_with_a_fake_backend(tmp_path, capsys):
+    plugins = _with_fake_backend()
+    out = tmp_path / "first.json"
+    argv = ["eval", QUICKSTART, "--set", "backend=fake-wrong", "--suite", "reasoning-gym",
+            "--suite", "bfcl", "--limit", "4"]
+    assert main([*argv, "--json", "--out", str(out)], plugins=plugins) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(out.read_text())
+    assert [s["suite"] for s in printed["suites"]] == ["reasoning-gym", "bfcl"]
+    assert printed["suites"][1]["overall"] == {"items": 4, "samples": 4, "pass_at_1": 0.0,
+                                               "pass_at_k": 0.0, "mean_score": 0.0}
+    assert main([*argv, "--baseline", str(out)], plugins=plugins) == 0
+    text = capsys.readouterr().out
+    assert "pass@1 baseline" in text and "delta" in text and "overall" in text
+
+
+def test_eval_refuses_an_option_for_an_unselected_suite(capsys):
+    status = main(["eval", QUICKSTART, "--suite", "bfcl", "--option", "pool.path=x"],
+                  plugins=_with_fake_backend())
+    assert status == 2 and "not selected" in capsys.readouterr().err
+
+
+def test_checkpoint_folder_resolution(tmp_path):
+    run = tmp_path / "run"
+    for n in (1, 2, 10):
+        (run / "checkpoints" / f"iter-{n:06d}" / "trainer" / "adapter").mkdir(parents=True)
+    (run / "checkpoints" / "iter-000010" / "trainer" / "adapter" /
+     "adapter_model.safetensors").write_bytes(b"")
+    latest = run / "checkpoints" / "iter-000010" / "trainer"
+    assert trainer_folder(run) == latest
+    assert trainer_folder(run / "checkpoints" / "iter-000002") == \
+        run / "checkpoints" / "iter-000002" / "trainer"
+    assert trainer_folder(latest / "adapter") == latest
+    with pytest.raises(UsageError, match="no trained weights"):
+        trainer_folder(tmp_path)
+
+
+@pytest.mark.slow
+@needs_bfcl
+def test_eval_on_the_bundled_model(capsys):
+    status = main(["eval", QUICKSTART, "--suite", "reasoning-gym", "--suite", "bfcl",
+                   "--limit", "4", "--max-new-tokens", "8", "--json",
+                   "--set", "backend.options.torch_threads=1"])
+    assert status == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["model"] == "bundled:smollm2-135m"
+    for suite in payload["suites"]:
+        assert suite["overall"]["items"] == 4
+        assert 0.0 <= suite["overall"]["pass_at_1"] <= 1.0

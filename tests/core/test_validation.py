@@ -1,0 +1,142 @@
+"""SPADE's validity rules live in ``spade_core.validation``: a sandbox written here in under 60
+lines (in-process, NO isolation: trusted test programs only) gets the same verdicts as the real
+``process`` sandbox on the seed programs and on the broken-contract programs, without any rule of
+its own."""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import types
+from pathlib import Path
+
+import pytest
+
+from spade_core.errors import SandboxError
+from spade_core.interfaces import Sandbox, SandboxSession
+from spade_core.plugins import load_plugins
+from spade_core.records import Verdict
+from spade_core.validation import (
+    Invalid,
+    check_env_methods,
+    env_class,
+    typed_reset,
+    typed_step,
+    validate,
+)
+
+from fakes.cli import ROOT
+
+VERDICTS = sorted((ROOT / "tests" / "sandbox" / "corpus" / "verdicts").glob("*.py"))
+
+
+# -- the whole test sandbox: loading is its job, every rule is the core's ------------------------
+def _failure(exc: BaseException, what: str) -> SandboxError:
+    category = exc.category if isinstance(exc, Invalid) else "runtime_error"
+    return SandboxError(Verdict(False, category, f"{what}: {exc}"))
+
+
+class FakeInProcessSession(SandboxSession):
+    def __init__(self, program: str, family) -> None:  # noqa: ANN001
+        try:
+            code = compile(program, "<program>", "exec")
+        except SyntaxError as exc:
+            raise SandboxError(Verdict(False, "syntax", str(exc), line=exc.lineno)) from None
+        own = {name: types.ModuleType(name) for name in (family.modules if family else {})}
+        for name, module in own.items():  # the family's importable modules, for this program
+            exec(compile(family.modules[name], name, "exec"), vars(module))  # noqa: S102
+        names: dict = {"__builtins__": dict(vars(builtins), __import__=lambda name, *a, **k:
+                                            own.get(name) or __import__(name, *a, **k))}
+        exec(compile(family.prelude if family else "", "<prelude>", "exec"), names)  # noqa: S102
+        injected = set(names)
+        try:
+            exec(code, names)  # noqa: S102 - trusted test programs only
+            cls = env_class({k: v for k, v in names.items()
+                             if isinstance(v, type) and k not in injected})
+            self.env_class, self.env = cls.__name__, cls()
+            check_env_methods(cls)
+        except Exception as exc:  # noqa: BLE001
+            raise _failure(exc, "loading") from None
+
+    def _call(self, what: str, check, *args):  # noqa: ANN001, ANN202
+        try:
+            return check(getattr(self.env, what)(*args), f"{what}()")
+        except Exception as exc:  # noqa: BLE001
+            raise _failure(exc, what) from None
+
+    def reset(self, seed=None):  # noqa: ANN001, ANN201
+        return self._call("reset", typed_reset, seed)
+
+    def step(self, action):  # noqa: ANN001, ANN201
+        return self._call("step", typed_step, action)
+
+    def solution(self):  # noqa: ANN201
+        return self._call("solution", lambda value, what: value)
+
+    def close(self) -> None:
+        pass
+
+
+class FakeInProcessSandbox(Sandbox):
+    def isolation(self) -> dict:
+        return {"isolated": False, "method": "in-process test fake"}
+
+    def open(self, program, *, family=None):  # noqa: ANN001, ANN201
+        return FakeInProcessSession(program, family)
+
+    def close(self) -> None:
+        pass
+# -- end of the test sandbox ----------------------------------------------------------------------
+
+
+def test_the_test_sandbox_is_under_60_lines():
+    source = inspect.getsource(inspect.getmodule(FakeInProcessSandbox))
+    body = source.split("# -- the whole test sandbox")[1].split("# -- end of the test sandbox")[0]
+    assert len(body.strip().splitlines()) < 60
+
+
+@pytest.fixture(scope="module")
+def process_sandbox():
+    sandbox = load_plugins().registry.build("sandbox", "process", {"workers": 2}, "test")
+    yield sandbox
+    sandbox.close()
+
+
+def _expected(path: Path) -> str:
+    first = path.read_text().splitlines()[0]
+    return first.split("expect:")[1].strip() if "expect:" in first else "ok"
+
+
+def test_broken_contract_programs_get_the_same_verdicts_in_both_sandboxes(process_sandbox):
+    sources = [p.read_text() for p in VERDICTS]
+    fake = validate(FakeInProcessSandbox(), sources)
+    real = validate(process_sandbox, sources)
+    for path, ours, theirs in zip(VERDICTS, fake, real, strict=True):
+        assert ours.category == _expected(path), (path.name, ours)
+        assert (ours.valid, ours.category) == (theirs.valid, theirs.category), \
+            (path.name, ours.message, theirs.message)
+
+
+@pytest.mark.parametrize("family_name", ["reasoning", "tool-use"])
+def test_seed_programs_are_valid_in_both_sandboxes(process_sandbox, family_name):
+    family = load_plugins().registry.build("env_family", family_name, {}, "test")
+    sources = [p.source for p in family.seed_programs()]
+    fake = validate(FakeInProcessSandbox(), sources, family=family)
+    real = validate(process_sandbox, sources, family=family)
+    assert [(v.valid, v.category) for v in fake] == [(True, "ok")] * len(sources), fake
+    assert [(v.valid, v.category) for v in real] == [(True, "ok")] * len(sources), real
+    assert [v.details.get("solution") for v in fake] == [v.details.get("solution") for v in real]
+
+
+def test_the_default_batched_methods_keep_input_order_and_return_failures():
+    sandbox = FakeInProcessSandbox()
+    good = "class AEnv:\n    def reset(self, seed=None):\n        return str(seed), {}\n" \
+           "    def step(self, action):\n        return action, 0.0, True, False, {}\n" \
+           "    def solution(self):\n        return 'x'\n"
+    bad = good.replace("return action, 0.0", "return action, 'no'")
+    [a, b] = sandbox.open_many(good, 2)
+    [c] = sandbox.open_many(bad, 1)
+    assert sandbox.reset_many([(a, 1), (b, 2), (c, 3)])[:2] == [("1", {}), ("2", {})]
+    results = sandbox.step_many([(a, "p"), (c, "q"), (b, "r")])
+    assert results[0].observation == "p" and results[2].observation == "r"
+    assert isinstance(results[1], SandboxError) and results[1].verdict.category == "interface"

@@ -1,0 +1,77 @@
+"""The environment text representation and structural fingerprint, on the labelled programs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from envmemory.text import (REPRESENTATIONS, canonical_source, env_text, fingerprint,
+                            string_literals)
+
+DATA = Path(__file__).parent / "data"
+
+
+def _programs() -> dict[str, dict]:
+    rows = [json.loads(line) for line in (DATA / "programs.jsonl").read_text().splitlines()]
+    return {r["id"]: r for r in rows}
+
+
+def test_fingerprint_ignores_renames_reordering_and_seed_ranges() -> None:
+    programs = _programs()
+    for pid, row in programs.items():
+        if row["kind"] in ("renamed", "reordered", "seed_range"):
+            base = programs[f"{row['base']}/base"]
+            assert fingerprint(row["source"]) == fingerprint(base["source"]), pid
+
+
+def test_fingerprint_separates_different_environments() -> None:
+    bases = [r for r in _programs().values() if r["kind"] == "base"]
+    prints = {fingerprint(r["source"]) for r in bases}
+    assert len(prints) == len(bases)
+
+
+def test_canonical_source_renames_and_masks() -> None:
+    a = "class FooEnv:\n    def step(self, action):\n        total = 3\n        return total\n"
+    b = "class BarEnv:\n    def step(self, act):\n        s = 99\n        return s\n"
+    assert canonical_source(a) == canonical_source(b)
+    assert "total" not in canonical_source(a)
+    assert "3" in canonical_source(a, mask_literals=False)
+
+
+def test_unparsable_source_still_has_a_text() -> None:
+    broken = "class Env(:\n  'Guess a number between one and ten'\n"
+    assert canonical_source(broken)
+    assert fingerprint(broken) != fingerprint("x = 1\n")
+    assert string_literals(broken) == ["Guess a number between one and ten"]
+
+
+def test_string_literals_follow_canonical_method_order() -> None:
+    programs = _programs()
+    base = programs["number_guess/base"]["source"]
+    reordered = programs["number_guess/reordered"]["source"]
+    assert string_literals(base) == string_literals(reordered)
+    assert any("higher or lower" in s for s in string_literals(base))
+
+
+def test_every_representation_builds_text_and_unknown_is_refused() -> None:
+    row = _programs()["digit_sum/base"]
+    for name in REPRESENTATIONS:
+        assert env_text(row["source"], row["description"], name).strip()
+    with pytest.raises(ValueError, match="unknown text representation 'nope'"):
+        env_text(row["source"], "", "nope")
+
+
+def test_labelled_set_is_reproducible_and_large_enough(tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_pairs", DATA / "build_pairs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    programs, pairs = module.build()
+    assert [json.dumps(p) for p in programs] == (DATA / "programs.jsonl").read_text().splitlines()
+    assert [json.dumps(p) for p in pairs] == (DATA / "pairs.jsonl").read_text().splitlines()
+    assert sum(p["label"] for p in pairs) >= 60
+    assert {p["kind"] for p in pairs} >= {"renamed", "reworded", "reordered", "seed_range",
+                                          "combined", "different", "different_same_theme"}

@@ -1,0 +1,366 @@
+"""Fakes for unit tests of the self-play loop: a scripted backend, an in-process sandbox for
+trusted test programs, a dict memory, a list corpus and a two-slot family. Never used outside tests.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import replace
+
+from spade_core.errors import SandboxError
+from spade_core.hookspecs import hookimpl
+from spade_core.interfaces import (
+    CorpusSampler,
+    EnvFamily,
+    Generation,
+    GenerationBackend,
+    Sandbox,
+    SandboxSession,
+)
+from spade_core.interfaces.memory import EnvMemory
+from spade_core.records import DesignTarget, Document, EnvIteration, EnvRecord, StepResult, Verdict
+
+FAKE_SKELETON = '''
+# {{QUESTION}}: the question
+# {{ANSWER}}: the exact answer
+class QAEnv:
+    def reset(self, seed=None):
+        return "Question: " + {{QUESTION}}, {}
+
+    def step(self, action):
+        ok = action.strip() == "\\\\boxed{" + {{ANSWER}} + "}"
+        return ("correct" if ok else "wrong"), (1.0 if ok else 0.0), True, False, {}
+
+    def solution(self):
+        return "\\\\boxed{" + {{ANSWER}} + "}"
+'''
+
+
+class FakeFamily(EnvFamily):
+    name = "fake-qa"
+    prelude = ""
+
+    def designer_guide(self):
+        return "Write a question."
+
+    def skeleton(self):
+        return FAKE_SKELETON
+
+    def agent_instructions(self):
+        return "Answer with \\boxed{...}."
+
+    def seed_programs(self):
+        return []
+
+    def solution_actions(self, solution, tools=None):
+        return [solution] if isinstance(solution, str) else solution
+
+
+class FakeSkilledFamily(FakeFamily):
+    """The fake family with two skills and three levels, rotated like the built-in families."""
+
+    name = "fake-qa"
+    skills = ("alpha", "beta")
+
+    def designer_guide(self, skill=None):
+        return f"Write a question about {skill or 'anything'}."
+
+    def design_target(self, n):
+        return DesignTarget(skill=self.skills[n % 2], level=1 + n % 3)
+
+    def target_brief(self, target):
+        return f"LEVEL {target.level} of 3."
+
+
+class FakeScriptedBackend(GenerationBackend):
+    """Designer: a fixed question per document; hints: fixed text; agent: right only when hinted
+    (so regret is 1), or always right when ``always_right`` (so the env gets mastered)."""
+
+    def __init__(self, always_right=False, repairable=False, learn_after=None):
+        self.always_right = always_right
+        #: When set, the agent answers a question right once it has started more than this many
+        #: episodes of it: success that rises with practice, for replay tests.
+        self.learn_after = learn_after
+        self.episodes_seen = {}
+        #: A "broken" document gets a valid answer once the verdict came back (a repair turn).
+        self.repairable = repairable
+        self.designer_prompts = []
+        self.calls = 0
+
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+        self.calls += 1
+        out = []
+        for messages in conversations:
+            system = messages[0]["content"]
+            text = " ".join(m["content"] for m in messages)
+            if system.startswith("You are an environment designer"):
+                self.designer_prompts.append(messages)
+                repaired = self.repairable and "no environment program found" in \
+                    messages[-1]["content"]
+                if "broken" in text and not repaired:
+                    out.append(Generation(text="I cannot do that."))
+                else:
+                    first = next(m for m in messages if "Document:\n" in m["content"])
+                    doc = first["content"].split("Document:\n")[1].split("\n")[0]
+                    out.append(Generation(text=f"QUESTION: what is {doc}?\nANSWER: 42"))
+            elif system.startswith("You are a coach"):
+                out.append(Generation(text="Think, then box the number. ```code``` The answer is 42."))
+            elif self.learn_after is not None:
+                question = messages[1]["content"].split("\n")[0]
+                if len(messages) == 2:  # the first turn of an episode
+                    self.episodes_seen[question] = self.episodes_seen.get(question, 0) + 1
+                right = self.episodes_seen.get(question, 0) > self.learn_after
+                out.append(Generation(text="\\boxed{42}" if right else "\\boxed{7}"))
+            else:
+                right = self.always_right or "HINT:" in text
+                out.append(Generation(text="\\boxed{42}" if right else "\\boxed{7}"))
+        return out
+
+    def close(self):
+        pass
+
+
+class _FakeSession(SandboxSession):
+    def __init__(self, env):
+        self.env = env
+
+    def reset(self, seed=None):
+        return self.env.reset(seed)
+
+    def step(self, action):
+        obs, reward, term, trunc, info = self.env.step(action)
+        return StepResult(obs, float(reward), bool(term), bool(trunc), dict(info))
+
+    def solution(self):
+        return self.env.solution()
+
+    def close(self):
+        pass
+
+
+class FakeInProcessSandbox(Sandbox):
+    """Runs TRUSTED test programs with plain exec in this process: wiring tests only."""
+
+    def isolation(self):
+        return {"level": "none", "fake": True}
+
+    def _load(self, program):
+        namespace = {}
+        exec(compile(program, "<test program>", "exec"), namespace)
+        classes = [v for k, v in namespace.items() if k.endswith("Env") and isinstance(v, type)]
+        return classes[0]()
+
+    def open(self, program, family=None):
+        try:
+            return _FakeSession(self._load(program))
+        except Exception as exc:
+            raise SandboxError(Verdict(False, "runtime_error", str(exc))) from exc
+
+    def close(self):
+        pass
+
+
+class FakeDictMemory(EnvMemory):
+    """Records in a dict; checkpoints through the base class's default (JSON lines)."""
+
+    def __init__(self, mastery_wins=1.0):
+        self.by_id = {}
+        self.mastery_wins = mastery_wins
+
+    def find_duplicate(self, program):
+        for record in self.by_id.values():
+            if record.status == "mastered" and record.source == program.source:
+                return record, 0.99
+        return None
+
+    def add(self, record):
+        if record.id in self.by_id:
+            self.by_id[record.id].times_proposed += 1
+        else:
+            self.by_id[record.id] = record
+
+    def update_stats(self, env_id, iteration, hinted, unhinted, figures, designer_reward):
+        record = self.by_id[env_id]
+        wins = sum(r >= 1.0 for r in unhinted) / len(unhinted)
+        status = "mastered" if wins >= self.mastery_wins else "frontier"
+        entry = EnvIteration(iteration, list(hinted), list(unhinted), dict(figures),
+                             designer_reward)
+        record = replace(record, status=status, stats=dict(figures),
+                         history=[*record.history, entry])
+        self.by_id[env_id] = record
+        return record
+
+    def get(self, env_id):
+        return self.by_id.get(env_id)
+
+    def frontier_examples(self, k, family=None):
+        return [r for r in self.by_id.values() if r.status == "frontier"][:k]
+
+    def negative_examples(self, k, family=None):
+        return [r for r in self.by_id.values() if r.status == "mastered"][:k]
+
+    def records(self):
+        return iter(list(self.by_id.values()))
+
+    def search(self, query, k=10, *, statuses=None, family=None):
+        """Similarity 1.0 for the same source, else 0.0 (enough for loop tests)."""
+        source = query if isinstance(query, str) else query.source
+        own = query.id if isinstance(query, EnvRecord) else None
+        hits = [(r, 1.0 if r.source == source else 0.0) for r in self.by_id.values()
+                if r.id != own and (statuses is None or r.status in statuses)
+                and (family is None or r.family == family)]
+        return sorted(hits, key=lambda hit: -hit[1])[:k]
+
+    def set_status(self, env_id, status):
+        self.by_id[env_id] = replace(self.by_id[env_id], status=status)
+        return self.by_id[env_id]
+
+    def clear(self):
+        self.by_id.clear()
+
+
+class FakeListCorpus(CorpusSampler):
+    def __init__(self, texts):
+        self.texts = texts
+        self.position = 0
+
+    def sample(self, n):
+        docs = []
+        for _ in range(n):
+            i = self.position % len(self.texts)
+            docs.append(Document(id=f"d{i}", text=self.texts[i]))
+            self.position += 1
+        return docs
+
+    def state_dict(self):
+        return {"position": self.position}
+
+    def load_state_dict(self, state):
+        self.position = state["position"]
+
+
+class FakeSelfPlayPlugin:
+    def __init__(self, always_right=False, texts=("six times seven", "forty two"),
+                 repairable=False, learn_after=None, family=FakeFamily):
+        self.always_right = always_right
+        self.repairable = repairable
+        self.learn_after = learn_after
+        self.family = family
+        self.texts = list(texts)
+        self.backends = []
+
+    def _backend(self, options, context):
+        self.backends.append(FakeScriptedBackend(self.always_right, self.repairable,
+                                                 self.learn_after))
+        return self.backends[-1]
+
+    @hookimpl
+    def register_generation_backends(self, register):
+        register("fake-backend", self._backend)
+
+    @hookimpl
+    def register_sandboxes(self, register):
+        register("fake-sandbox", lambda o, c: FakeInProcessSandbox())
+
+    @hookimpl
+    def register_env_memories(self, register):
+        register("fake-memory", lambda o, c: FakeDictMemory())
+
+    @hookimpl
+    def register_corpus_samplers(self, register):
+        register("fake-corpus", lambda o, c: FakeListCorpus(self.texts))
+
+    @hookimpl
+    def register_env_families(self, register):
+        register("fake-qa", lambda o, c: self.family())
+
+
+class RecordingPlugin:
+    """Records every run event it receives."""
+
+    def __init__(self):
+        self.events = []
+
+    @hookimpl
+    def spade_run_start(self, run):
+        self.events.append(("run_start", run.run_dir))
+
+    @hookimpl
+    def spade_iteration_end(self, run, iteration, metrics):
+        self.events.append(("iteration_end", iteration, metrics))
+
+    @hookimpl
+    def spade_phase_progress(self, run, iteration, phase, completed, total):
+        self.events.append(("phase_progress", iteration, phase, completed, total))
+
+    @hookimpl
+    def spade_env_accepted(self, run, record):
+        self.events.append(("env_accepted", record.id))
+
+    @hookimpl
+    def spade_env_mastered(self, run, record):
+        self.events.append(("env_mastered", record.id))
+
+    @hookimpl
+    def spade_run_end(self, run, status, error):
+        self.events.append(("run_end", status, error))
+
+
+FAKE_RUN_CONFIG = {
+    "run": {"name": "t", "iterations": 2},
+    "loop": {"envs_per_iteration": 2, "rollouts_per_env": 3, "max_turns": 2},
+    "corpus": "fake-corpus", "designer": "skeleton", "families": ["fake-qa"],
+    "sandbox": "fake-sandbox", "estimator": "regret", "memory": "fake-memory",
+    "backend": "fake-backend", "trainer": "none",
+}
+
+
+def run_real_sandbox_and_memory(tmp_path, plugins, iterations, loop, **sections):
+    """Run the real loop with the fakes above through the real ``process`` sandbox (one fork
+    server) and the real ``faiss`` memory (hashing embedder, mastered after 2 wins); returns the
+    run directory and its metrics rows. ``plugins`` are loaded beside the sandbox and memory
+    plugins; ``sections`` replace whole config sections."""
+    import json
+
+    import envmemory.plugin as envmemory_plugin
+    import sandbox.plugin as sandbox_plugin
+    from spade_core.config.load import resolve_config
+    from spade_core.selfplay.runner import run
+    from spade_core.testing import load_test_plugins
+
+    loaded = load_test_plugins(*plugins, envmemory_plugin, sandbox_plugin)
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"].update(dir=str(tmp_path / "run"), iterations=iterations)
+    data["loop"] = loop
+    data["sandbox"] = {"plugin": "process", "options": {"workers": 1}}
+    data["memory"] = {"plugin": "faiss", "options": {
+        "embedder": "hashing", "structural_match": False, "mastery_rollouts": 2,
+        "too_hard_rollouts": 50}}
+    data.update(sections)
+    run_dir = run(resolve_config(data, loaded.registry, "test.yaml"), loaded,
+                  report=lambda message: None)
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    return run_dir, rows
+
+
+def metrics(run_dir):
+    """The rows of a run's ``metrics.jsonl``."""
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def one_iteration(tmp_path, plugin, **loop):
+    """One iteration with ``plugin``'s fakes and ``loop`` overrides; returns the run directory."""
+    import plugins.designer.plugin as designer_plugin
+    import plugins.estimators as estimators_plugin
+    import plugins.trainers.plugin as trainers_plugin
+    from spade_core.config.load import resolve_config
+    from spade_core.selfplay.runner import run
+    from spade_core.testing import load_test_plugins
+
+    loaded = load_test_plugins(plugin, designer_plugin, estimators_plugin, trainers_plugin)
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"].update(dir=str(tmp_path / "run"), iterations=1)
+    data["loop"] = {**data["loop"], **loop}
+    return run(resolve_config(data, loaded.registry, "test.yaml"), loaded,
+               report=lambda message: None)

@@ -1,0 +1,197 @@
+"""The transformers backend on the real bundled model (SmolLM2-135M-Instruct): batched greedy and
+sampled generation, token ids and log-probabilities, tools, plugin wiring and errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+from fakes.bundled_model import bundled_backend, bundled_model
+
+from plugins.backends import options as backend_options
+from plugins.backends import plugin as backends_plugin
+from plugins.backends.errors import GenerationError, ModelSourceError
+from plugins.backends.model_source import resolve_model
+from spade_core.components import BuildContext
+from spade_core.errors import ConfigError, PluginError
+from spade_core.testing import check_component, load_test_plugins
+
+CONVERSATIONS = [
+    [{"role": "user", "content": "What is the capital of France?"}],
+    [{"role": "system", "content": "You write Python."},
+     {"role": "user", "content": "Write a function that adds two numbers."}],
+]
+ADD_TOOL = {"type": "function", "function": {
+    "name": "add_numbers", "description": "Add two integers.",
+    "parameters": {"type": "object", "properties": {"a": {"type": "integer"},
+                                                    "b": {"type": "integer"}},
+                   "required": ["a", "b"]}}}
+
+
+@pytest.fixture(scope="module")
+def backend():
+    return bundled_backend()
+
+
+def test_greedy_batch_is_deterministic_and_consistent(backend):
+    first = backend.generate(CONVERSATIONS, max_new_tokens=12, temperature=0.0)
+    second = backend.generate(CONVERSATIONS, max_new_tokens=12, temperature=0.0)
+    assert [g.text for g in first] == [g.text for g in second]
+    assert [g.completion_ids for g in first] == [g.completion_ids for g in second]
+    assert "Paris" in first[0].text  # the model really answers (greedy, so stable)
+    for conversation, g in zip(CONVERSATIONS, first):
+        assert g.prompt_ids == backend.formatter.encode(conversation)
+        assert backend.tokenizer.decode(g.prompt_ids) == backend.formatter.render(conversation)
+        assert backend.tokenizer.decode(g.completion_ids, skip_special_tokens=True) == g.text
+        assert len(g.logprobs) == len(g.completion_ids) >= 1
+        assert all(lp <= 0.0 for lp in g.logprobs)
+        if g.finish_reason == "stop":
+            assert g.completion_ids[-1] in backend.stop_ids
+        else:
+            assert g.finish_reason == "length" and len(g.completion_ids) == 12
+
+
+def test_stops_at_end_of_turn(backend):
+    [g] = backend.generate(CONVERSATIONS[:1], max_new_tokens=40, temperature=0.0)
+    assert g.finish_reason == "stop"
+    assert g.completion_ids[-1] == backend.tokenizer.convert_tokens_to_ids("<|im_end|>")
+    assert "<|im_end|>" not in g.text
+
+
+def test_logprobs_match_a_forward_pass(backend):
+    """Recorded log-probs equal log_softmax(logits / T) of a plain forward pass, padded row too."""
+    gens = backend.generate(CONVERSATIONS, max_new_tokens=10, temperature=0.7, seed=5)
+    for g in gens:
+        ids = torch.tensor([g.prompt_ids + g.completion_ids])
+        with torch.no_grad():
+            logits = backend.model(ids).logits[0].float() / 0.7
+        logp = torch.log_softmax(logits, dim=-1)
+        start = len(g.prompt_ids) - 1
+        expected = [logp[start + i, t].item() for i, t in enumerate(g.completion_ids)]
+        assert g.logprobs == pytest.approx(expected, abs=2e-3)
+
+
+def test_seeded_sampling_is_reproducible_and_leaves_global_rng_alone(backend):
+    torch.manual_seed(123)
+    expected_next = torch.rand(3)
+    torch.manual_seed(123)
+    a = backend.generate(CONVERSATIONS, max_new_tokens=8, temperature=1.0, seed=7)
+    assert torch.equal(torch.rand(3), expected_next)
+    b = backend.generate(CONVERSATIONS, max_new_tokens=8, temperature=1.0, seed=7)
+    c = backend.generate(CONVERSATIONS, max_new_tokens=8, temperature=1.0, seed=8)
+    assert [g.completion_ids for g in a] == [g.completion_ids for g in b]
+    assert [g.completion_ids for g in a] != [g.completion_ids for g in c]
+
+
+def test_batching_keeps_order_across_chunks(backend):
+    """More conversations than batch_size, of mixed lengths: results come back in input order."""
+    questions = [f"Say the number {n}." + " Please." * (n % 4) for n in range(10)]
+    convs = [[{"role": "user", "content": q}] for q in questions]
+    gens = backend.generate(convs, max_new_tokens=2, temperature=0.0)
+    assert [g.prompt_ids for g in gens] == [backend.formatter.encode(c) for c in convs]
+
+
+def test_tools_use_a_tool_aware_template(backend):
+    """SmolLM2's own template drops tools; the ChatML tools template renders them."""
+    conv = [{"role": "user", "content": "Add 2 and 3."}]
+    plain = backend.tokenizer.decode(backend.formatter.encode(conv))
+    assert "add_numbers" not in plain
+    [g] = backend.generate([conv], max_new_tokens=8, temperature=0.0, tools=[ADD_TOOL])
+    prompt = backend.tokenizer.decode(g.prompt_ids)
+    assert '"name": "add_numbers"' in prompt and "<tool_call>" in prompt
+    assert prompt.startswith("<|im_start|>system\n") and prompt.endswith("<|im_start|>assistant\n")
+    # a multi-turn tool exchange renders as a prefix-preserving continuation
+    follow = conv + [
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"type": "function", "function": {"name": "add_numbers",
+                                              "arguments": {"a": 2, "b": 3}}}]},
+        {"role": "tool", "content": "5"}]
+    longer = backend.formatter.render(follow, [ADD_TOOL])
+    assert longer.startswith(prompt.removesuffix("<|im_start|>assistant\n"))
+    assert '<tool_call>\n{"name": "add_numbers", "arguments": {"a": 2, "b": 3}}\n</tool_call>' in longer
+    assert "<tool_response>\n5\n</tool_response>" in longer
+
+
+def test_trl_template_can_be_chosen_for_tools():
+    from transformers import AutoTokenizer
+
+    from plugins.backends.chat_format import ChatFormatter
+
+    tokenizer = AutoTokenizer.from_pretrained(bundled_model().path)
+    formatter = ChatFormatter(tokenizer, tool_chat_template="trl:qwen2_5")
+    text = formatter.render([{"role": "user", "content": "hi"}], [ADD_TOOL])
+    assert "<tools>" in text and "add_numbers" in text
+    with pytest.raises(ConfigError, match="trl ships no chat template 'nope'"):
+        ChatFormatter(tokenizer, tool_chat_template="trl:nope").tool_template()
+    with pytest.raises(ConfigError, match="not builtin:NAME"):
+        ChatFormatter(tokenizer, chat_template="no-such-template.jinja")
+
+
+def test_invalid_requests_are_clear_errors(backend):
+    with pytest.raises(GenerationError, match="max_new_tokens"):
+        backend.generate(CONVERSATIONS, max_new_tokens=0, temperature=0.0)
+    with pytest.raises(GenerationError, match="conversation 1"):
+        backend.generate([CONVERSATIONS[0], []], max_new_tokens=2, temperature=0.0)
+    assert backend.generate([], max_new_tokens=2, temperature=0.0) == []
+
+
+def test_bad_model_specs_name_the_path(tmp_path):
+    with pytest.raises(ModelSourceError, match="no such file or directory") as info:
+        resolve_model(str(tmp_path / "missing-model"))
+    assert str(tmp_path / "missing-model") in str(info.value)
+    with pytest.raises(ModelSourceError, match="has no config.json"):
+        resolve_model(str(tmp_path))
+    with pytest.raises(ModelSourceError, match="unknown bundled model 'gpt-5'"):
+        resolve_model("bundled:gpt-5")
+    with pytest.raises(ModelSourceError, match="never downloads"):
+        resolve_model("hf:spade-rl-tests/does-not-exist")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json")
+    from plugins.backends.transformers_backend import TransformersBackend
+
+    with pytest.raises(ModelSourceError, match=str(broken)):
+        TransformersBackend(broken)
+
+
+def test_plugin_builds_from_the_run_model():
+    """Options ``model: null`` use BuildContext.model (the run's model.path)."""
+    loaded = load_test_plugins(backends_plugin)
+    backend = check_component(loaded, "generation_backend", "transformers",
+                              context=BuildContext(model=str(bundled_model().path)))
+    assert backend.model_dir == bundled_model().path
+    [g] = backend.generate(CONVERSATIONS[:1], max_new_tokens=3, temperature=0.0)
+    assert g.completion_ids
+    backend.close()
+
+
+def test_plugin_reports_a_bad_model_with_the_component_name():
+    loaded = load_test_plugins(backends_plugin)
+    component = loaded.registry.components[("generation_backend", "transformers")]
+    options = backend_options.TransformersOptions(model="/nonexistent/model-dir")
+    with pytest.raises(ConfigError, match="generation backend 'transformers'.*nonexistent"):
+        component.build(options, BuildContext())
+    with pytest.raises(Exception, match="extra"):
+        backend_options.TransformersOptions(modle="typo")
+
+
+def test_registration_module_is_light():
+    code = ("import sys, plugins.backends.plugin\n"
+            "heavy = [m for m in ('torch', 'transformers', 'vllm', 'trl') if m in sys.modules]\n"
+            "print(','.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ""
+
+
+def test_bench_generation_counts_real_tokens(backend):
+    from plugins.backends.bench import bench_generation
+
+    results = bench_generation(backend, batch_sizes=(1, 2), max_new_tokens=4, warmup=False)
+    assert [r.batch_size for r in results] == [1, 2]
+    for r in results:
+        assert r.requests == 2 and 2 <= r.completion_tokens <= 8
+        assert r.seconds > 0 and r.tokens_per_second == pytest.approx(
+            r.completion_tokens / r.seconds, rel=0.05)

@@ -1,0 +1,173 @@
+"""Eval suites scored through their real scorers: a fake backend that answers with the gold
+replies scores 1.0 on each suite, one that answers wrongly 0.0, one right on every other item
+0.5; plus pass@k, spreading a limit over buckets, and the registration hook."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from spade_core.components import BuildContext
+from spade_core.eval.scores import pass_at_k, summarise
+from spade_core.eval.table import table
+from spade_core.interfaces import EvalSettings, EvalSuite
+from spade_core.plugins import load_plugins
+from spade_core.testing import check_component, load_test_plugins
+
+import plugins.evals.plugin as evals_plugin
+from fakes.eval_runs import three_ways
+from plugins.evals.items import spread
+from fakes.cli import ROOT
+
+#: The bfcl suite reads the data of bfcl-eval, installed without its pinned dependencies.
+needs_bfcl = pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
+                                reason="pip install --no-deps bfcl-eval==2026.3.23")
+
+SEEDS = ROOT / "plugins" / "families" / "seeds"
+SETTINGS = EvalSettings(samples=1, max_new_tokens=16, seed=0, max_turns=12)
+
+
+@pytest.fixture(autouse=True)
+def _sandbox(scoring_sandbox):
+    global SANDBOX
+    SANDBOX = scoring_sandbox
+
+
+SANDBOX = None
+
+
+def _suite(name: str, options: dict | None = None, context: BuildContext | None = None
+           ) -> EvalSuite:
+    loaded = load_test_plugins(evals_plugin)
+    context = context or BuildContext(components={"sandbox": SANDBOX})
+    return loaded.registry.build("eval_suite", name, options or {}, "test", context)
+
+
+def _three_ways(suite: EvalSuite, limit: int) -> tuple[float, ...]:
+    return three_ways(suite, limit, SETTINGS)
+
+
+def test_hook_register_eval_suites():
+    assert load_test_plugins(evals_plugin).registry.names("eval_suite") == [
+        "bfcl", "pool", "reasoning-gym"]
+
+
+def test_installed_plugin_registers_the_suites():
+    loaded = load_plugins()
+    assert {"bfcl", "pool", "reasoning-gym"} <= set(loaded.registry.names("eval_suite"))
+
+
+@pytest.mark.parametrize("name", ["reasoning-gym", "bfcl"])
+def test_suites_honour_the_interface(name):
+    suite = check_component(load_test_plugins(evals_plugin), "eval_suite", name,
+                            context=BuildContext(components={"sandbox": SANDBOX}))
+    assert isinstance(suite, EvalSuite)
+
+
+def test_reasoning_gym_gold_wrong_half():
+    assert _three_ways(_suite("reasoning-gym"), 8) == (1.0, 0.0, 0.5)
+
+
+def test_reasoning_gym_items_cover_every_bucket_and_are_fixed_for_a_seed():
+    suite = _suite("reasoning-gym")
+    items = suite.items(8, 3)
+    assert [i.bucket for i in items[:4]] == ["math", "algorithmic", "cognition", "logic"]
+    assert [i.text for i in items] == [i.text for i in _suite("reasoning-gym").items(8, 3)]
+    assert [i.text for i in items] != [i.text for i in suite.items(8, 4)]
+
+
+def test_reasoning_gym_scores_by_the_dataset_scorer():
+    suite = _suite("reasoning-gym", {"buckets": ["math"]})
+    item = suite.items(1, 0)[0]
+    answer = item.gold[0].removeprefix("\\boxed{").removesuffix("}")
+    assert suite.score(item, f"Working... so the answer is \\boxed{{{answer}}}") == 1.0
+    assert suite.score(item, f"<answer>{answer}</answer>") == 1.0
+    assert suite.score(item, "\\boxed{0.123456}") < 1.0
+
+
+@needs_bfcl
+def test_bfcl_gold_wrong_half():
+    assert _three_ways(_suite("bfcl"), 10) == (1.0, 0.0, 0.5)
+
+
+@needs_bfcl
+def test_bfcl_checker_rules():
+    suite = _suite("bfcl", {"categories": ["simple", "irrelevance", "parallel"]})
+    simple, irrelevance, parallel = suite.items(3, 0)
+    assert simple.bucket == "simple" and parallel.bucket == "parallel"
+    assert simple.tools and simple.tools[0]["function"]["parameters"]["type"] == "object"
+    assert suite.score(simple, simple.gold[0]) == 1.0
+    assert suite.score(simple, "The area is 25.") == 0.0  # no call
+    assert suite.score(irrelevance, "I cannot help with these tools.") == 1.0
+    assert suite.score(irrelevance, simple.gold[0].replace(
+        simple.tools[0]["function"]["name"], irrelevance.tools[0]["function"]["name"])) == 0.0
+    calls = parallel.gold[0].split("\n")
+    assert len(calls) > 1
+    assert suite.score(parallel, "\n".join(reversed(calls))) == 1.0  # order-free, as BFCL
+    assert suite.score(parallel, calls[0]) == 0.0
+
+
+def test_unknown_category_or_missing_option_is_a_config_error_before_any_model():
+    from spade_core.errors import ConfigError
+
+    from plugins.evals.bfcl_suite import BfclSuite
+    from spade_core.eval.evaluate import resolve_suite
+
+    registry = load_test_plugins(evals_plugin).registry
+    with pytest.raises(ConfigError, match=r"--suite bfcl: invalid options \(categories.0: Input "
+                                          "should be 'simple'"):
+        resolve_suite(registry, "bfcl", {"categories": ["simpel"]})
+    with pytest.raises(ConfigError, match="path: Field required"):
+        resolve_suite(registry, "pool", {})
+    with pytest.raises(ConfigError, match="Installed: bfcl, pool, reasoning-gym"):
+        resolve_suite(registry, "bfc", {})
+    with pytest.raises(ConfigError, match="categories are"):
+        BfclSuite(["simpel"])
+
+
+@pytest.mark.slow
+def test_pool_gold_wrong_half(tmp_path):
+    for name in ("fraction_sum.py", "modular_power.py"):
+        shutil.copy(SEEDS / "reasoning" / name, tmp_path / name)
+    for name in ("bank_rebalance.py", "calendar_booking.py"):
+        shutil.copy(SEEDS / "tool_use" / name, tmp_path / name)
+    registry = load_plugins().registry
+    sandbox = registry.build("sandbox", "process", {"workers": 1}, "test")
+    families = [registry.build("env_family", f, {}, "test") for f in ("reasoning", "tool-use")]
+    try:
+        suite = _suite("pool", {"path": str(tmp_path)}, BuildContext(
+            components={"sandbox": sandbox, "env_family": families}))
+        items = suite.items(None, 0)
+        assert sorted({i.bucket for i in items}) == ["reasoning", "tool-use"]
+        assert _three_ways(suite, 4) == (1.0, 0.0, 0.5)
+    finally:
+        sandbox.close()
+
+
+def test_pass_at_k_is_the_unbiased_estimator():
+    assert pass_at_k(10, 0, 1) == 0.0
+    assert pass_at_k(10, 10, 5) == 1.0
+    assert pass_at_k(10, 3, 1) == pytest.approx(0.3)
+    assert pass_at_k(4, 1, 2) == pytest.approx(1 - math.comb(3, 2) / math.comb(4, 2))
+    assert pass_at_k(5, 2, 4) == 1.0  # fewer wrong samples than k
+
+
+def test_summary_per_bucket_and_overall_and_table():
+    from spade_core.interfaces import EvalItem
+
+    items = [EvalItem(id=str(i), bucket="ab"[i % 2]) for i in range(4)]
+    result = summarise("s", items, [[1, 0], [0, 0], [1, 1], [0, 1]], k=2, threshold=1.0)
+    assert result.buckets["a"].pass_at_1 == 0.75 and result.buckets["a"].pass_at_k == 1.0
+    assert result.buckets["b"].pass_at_1 == 0.25 and result.buckets["b"].pass_at_k == 0.5
+    assert result.overall.pass_at_1 == 0.5 and result.overall.items == 4
+    text = table([result], [result])
+    assert "pass@2" in text and "+0.0" in text and "overall" in text
+
+
+def test_spread_takes_round_robin():
+    assert spread({"a": [1, 2, 3], "b": [4], "c": [5, 6]}, 5) == [1, 4, 5, 2, 6]
+    assert spread({"a": [1, 2], "b": [3]}, None) == [1, 2, 3]

@@ -1,0 +1,306 @@
+"""The tool-use family: ToolUseBaseEnv's protocol (dispatch, schema validation, turn limits,
+step-by-step instructions), solution parsing, and the family's static checks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spade_core.validation import validate
+
+from fakes.in_process import FakeInProcessSession
+from plugins.families.solutions import boxed_actions, tool_call_action, tool_use_actions
+from plugins.families.tool_use import ToolUseFamily
+
+FAMILY = ToolUseFamily()
+
+# A single-task program written the way SPADE's generated tool-use programs are: typing import,
+# random.seed, a description-style solution with "->" results and "ANSWER:".
+NOTES_PROGRAM = '''
+import random
+from typing import Tuple
+
+
+class NoteFinderEnv(ToolUseBaseEnv):
+    def reset(self, seed=None) -> Tuple[str, dict]:
+        if seed is not None:
+            random.seed(seed)
+        topics = ["rivers", "comets", "ferns", "glaciers", "owls"]
+        random.shuffle(topics)
+        self._state = {"notes": {i + 1: t for i, t in enumerate(topics)}, "tags": {}}
+        self.topic = topics[2]
+        self._expected_answer = "3"
+        self._tools = {
+            "list_notes": {"description": "List note ids.",
+                           "parameters": {"type": "object", "properties": {}}},
+            "read_note": {"description": "Read one note.",
+                          "parameters": {"type": "object",
+                                         "properties": {"note_id": {"type": "integer"}},
+                                         "required": ["note_id"]}},
+            "tag_note": {"description": "Tag a note.",
+                         "parameters": {"type": "object", "properties": {
+                             "note_id": {"type": "integer"},
+                             "tag": {"type": "string", "enum": ["keep", "drop"]}},
+                             "required": ["note_id", "tag"]}},
+        }
+        return (f"Find the note about {self.topic} and answer its id.", {})
+
+    def tool_list_notes(self):
+        return ", ".join(str(k) for k in self._state["notes"])
+
+    def tool_read_note(self, note_id):
+        return f"Note {note_id}: about {self._state['notes'][note_id]}"
+
+    def tool_tag_note(self, note_id, tag):
+        self._state["tags"][note_id] = tag
+        return f"Tagged {note_id} as {tag}"
+
+    def solution(self) -> str:
+        return ('1. list_notes() -> 1, 2, 3, 4, 5 '
+                '2. read_note(note_id=3) -> Note 3: about ' + self.topic + ' '
+                'ANSWER: 3')
+'''
+
+
+def call(name, **arguments) -> str:
+    return tool_call_action(name, arguments)
+
+
+@pytest.fixture
+def notes():
+    session = FakeInProcessSession(NOTES_PROGRAM, FAMILY)
+    session.env.max_turns = 6
+    session.reset(5)
+    return session
+
+
+def test_reset_returns_native_tool_schemas():
+    session = FakeInProcessSession(NOTES_PROGRAM, FAMILY)
+    observation, info = session.reset(1)
+    assert "Find the note" in observation
+    tools = FAMILY.tools_from_info(info)
+    assert [t["function"]["name"] for t in tools] == ["list_notes", "read_note", "tag_note"]
+    assert all(t["type"] == "function" for t in tools)
+    assert tools[1]["function"]["parameters"]["required"] == ["note_id"]
+    json.dumps(tools)
+
+
+def test_dispatch_and_answer(notes):
+    result = notes.step(call("read_note", note_id=3))
+    assert result.observation.startswith("Tool result:\nNote 3: about")
+    assert (result.reward, result.terminated, result.truncated) == (0.0, False, False)
+    wrong = notes.step("<answer>4</answer>")
+    assert wrong.reward == 0.0 and not wrong.terminated and "Incorrect" in wrong.observation
+    right = notes.step("<answer> 3 </answer>")
+    assert (right.reward, right.terminated) == (1.0, True)
+
+
+@pytest.mark.parametrize("action,needle", [
+    (call("read_note"), "missing required argument 'note_id'"),
+    (call("read_note", note_id="3"), "'note_id' must be integer, got string '3'"),
+    (call("tag_note", note_id=3, tag="maybe"), "'tag' must be one of ['keep', 'drop']"),
+    (call("tag_note", note_id=3, tag="keep", colour="red"), "unknown argument 'colour'"),
+    (call("fly"), "Unknown tool 'fly'. Available tools: list_notes, read_note, tag_note."),
+    ("<tool_call>{not json}</tool_call>", "Format error: the tool call is not valid JSON"),
+    ('<tool_call>{"name": "read_note", "arguments": [3]}</tool_call>',
+     "arguments must be a JSON object"),
+    ("I think the answer is three.", "Format error: call a tool"),
+])
+def test_invalid_actions_get_helpful_observations(notes, action, needle):
+    result = notes.step(action)
+    assert needle in result.observation
+    assert (result.reward, result.terminated) == (0.0, False)
+    assert notes.env._state["tags"] == {}
+
+
+def test_schema_errors_name_the_expected_signature(notes):
+    result = notes.step(call("tag_note", note_id=3))
+    assert "Expected tag_note(note_id: integer, tag: string)" in result.observation
+
+
+def test_tool_exceptions_become_observations(notes):
+    result = notes.step(call("read_note", note_id=99))
+    assert "Error calling read_note: KeyError" in result.observation and not result.terminated
+
+
+def test_several_calls_and_qwen_xml_calls_in_one_turn(notes):
+    xml = ("<tool_call>\n<function=tag_note>\n<parameter=note_id>\n2\n</parameter>\n"
+           "<parameter=tag>\ndrop\n</parameter>\n</function>\n</tool_call>")
+    result = notes.step(call("list_notes") + "\n" + xml)
+    assert "Tool result 1:\n1, 2, 3, 4, 5" in result.observation
+    assert "Tool result 2:\nTagged 2 as drop" in result.observation
+    assert notes.env._state["tags"] == {2: "drop"}
+    assert notes.env.turn_count == 1
+
+
+def test_calls_then_answer_in_the_same_turn(notes):
+    result = notes.step(call("read_note", note_id=3) + " <answer>3</answer>")
+    assert result.terminated and result.reward == 1.0
+    assert result.observation.startswith("Tool result:\nNote 3")
+
+
+def test_turn_limit_truncates_and_reveals_the_solution(notes):
+    for _ in range(5):
+        assert not notes.step(call("list_notes")).truncated
+    last = notes.step(call("list_notes"))
+    assert last.truncated and not last.terminated and "Time up. Solution:" in last.observation
+
+
+def test_reset_clears_turns_and_history(notes):
+    notes.step(call("list_notes"))
+    notes.reset(5)
+    assert notes.env.turn_count == 0 and notes.env._call_history == []
+
+
+def seed_program(name: str) -> str:
+    return next(p.source for p in FAMILY.seed_programs() if p.description.startswith(name))
+
+
+def test_instructions_are_revealed_step_by_step():
+    session = FakeInProcessSession(seed_program("file_organizer"), FAMILY)
+    first, _ = session.reset(0)
+    assert first.startswith("Go to the")
+    early = session.step("<answer>done</answer>")
+    assert "still on step 1/4" in early.observation and not early.terminated
+    root = "/home/" + session.env.project
+    moved = session.step(call("cd", path=root))
+    assert "[STEP 1 COMPLETE" in moved.observation and "Make a folder" in moved.observation
+    assert moved.info == {"step": 1, "steps_total": 4}
+    # Meeting a later criterion does not skip the current instruction.
+    session.step(call("cd", path="/home"))
+    assert session.env._current_msg == 1
+
+
+def test_programs_with_their_own_advance_are_not_advanced_twice():
+    session = FakeInProcessSession(seed_program("calendar_booking"), FAMILY)
+    session.reset(2)
+    listed = session.step(call("list_events", date=session.env.day))
+    assert session.env._current_msg == 1 and listed.observation.count("[STEP") == 1
+
+
+# ------------------------------------------------------------------------ solution parsing
+
+def test_spade_description_with_results_and_answer_line():
+    session = FakeInProcessSession(NOTES_PROGRAM, FAMILY)
+    _, info = session.reset(0)
+    actions = tool_use_actions(session.solution(), info["tools"])
+    assert actions == [call("list_notes"), call("read_note", note_id=3), "<answer>3</answer>"]
+
+
+@pytest.mark.parametrize("solution,expected", [
+    ("1. cd(path='/x') 2. <answer>done</answer>",
+     [tool_call_action("cd", {"path": "/x"}), "<answer>done</answer>"]),
+    ('1. mv(src="a.txt", dst="b") -> Moved\n2. ls()\nFinal answer: b/a.txt',
+     [tool_call_action("mv", {"src": "a.txt", "dst": "b"}), tool_call_action("ls", {}),
+      "<answer>b/a.txt</answer>"]),
+    ("transfer(amount=12.5, to='AC-1', flags=[1, 2]) then <answer>12.50</answer>",
+     [tool_call_action("transfer", {"amount": 12.5, "to": "AC-1", "flags": [1, 2]}),
+      "<answer>12.50</answer>"]),
+    (['<tool_call>{"name": "ls", "arguments": {}}</tool_call>', "<answer>x</answer>"],
+     ['<tool_call>{"name": "ls", "arguments": {}}</tool_call>', "<answer>x</answer>"]),
+    (["ls()", "cd(path='/a')", "<answer>ok</answer>"],
+     [tool_call_action("ls", {}), tool_call_action("cd", {"path": "/a"}), "<answer>ok</answer>"]),
+])
+def test_solution_descriptions_parse_into_actions(solution, expected):
+    assert tool_use_actions(solution) == expected
+
+
+@pytest.mark.parametrize("solution", [
+    "Navigate to the folder, create the archive and move the report. ANSWER: done",
+    "1. cd(path=os.getcwd()) 2. <answer>done</answer>",
+    "1. cd(path='/x') 2. mkdir(name='y')",
+    "", None, 42, ["cd(path='/x')"],
+])
+def test_unparsable_solutions_are_unverified_not_guessed(solution):
+    assert tool_use_actions(solution) is None
+
+
+def test_positional_arguments_need_the_schema():
+    tools = [{"type": "function", "function": {"name": "cd", "parameters": {
+        "type": "object", "properties": {"path": {"type": "string"}}}}}]
+    assert tool_use_actions("1. cd('/x') 2. <answer>ok</answer>") is None
+    assert tool_use_actions("1. cd('/x') 2. <answer>ok</answer>", tools)[0] == \
+        tool_call_action("cd", {"path": "/x"})
+
+
+def test_boxed_actions_for_reasoning_solutions():
+    assert boxed_actions("42") == ["\\boxed{42}"]
+    assert boxed_actions(7) == ["\\boxed{7}"]
+    assert boxed_actions(["\\boxed{up}", "left"]) == ["\\boxed{up}", "\\boxed{left}"]
+    assert boxed_actions(None) is None and boxed_actions([]) is None and boxed_actions("") is None
+
+
+# --------------------------------------------------------------------------- static checks
+
+@pytest.mark.parametrize("source,needle", [
+    ("class AEnv:\n    def reset(self, seed=None): pass\n", "must subclass ToolUseBaseEnv"),
+    ("class A(ToolUseBaseEnv):\n    pass\n", "no environment class"),
+    ("class AEnv(ToolUseBaseEnv):\n    pass\nclass BEnv(ToolUseBaseEnv):\n    pass\n",
+     "several environment classes (AEnv, BEnv)"),
+    ("class AEnv(ToolUseBaseEnv)\n", "syntax error"),
+])
+def test_static_problems(source, needle):
+    problems = FAMILY.static_problems(source)
+    assert problems and needle in problems[0]
+
+
+def test_spade_programs_may_import_the_base_class_module():
+    source = "from tool_use_base_env import ToolUseBaseEnv\n" + NOTES_PROGRAM
+    session = FakeInProcessSession(source, FAMILY)
+    _, info = session.reset(2)
+    actions = FAMILY.solution_actions(session.solution(), FAMILY.tools_from_info(info))
+    assert [session.step(a) for a in actions][-1].reward == 1.0
+
+
+def test_static_check_accepts_a_helper_base():
+    source = ("class CommonEnv(ToolUseBaseEnv):\n    pass\n"
+              "class ShopEnv(CommonEnv):\n    def reset(self, seed=None): pass\n")
+    assert FAMILY.static_problems(source) == []
+
+
+@pytest.mark.slow
+def test_spade_style_program_is_valid_in_the_real_sandbox():
+    from spade_core.components import BuildContext
+    from spade_core.plugins import load_plugins
+
+    component = load_plugins().registry.components.get(("sandbox", "process"))
+    if component is None:
+        pytest.skip("no sandbox named 'process' is registered yet")
+    sandbox = component.build(component.options() if component.options else {}, BuildContext())
+    try:
+        [verdict] = validate(sandbox, [NOTES_PROGRAM], family=FAMILY)
+        assert verdict.valid and verdict.message == "valid", verdict
+        assert verdict.details["solution"]["actions"] == 3
+    finally:
+        sandbox.close()
+
+
+class FakeSolutionBackend:
+    """Plays a scripted list of replies and records the tool schemas each call received."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies, self.tools_seen = list(replies), []
+
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+        from spade_core.interfaces.backend import Generation
+
+        self.tools_seen.append(tools)
+        return [Generation(text=self.replies.pop(0)) for _ in conversations]
+
+
+def test_loop_rollouts_pass_native_tools_and_solve_a_seed():
+    from fakes.in_process import FakeInProcessSandbox
+    from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
+
+    source = seed_program("product_order")
+    probe = FakeInProcessSession(source, FAMILY)
+    _, info = probe.reset(9)
+    actions = FAMILY.solution_actions(probe.solution(), FAMILY.tools_from_info(info))
+    backend = FakeSolutionBackend(actions)
+    request = RolloutRequest(env_id="product", program=source, family=FAMILY, seeds=[9])
+    [[episode]], _ = run_rollouts(FakeInProcessSandbox(), backend, [request],
+                                  max_turns=len(actions), max_new_tokens=64, temperature=0.0,
+                                  seed=0)
+    assert episode.reward == 1.0 and episode.turns[-1].terminated
+    assert backend.tools_seen[0] == info["tools"]

@@ -1,0 +1,180 @@
+"""The report in a real browser: Debian's headless Chromium, driven by playwright-python.
+
+Every page is opened from disk with all non-file requests refused (the page must need no
+network), and must render its plots and environment browser without a console error. Screenshots
+are saved under each test's temporary directory.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from plugins.report import build_report
+
+from fakes.report_runs import make_report_run
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+    not Path(CHROMIUM).exists(),
+    reason="Debian's chromium is not installed; `make setup` installs it when run as root "
+           "(apt-get install -y chromium)")]
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+class BrowserPage:
+    """One page in a fresh Chromium profile, recording console errors and network attempts."""
+
+    def __init__(self, context):
+        self.context = context
+        self.page = context.new_page()
+        self.errors: list[str] = []
+        self.blocked: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text}")
+                     if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+
+    def open(self, path: Path) -> "BrowserPage":
+        self.page.goto(path.resolve().as_uri())
+        self.page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+        return self
+
+    def visible_envs(self) -> list[dict]:
+        return self.page.eval_on_selector_all(
+            "#env-list details.env:not(.hidden)",
+            "els => els.map(e => ({id: e.id, status: e.dataset.status,"
+            " family: e.dataset.family, regret: e.dataset.regret}))")
+
+
+@pytest.fixture(scope="module")
+def browser_context(tmp_path_factory):
+    sync_api = pytest.importorskip(
+        "playwright.sync_api",
+        reason="playwright-python is not installed (pip install -e '.[dev]')")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_api.sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, headless=True, args=FLAGS,
+            viewport={"width": 1400, "height": 1000})
+        blocked: list[str] = []
+
+        def refuse_network(route):
+            if route.request.url.startswith("file://"):
+                route.continue_()
+            else:
+                blocked.append(route.request.url)
+                route.abort()
+
+        context.route("**/*", refuse_network)
+        context.blocked = blocked
+        yield context
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    run_dir = make_report_run(tmp_path_factory.mktemp("run"))
+    return run_dir, build_report(run_dir, run_dir / "report.html")
+
+
+@pytest.fixture
+def browser(browser_context):
+    page = BrowserPage(browser_context)
+    yield page
+    page.page.close()
+    assert not browser_context.blocked, f"the page tried the network: {browser_context.blocked}"
+
+
+def _not_blank(png: Path) -> None:
+    from PIL import Image
+
+    with Image.open(png) as image:
+        colours = image.convert("RGB").getcolors(maxcolors=1_000_000)
+    assert colours is not None and len(colours) > 50, f"{png} looks blank"
+
+
+def test_plots_and_browser_render(finished, browser, tmp_path):
+    run_dir, report = finished
+    browser.open(report)
+    plots = browser.page.eval_on_selector_all(
+        "svg.plot-svg", "els => els.map(e => { const r = e.getBoundingClientRect();"
+        " return {w: r.width, h: r.height, paths: e.querySelectorAll('path').length,"
+        " texts: e.querySelectorAll('text').length}; })")
+    assert len(plots) >= 9
+    for plot in plots:
+        assert plot["w"] > 200 and plot["h"] > 100 and plot["paths"] > 5 and plot["texts"] > 3
+    env_ids = {p.stem for p in run_dir.glob("envs/*.json")}
+    assert {e["id"] for e in browser.visible_envs()} == {f"env-{i}" for i in env_ids}
+    assert browser.page.inner_text("#env-shown") == str(len(env_ids))
+    assert "completed" in browser.page.inner_text("#run-status")
+    shot = tmp_path / "report.png"
+    browser.page.screenshot(path=str(shot), full_page=True)
+    _not_blank(shot)
+    assert not browser.errors, browser.errors
+
+
+def test_filter_sort_and_open_an_environment(finished, browser, tmp_path):
+    run_dir, report = finished
+    details = [json.loads(p.read_text()) for p in run_dir.glob("envs/*.json")]
+    browser.open(report)
+    page = browser.page
+    page.select_option("#filter-status", "mastered")
+    shown = browser.visible_envs()
+    assert shown and {e["status"] for e in shown} == {"mastered"}
+    assert len(shown) == sum(d["status"] == "mastered" for d in details)
+    page.select_option("#filter-status", "")
+    page.select_option("#filter-family", "fake-riddle")
+    assert {e["family"] for e in browser.visible_envs()} == {"fake-riddle"}
+    page.select_option("#filter-family", "")
+    page.select_option("#sort-by", "regret:asc")
+    regrets = [float(e["regret"]) for e in browser.visible_envs() if e["regret"]]
+    assert regrets == sorted(regrets) and len(set(regrets)) > 1
+    page.select_option("#sort-by", "regret:desc")
+    regrets = [float(e["regret"]) for e in browser.visible_envs() if e["regret"]]
+    assert regrets == sorted(regrets, reverse=True)
+    page.fill("#filter-text", "too_hard")
+    assert [e["status"] for e in browser.visible_envs()] == ["too_hard"]
+    page.fill("#filter-text", "")
+    # Open the duplicate, then follow its nearest neighbour: the mastered one it duplicates.
+    duplicate = next(d for d in details if d["status"] == "duplicate")
+    card = page.locator(f"#env-{duplicate['id']}")
+    card.locator("summary").first.click()
+    assert card.evaluate("e => e.open")
+    assert card.locator(".code .k").count() > 3  # highlighted keywords
+    card.locator("ul.neighbours a").first.click()
+    target = page.locator(f"#env-{duplicate['duplicate_of']}")
+    assert target.evaluate("e => e.open")
+    assert target.locator(".traj-unhinted .turn").count() >= 2
+    assert target.locator(".traj-hinted").inner_text().count("HINT:") == 1
+    shot = tmp_path / "environment.png"
+    target.screenshot(path=str(shot))
+    _not_blank(shot)
+    assert not browser.errors, browser.errors
+
+
+def test_run_in_progress_renders(finished, browser, tmp_path):
+    run_dir = tmp_path / "partial"
+    shutil.copytree(finished[0], run_dir)
+    (run_dir / "summary.json").unlink()
+    with (run_dir / "metrics.jsonl").open("a") as fh:
+        fh.write('{"iteration": 2, "envs_')
+    report = build_report(run_dir, tmp_path / "partial.html")
+    browser.open(report)
+    assert browser.page.inner_text("#run-status") == "in progress"
+    assert browser.page.locator("svg.plot-svg").count() >= 9
+    browser.page.screenshot(path=str(tmp_path / "in-progress.png"))
+    assert not browser.errors, browser.errors
+
+
+def test_an_empty_run_renders(browser, tmp_path):
+    run_dir = tmp_path / "fresh"
+    (run_dir / "envs").mkdir(parents=True)
+    report = build_report(run_dir, tmp_path / "fresh.html")
+    browser.open(report)
+    assert "No iteration has finished yet" in browser.page.inner_text("#overview")
+    assert browser.page.inner_text("#env-shown") == "0"
+    assert not browser.errors, browser.errors

@@ -1,0 +1,232 @@
+"""The ``grpo`` trainer: masking of environment turns, advantages per role and group, and real TRL
+steps on the bundled SmolLM2-135M (weights change, checkpoint round trip)."""
+
+from __future__ import annotations
+
+import pytest
+
+from plugins.trainers.samples import (
+    ConversationEncoder,
+    EncodedSample,
+    compute_advantages,
+    encode_samples,
+    micro_batches,
+)
+from spade_core.interfaces import TrainingSample
+
+from fakes.grpo_samples import CONVERSATION, grpo_samples
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from transformers import AutoTokenizer
+
+    from plugins.backends.model_source import resolve_model
+
+    return AutoTokenizer.from_pretrained(resolve_model("bundled:smollm2-135m").path)
+
+
+@pytest.fixture(scope="module")
+def encoder(tokenizer):
+    end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    return ConversationEncoder(
+        lambda messages, gen: tokenizer.apply_chat_template(messages, tokenize=False,
+                                                            add_generation_prompt=gen),
+        lambda text: tokenizer(text, add_special_tokens=False)["input_ids"], [end])
+
+
+def test_only_the_agents_own_tokens_are_trained(encoder, tokenizer):
+    prompt, completion, mask = encoder.encode(CONVERSATION)
+    assert tokenizer.decode(prompt).endswith("<|im_start|>assistant\n")
+    trained = tokenizer.decode([t for t, m in zip(completion, mask) if m])
+    assert trained == "\\boxed{41}<|im_end|>\\boxed{42}<|im_end|>"
+    masked = tokenizer.decode([t for t, m in zip(completion, mask) if not m])
+    assert "wrong, try again" in masked and "boxed" not in masked
+    whole = tokenizer.apply_chat_template(CONVERSATION, tokenize=False)
+    assert tokenizer.decode(prompt + completion) == whole
+
+
+def test_long_prompts_are_skipped_and_counted(encoder):
+    samples = [TrainingSample("agent", CONVERSATION, 1.0, group="a")]
+    rows, skipped = encode_samples(samples, encoder, max_tokens=16)
+    assert rows == [] and skipped == {"agent_samples_too_long": 1}
+    rows, skipped = encode_samples(samples, encoder, max_tokens=2048)
+    assert len(rows) == 1 and not skipped
+    no_turn = [TrainingSample("designer", CONVERSATION[:2], 1.0)]
+    assert encode_samples(no_turn, encoder, 2048)[1] == {"designer_samples_unencodable": 1}
+
+
+def _rows(rewards):
+    return [EncodedSample(role, group, r, [1], [2], [1]) for role, group, r in rewards]
+
+
+def test_advantages_per_role_and_group_without_std():
+    rows = _rows([("agent", "e1", 1.0), ("agent", "e1", 0.0), ("agent", "e2", 0.0),
+                  ("agent", "e2", 0.0), ("designer", "e1", 1.0), ("designer", "e2", -0.5)])
+    compute_advantages(rows, {"agent": "group", "designer": "role"},
+                       {"agent": "none", "designer": "none"})
+    assert [r.advantage for r in rows] == [0.5, -0.5, 0.0, 0.0, 0.75, -0.75]
+
+
+def test_advantages_scaled_by_group_or_role_std():
+    rows = _rows([("agent", "e1", 1.0), ("agent", "e1", 0.0), ("agent", "e2", 1.0),
+                  ("agent", "e2", 1.0)])
+    compute_advantages(rows, {"agent": "group"}, {"agent": "group"})
+    assert rows[0].advantage == pytest.approx(0.5 / (0.5 + 1e-8))
+    assert rows[2].advantage == 0.0
+    compute_advantages(rows, {"agent": "role"}, {"agent": "role"})
+    std = (3 * 0.25 ** 2 + 0.75 ** 2) ** 0.5 / 2
+    assert rows[1].advantage == pytest.approx(-0.75 / (std + 1e-8))
+
+
+def test_designer_advantages_centred_per_skill_times_their_scale():
+    rows = [EncodedSample("designer", f"e{i}", r, [1], [2], [1], skill=skill,
+                          advantage_scale=2.0)
+            for i, (skill, r) in enumerate([("a", 1.0), ("a", 0.0), ("b", 0.5)])]
+    compute_advantages(rows, {"designer": "skill"}, {"designer": "none"})
+    assert [r.advantage for r in rows] == [1.0, -1.0, 0.0]
+
+
+def test_micro_batches_keep_roles_apart():
+    rows = _rows([("agent", "a", 1.0)] * 5 + [("designer", "a", 1.0)] * 2)
+    batches = micro_batches(rows, 2)
+    assert all(len({r.role for r in b}) == 1 and len(b) <= 2 for b in batches)
+    assert sum(len(b) for b in batches) == 7
+
+
+@pytest.fixture(scope="module")
+def backend():
+    from plugins.backends.model_source import resolve_model
+    from plugins.backends.transformers_backend import TransformersBackend
+
+    return TransformersBackend(resolve_model("bundled:smollm2-135m").path, device="cpu")
+
+
+@pytest.mark.slow
+def test_grpo_step_trains_the_backends_module_and_checkpoints_round_trip(backend, tmp_path):
+    import torch
+
+    from plugins.trainers.grpo import GRPOTraining
+    from plugins.trainers.options import GRPOOptions
+
+    options = GRPOOptions(learning_rate=1e-4, lora={"r": 4, "alpha": 8},
+                          per_device_train_batch_size=4, designer_delay_iterations=1)
+    trainer = GRPOTraining(options, backend, None, 0, tmp_path)
+    lora_b = {n: p.detach().clone() for n, p in backend.model.named_parameters() if "lora_B" in n}
+    assert lora_b and all(not p.any() for p in lora_b.values())  # peft starts B at zero
+    first = trainer.train(grpo_samples())
+    assert first["designer_trained"] == 0.0 and first["designer_samples_trained"] == 0.0
+    assert first["agent_samples_trained"] == 4.0 and first["optimizer_steps"] == 1.0
+    for key in ("loss", "grad_norm", "agent_mean_reward", "designer_mean_reward", "trl/entropy"):
+        assert key in first
+    changed = {n for n, p in backend.model.named_parameters() if n in lora_b and p.any()}
+    assert changed  # the very module the backend generates with was updated
+    ids = torch.tensor([backend.formatter.encode([{"role": "user", "content": "hi"}])])
+    with torch.no_grad():
+        merged = backend.model(ids).logits  # between updates the adapter is folded in
+        trainer._unmerge_adapter()
+        unmerged = backend.model(ids).logits
+        trainer._merge_adapter()
+    assert torch.allclose(merged, unmerged, rtol=1e-4, atol=1e-3)
+    second = trainer.train(grpo_samples())  # the designer delay is over
+    assert second["designer_trained"] == 1.0 and second["designer_samples_trained"] == 2.0
+    assert "tis_tokens" not in second  # nothing was held: no importance weights
+    # A design held over a window: log-probs recorded now, trained after the policy moved, its
+    # advantages weighted per token by clamp(exp(logp_now - logp_then), 0, 2).
+    held = [s for s in grpo_samples() if s.role == "designer"]
+    recorded = trainer.record_logprobs(held)
+    rows, _ = encode_samples(held, trainer.encoder, options.max_tokens)
+    assert [len(r) for r in recorded] == [len(row.completion_ids) for row in rows]
+    assert all(v < 0 for r in recorded for v in r)
+    trainer.train([s for s in grpo_samples() if s.role == "agent"])
+    for sample, logps in zip(held, recorded):
+        sample.meta["rollout_logps"] = logps
+    third = trainer.train(held + [s for s in grpo_samples() if s.role == "agent"])
+    assert third["tis_tokens"] > 0 and 0.0 < third["tis_mean_weight"] <= 2.0
+    assert third["tis_mean_weight"] != 1.0  # the policy moved since the log-probs were taken
+    trainer.save(tmp_path / "ckpt")
+    saved = {n: p.detach().clone() for n, p in backend.model.named_parameters() if "lora_" in n}
+    trainer.train(grpo_samples())
+    trainer.load(tmp_path / "ckpt")
+    after = {n: p for n, p in backend.model.named_parameters() if "lora_" in n}
+    assert all(torch.equal(saved[n], after[n]) for n in saved)
+    assert trainer.trained_iterations == 4 and trainer.optimizer_steps == 4
+    out = backend.generate([[{"role": "user", "content": "hi"}]], max_new_tokens=4,
+                           temperature=0.0)
+    assert out[0].completion_ids
+
+
+def test_grpo_refuses_a_backend_without_a_model():
+    from plugins.trainers.grpo import GRPOTraining
+    from plugins.trainers.options import GRPOOptions
+    from spade_core.errors import ConfigError
+
+    class Remote:
+        tokenizer = None
+
+    with pytest.raises(ConfigError, match="exposes no model"):
+        GRPOTraining(GRPOOptions(), Remote(), None, 0, None)
+
+
+def test_max_samples_caps_after_advantages_on_whole_groups(encoder):
+    """Six of 30 plays are capped to; the baseline is still each whole group's mean, and only
+    plays with a gradient are kept (a random six of 30 would usually all be zero-advantage)."""
+    from types import SimpleNamespace
+
+    from plugins.trainers.grpo import GRPOTraining
+    from plugins.trainers.options import GRPOOptions
+
+    samples = []
+    for env in range(5):  # four environments every play fails, one won by two plays of six
+        for k in range(6):
+            reward = 1.0 if env == 4 and k < 2 else 0.0
+            samples.append(TrainingSample("agent", CONVERSATION, reward, group=f"e{env}"))
+    rows, _ = encode_samples(samples, encoder, 512)
+    compute_advantages(rows, {"agent": "group"}, {"agent": "none"})
+    useful = [r for r in rows if abs(r.advantage) > 1e-8]
+    assert len(useful) == 6 and {r.group for r in useful} == {"e4"}
+    assert sorted(round(r.advantage, 4) for r in useful) == [-0.3333] * 4 + [0.6667] * 2
+    trainer = SimpleNamespace(options=GRPOOptions(max_samples=4), seed=0, trained_iterations=0)
+    kept = GRPOTraining._cap(trainer, useful)
+    assert len(kept) == 4 and all(r in useful for r in kept)
+
+
+# -- option names: TRL's names, and only those; grpo_config ---------------------------------------
+
+def test_trl_names_are_the_options_and_old_names_are_refused():
+    from pydantic import ValidationError
+
+    from plugins.trainers.options import GRPOOptions
+
+    options = GRPOOptions(epsilon=0.1, epsilon_high=0.3, beta=0.01, per_device_train_batch_size=2,
+                          num_iterations=2)
+    assert options.model_dump()["epsilon"] == 0.1
+    for old in ("clip_low", "clip_high", "kl_coef", "micro_batch_size", "epochs"):
+        with pytest.raises(ValidationError, match=old):
+            GRPOOptions.model_validate({old: 1})
+
+
+def test_grpo_config_passthrough_is_checked_against_trl():
+    from plugins.trainers.preflight import grpo_config_problems
+
+    assert grpo_config_problems({"delta": 4.0, "importance_sampling_level": "sequence"}) == []
+    problems = grpo_config_problems({"detla": 4.0, "epsilon": 0.1, "output_dir": "x"})
+    assert problems == [
+        "trainer.options.grpo_config.epsilon: not settable here; set trainer.options.epsilon "
+        "instead",
+        "trainer.options.grpo_config.output_dir: not settable here; the trainer sets it itself",
+        "trainer.options.grpo_config.detla: trl.GRPOConfig has no field 'detla'; did you mean "
+        "'delta'?"]
+
+
+def test_the_installed_trl_has_what_the_trainer_uses_and_a_missing_member_is_named(monkeypatch):
+    from plugins.trainers import preflight
+    from plugins.trainers.options import GRPOOptions
+    from spade_core.errors import ConfigError
+
+    assert preflight.trl_problems() == []
+    monkeypatch.setattr(preflight, "TRL_TRAINER_MEMBERS",
+                        (*preflight.TRL_TRAINER_MEMBERS, "_no_such_method"))
+    (problem,) = preflight.trl_problems()
+    assert "lacks GRPOTrainer._no_such_method" in problem and "Tested versions" in problem
+    with pytest.raises(ConfigError, match="_no_such_method"):
+        preflight.require_trl(GRPOOptions())

@@ -1,0 +1,218 @@
+"""Trusted library code that interprets text, held by the text guards and the sandbox.
+
+reasoning-gym scorers ``eval()`` answers and sympy's parser ``eval()`` s formulas. The audit
+(``plugins/families/text_audit.py``) finds every dataset that does; these tests feed each of them
+hostile replies through ``spade eval`` and hostile programs through validation, and check that
+nothing ran: no file appeared, and the hostile text scored as any wrong answer. The eval tests
+run the sandbox WITHOUT OS isolation too, so that only the text guards stand between the reply
+and the machine; a control with the guards left out shows the payload is live.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from spade_core.cli import main
+from spade_core.hookspecs import hookimpl
+from spade_core.interfaces import Generation, GenerationBackend
+from spade_core.sandboxed_scoring import ScoringJob, score_in_sandbox
+from spade_core.testing import load_test_plugins
+from spade_core.validation import validate
+
+pytest.importorskip("reasoning_gym")
+
+from plugins.families.reasoning_gym import DatasetChoice, ReasoningGymFamily, program_source  # noqa: E402
+from plugins.families.text_audit import audit, markdown, text_interpreting  # noqa: E402
+from fakes.cli import ROOT
+
+CONFIG = ROOT / "configs" / "quickstart.yaml"
+HOSTILE_PROGRAMS = Path(__file__).parent / "corpus" / "trusted_text"
+
+
+def _payloads(canary: Path) -> list[str]:
+    """Replies whose answer text creates ``canary`` when any interpreter evaluates it."""
+    code = f"__import__('pathlib').Path('{canary}').touch()"
+    indirect = code.replace("__import__", "eval('__import__')")
+    return [f"\\boxed{{{code} or ['x']}}", f"<answer>{code} or 1</answer>",
+            f"\\boxed{{{indirect}}}", code]
+
+
+class FakeScriptedBackend(GenerationBackend):
+    """A fake backend for tests: answers every conversation with the next of ``replies``."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = replies
+        self.calls = 0
+
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+        out = []
+        for _ in conversations:
+            out.append(Generation(text=self.replies[self.calls % len(self.replies)]))
+            self.calls += 1
+        return out
+
+
+def _loaded(backend: GenerationBackend):
+    class FakeBackendPlugin:
+        @hookimpl
+        def register_generation_backends(self, register):
+            register("fake-scripted", lambda options, context: backend)
+
+    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
+                if ep.dist is not None and ep.dist.name == "spade-rl"]
+    return load_test_plugins(*builtins, FakeBackendPlugin())
+
+
+def _eval(capsys, backend, datasets, *extra: str) -> dict:
+    args = ["eval", str(CONFIG), "--suite", "reasoning-gym", "--set", "backend=fake-scripted",
+            "--option", "reasoning-gym.buckets=[]",
+            "--option", "reasoning-gym.datasets=[" + ", ".join(datasets) + "]",
+            "--limit", str(2 * len(datasets)), "--json", *extra]
+    assert main(args, plugins=_loaded(backend)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def canary_dir():
+    """A world-writable folder in /tmp: a worker on its own uid (or, without OS isolation, on
+    the host) could create the canary there if anything ran."""
+    folder = Path(tempfile.mkdtemp(prefix="spade-canary-", dir="/tmp"))
+    folder.chmod(0o777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def flagged():
+    return text_interpreting()
+
+
+def test_audit_flags_the_datasets_that_interpret_text(flagged):
+    # Found by the audit: answers eval()'d, formulas through sympy's parser, config in eval().
+    assert {"string_insertion", "spiral_matrix", "countdown", "puzzle24", "simple_integration",
+            "basic_arithmetic"} <= set(flagged)
+    assert "leg_counting" not in flagged and "propositional_logic" not in flagged
+
+
+def test_docs_table_lists_every_flagged_dataset(flagged):
+    docs = (ROOT / "docs" / "sandbox.md").read_text()
+    for name in flagged:
+        assert f"| `{name}` |" in docs, f"docs/sandbox.md does not list {name}"
+    # The table is the audit's own output (python -m plugins.families.text_audit).
+    assert markdown(audit(flagged)) in docs
+
+
+def test_every_selectable_dataset_is_scored_in_the_sandbox_or_listed_safe(scoring_sandbox):
+    from plugins.evals.reasoning_gym_suite import SAFE_IN_PROCESS, ReasoningGymSuite
+    from plugins.families.reasoning_gym import registry
+
+    suite = ReasoningGymSuite(None, scoring_sandbox, datasets=sorted(registry()))
+    assert not suite.scores_in_process
+    assert type(suite).score_many is not type(suite).__mro__[1].score_many
+    for name in sorted(registry()):
+        assert name in SAFE_IN_PROCESS or not suite.scores_in_process
+    assert not SAFE_IN_PROCESS & set(text_interpreting())
+    # The family's environments only ever run in a sandbox worker, with the guards first.
+    assert ReasoningGymFamily.prelude_files[0] == "preludes/text_guards.py"
+
+
+@pytest.mark.parametrize("isolation", ["auto", "none"])
+def test_spade_eval_hostile_replies_through_every_text_interpreting_dataset(
+        canary_dir, capsys, flagged, isolation):
+    canary = canary_dir / "ran"
+    extra = ["--set", "sandbox.options.isolation=none",
+             "--set", "sandbox.options.allow_unisolated=true"] if isolation == "none" else []
+    hostile = _eval(capsys, FakeScriptedBackend(_payloads(canary)), flagged, *extra)
+    junk = _eval(capsys, FakeScriptedBackend(["\\boxed{spade-junk}"]), flagged, *extra)
+    assert not canary.exists() and not list(canary_dir.iterdir())
+    [suite], [baseline] = hostile["suites"], junk["suites"]
+    assert suite["overall"]["items"] == 2 * len(flagged)
+    assert suite["overall"]["pass_at_1"] == 0.0
+    # Hostile text scores as a junk answer, dataset by dataset (a format bonus stays a bonus).
+    by_id = {row["id"]: max(row["scores"]) for row in baseline["items"]}
+    for row in suite["items"]:
+        assert max(row["scores"]) <= by_id[row["id"]], row
+
+
+def test_control_without_the_guards_the_payload_runs(canary_dir):
+    """The same payload, scored by a family whose prelude lacks the guards, in a sandbox without
+    OS isolation: the file appears, so the eval test above would catch a missing guard."""
+    from sandbox.build import build_sandbox
+    from sandbox.options import ProcessSandboxOptions
+
+    class FakeUnguardedFamily(ReasoningGymFamily):
+        prelude_files = tuple(f for f in ReasoningGymFamily.prelude_files
+                              if f != "preludes/text_guards.py")
+
+    canary = canary_dir / "ran"
+    program = program_source(DatasetChoice("string_insertion"))
+    with build_sandbox(ProcessSandboxOptions(workers=1, isolation="none",
+                                             allow_unisolated=True)) as box:
+        jobs = [ScoringJob(program, family, _payloads(canary)[0], 7)
+                for family in (ReasoningGymFamily([]), FakeUnguardedFamily([]))]
+        assert score_in_sandbox(box, jobs[:1]) == [0.0]
+        assert not canary.exists()
+        score_in_sandbox(box, jobs[1:])
+    assert canary.exists()
+
+
+@pytest.mark.parametrize("sandbox_plugin", ["process", "ray"])
+def test_hostile_programs_through_trusted_text_are_refused_or_contained(sandbox_plugin, tmp_path):
+    """Programs that route text into the scorer or the generator from inside the sandbox (a
+    hostile ``solution()``, a hostile ``config``, a ``step`` of their own): each gets its
+    expected verdict, and the payload (which kills its own worker) never runs."""
+    if sandbox_plugin == "ray":
+        pytest.importorskip("ray")
+    from spade_core.plugins import load_plugins
+
+    registry = load_plugins().registry
+    options = {"workers": 1} if sandbox_plugin == "process" else {"num_cpus": 2,
+                                                                  "actors_per_node": 1}
+    box = registry.build("sandbox", sandbox_plugin, options, "test")
+    family = ReasoningGymFamily([])
+    try:
+        paths = sorted(HOSTILE_PROGRAMS.glob("*.py"))
+        assert paths
+        verdicts = validate(box, [p.read_text() for p in paths], family=family)
+    finally:
+        box.close()
+    for path, verdict in zip(paths, verdicts, strict=True):
+        wanted = re.search(r"^# expect: (\w+)", path.read_text(), re.M).group(1)
+        assert verdict.category == wanted, (path.name, verdict)
+        assert verdict.category != "crash", (path.name, verdict)  # the kill never ran
+
+
+def _bfcl_payloads(canary: Path) -> list[str]:
+    """Tool calls whose name or argument values would create ``canary`` if evaluated."""
+    touch = f"__import__('pathlib').Path('{canary}').touch()"
+    system = f"__import__('os').system('touch {canary}')"
+    return ["<tool_call>" + json.dumps({"name": touch, "arguments": {}}) + "</tool_call>",
+            "<tool_call>" + json.dumps({"name": "ls", "arguments": {"a": touch}}) + "</tool_call>",
+            "<tool_call>" + json.dumps({"name": "cd", "arguments": {"folder": system}})
+            + "</tool_call>",
+            f"<tool_call>{{\"name\": \"ls\", \"arguments\": {{\"a\": 1}}}}) or {system} or ("
+            "</tool_call>"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
+                    reason="pip install --no-deps bfcl-eval==2026.3.23")
+@pytest.mark.parametrize("isolation", ["auto", "none"])
+def test_spade_eval_hostile_replies_through_bfcl(canary_dir, capsys, isolation):
+    canary = canary_dir / "ran"
+    extra = ["--set", "sandbox.options.isolation=none",
+             "--set", "sandbox.options.allow_unisolated=true"] if isolation == "none" else []
+    args = ["eval", str(CONFIG), "--suite", "bfcl", "--set", "backend=fake-scripted",
+            "--option", "bfcl.categories=[simple, parallel, multi_turn_base]",
+            "--option", "bfcl.max_steps=2", "--limit", "6", "--json", *extra]
+    assert main(args, plugins=_loaded(FakeScriptedBackend(_bfcl_payloads(canary)))) == 0
+    [suite] = json.loads(capsys.readouterr().out)["suites"]
+    assert suite["overall"]["items"] == 6 and suite["overall"]["pass_at_1"] == 0.0
+    assert not canary.exists() and not list(canary_dir.iterdir())

@@ -1,0 +1,276 @@
+"""Checkpoints, exact resume after SIGKILL, and the three run modes, on the fake self-play
+components with the real ``faiss`` memory (hashing embedder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from spade_core.config.load import resolve_config
+from spade_core.errors import ConfigError
+from spade_core.selfplay.checkpoint import checkpoints, latest_checkpoint, read_state
+from spade_core.selfplay.runner import run
+
+from fakes.training import (
+    POOL_PROGRAM,
+    load_training_plugins,
+    memory_rows,
+    training_config,
+)
+
+HERE = Path(__file__).resolve().parent
+
+
+def metrics(run_dir):
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def run_in_process(run_dir, iterations, resume=False, schedule="frontier", **sections):
+    loaded = load_training_plugins()
+    resolved = resolve_config(training_config(run_dir, iterations, schedule, **sections),
+                              loaded.registry, "t.yaml")
+    return run(resolved, loaded, report=lambda m: None, resume=run_dir if resume else None)
+
+
+def test_checkpoint_holds_trainer_memory_rng_and_positions(tmp_path):
+    run_dir = run_in_process(tmp_path / "run", 3, checkpoint={"every": 2, "keep": 5})
+    names = [p.name for p in checkpoints(run_dir)]
+    assert names == ["iter-000000", "iter-000002", "iter-000003"]  # start, every 2, last
+    last = latest_checkpoint(run_dir)
+    state = read_state(last)
+    assert state["next_iteration"] == 3 and state["trainer"] is True
+    assert state["corpus"] == {"position": 6}  # 3 iterations x 2 documents
+    assert json.loads((last / "trainer" / "updates.json").read_text()) == {"updates": 3}
+    assert (last / "memory" / "memory.sqlite").is_file() and (last / "rng.pkl").is_file()
+    assert state["memory"] == {"kind": "checkpoint"}
+    assert (last / "memory" / "pool.json").is_file()  # the index too: resume need not rebuild it
+    assert not read_state(checkpoints(run_dir)[0])["trainer"]  # nothing to save before updates
+    assert not list((run_dir / "checkpoints").glob(".tmp-*"))
+
+
+def test_keep_prunes_old_checkpoints(tmp_path):
+    run_dir = run_in_process(tmp_path / "run", 4, checkpoint={"every": 1, "keep": 2})
+    assert [p.name for p in checkpoints(run_dir)] == ["iter-000003", "iter-000004"]
+
+
+def test_resume_continues_and_extends_iterations(tmp_path):
+    run_dir = run_in_process(tmp_path / "run", 2)
+    run_in_process(run_dir, 4, resume=True)
+    assert [r["iteration"] for r in metrics(run_dir)] == [0, 1, 2, 3]
+    assert [r["train"]["updates"] for r in metrics(run_dir)] == [1, 2, 3, 4]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["iterations_completed"] == 4
+    assert summary["resumed_from"] == 2
+
+
+def test_resume_needs_a_checkpoint_and_a_run(tmp_path):
+    with pytest.raises(ConfigError, match="not a run directory"):
+        run_in_process(tmp_path / "nothing", 2, resume=True)
+    run_dir = run_in_process(tmp_path / "run", 1, checkpoint={"every": 0})
+    with pytest.raises(ConfigError, match="no checkpoint"):
+        run_in_process(run_dir, 2, resume=True, checkpoint={"every": 0})
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def _kill_child(run_dir: Path, iterations: int, resume: bool,
+                rng: random.Random | None, schedule: str) -> int | None:
+    """Start the child run; SIGKILL it at a random moment once it has started iterating (or, one
+    time in five, at a random moment during start-up); None when it was killed. Without ``rng``
+    the child runs to its end."""
+    args = [sys.executable, str(HERE.parent / "fakes" / "training.py"), str(run_dir), str(iterations),
+            schedule]
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(HERE.parent))
+    marker = run_dir / "isolation.jsonl"  # one line each time a (resumed) run starts iterating
+    before = _lines(marker)
+    child = subprocess.Popen(args + (["--resume"] if resume else []), env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        if rng is None:
+            return child.wait(timeout=120)
+        if rng.random() < 0.2:
+            return child.wait(timeout=rng.uniform(0.0, 2.0))
+        deadline = time.time() + 60
+        while _lines(marker) == before and child.poll() is None and time.time() < deadline:
+            time.sleep(0.01)
+        return child.wait(timeout=rng.uniform(0.0, 1.0))
+    except subprocess.TimeoutExpired:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+        return None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("schedule", ["frontier", "window"])
+def test_sigkill_at_random_points_then_resume_loses_and_duplicates_nothing(tmp_path, schedule):
+    # An iteration takes about 0.25 s in the child, a kill comes within 1 s of the (re)start:
+    # fewer than three kills cannot get through 14 iterations.
+    iterations = 14
+    reference = run_in_process(tmp_path / "reference", iterations, schedule=schedule)
+    run_dir = tmp_path / "killed"
+    rng = random.Random(int(os.environ.get("SPADE_KILL_SEED", "7")))
+    kills, resumes, deadline = 0, 0, time.time() + 180
+    while time.time() < deadline:
+        started = latest_checkpoint(run_dir) is not None
+        if run_dir.exists() and not started:  # killed before its first checkpoint: start over
+            import shutil
+
+            shutil.rmtree(run_dir)
+        if kills >= 6:  # enough: let it finish
+            code = _kill_child(run_dir, iterations, started, None, schedule)
+        else:
+            code = _kill_child(run_dir, iterations, started, rng, schedule)
+        resumes += int(started)
+        if code is None:
+            kills += 1
+            continue
+        assert code == 0
+        break
+    assert kills >= 3 and resumes >= 1
+    rows = metrics(run_dir)
+    assert [r["iteration"] for r in rows] == list(range(iterations))  # no gap, no duplicate
+    assert [r["train"]["updates"] for r in rows] == list(range(1, iterations + 1))
+    assert memory_rows(run_dir) == memory_rows(reference)  # no env lost or duplicated
+    # Replays continue exactly: the same environments replayed in the same iterations.
+    assert sum(r["envs_replayed"] for r in rows) > 0
+    assert [r["envs_replayed"] for r in rows] == [r["envs_replayed"] for r in metrics(reference)]
+    replayed = [(e["iteration"], e["id"]) for e in map(json.loads, (
+        run_dir / "replays.jsonl").read_text().splitlines())]
+    expected = [(e["iteration"], e["id"]) for e in map(json.loads, (
+        reference / "replays.jsonl").read_text().splitlines())]
+    assert replayed == expected  # no replay row lost or written twice
+    assert [r["corpus_state"] for r in rows] == [r["corpus_state"] for r in metrics(reference)]
+    state = read_state(latest_checkpoint(run_dir))
+    assert state["next_iteration"] == iterations
+    trained = json.loads((latest_checkpoint(run_dir) / "trainer" / "samples.json").read_text())
+    assert trained == \
+        json.loads((latest_checkpoint(reference) / "trainer" / "samples.json").read_text())
+    if schedule == "window":  # windows of 4 iterations: designs held across kills are
+        # released at the next window's start (updates 5, 9, 13) with their recorded log-probs
+        # and the same reward as in the uninterrupted run
+        assert {d[0] for d in trained["designs"]} == {5, 9, 13}
+        assert all(d[3] is not None for d in trained["designs"])
+        assert [r["window"] for r in rows] == [r["window"] for r in metrics(reference)]
+
+
+# -- modes --------------------------------------------------------------------------------------
+
+
+def _pool_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "pool"
+    folder.mkdir()
+    for i, q in enumerate(["six times seven", "forty plus two", "eighty-four halved"]):
+        (folder / f"env{i}.py").write_text(POOL_PROGRAM.format(q=q))
+    return folder
+
+
+def test_selfplay_trainer_none_and_fixed_pool_differ_only_in_their_keys(tmp_path):
+    pool = _pool_folder(tmp_path)
+    variants = {
+        "selfplay": {},
+        "none": {"trainer": "none"},
+        "fixed-pool": {"loop": {"envs_per_iteration": 2, "rollouts_per_env": 3, "max_turns": 2,
+                                "mode": "fixed-pool", "pool": str(pool)}},
+    }
+    rows = {}
+    for name, change in variants.items():
+        run_dir = run_in_process(tmp_path / name, 2, **change)
+        rows[name] = metrics(run_dir)
+    assert all(r["train"]["updates"] >= 1 for r in rows["selfplay"])
+    assert rows["none"][0]["train"]["designer_samples"] > 0  # the none trainer counts only
+    pool_rows = rows["fixed-pool"]
+    assert [r["mode"] for r in pool_rows] == ["fixed-pool"] * 2
+    assert all(r["designer_attempts"] == 0 for r in pool_rows)
+    # The pool's draw is self-play's replay: iteration 0 plays two of the three, iteration 1 the
+    # third plus those two again.
+    assert [(r["envs_played"], r["envs_replayed"]) for r in pool_rows] == [(2, 0), (3, 2)]
+    played = {r[0] for r in memory_rows(tmp_path / "fixed-pool")}
+    assert len(played) == 3  # the whole pool went into the run's memory, nothing designed
+
+
+def test_fixed_pool_from_an_imported_run_dir(tmp_path):
+    pool = _pool_folder(tmp_path)
+    # What `spade envs import` leaves: a run directory whose memory holds frontier records.
+    import envmemory.plugin as memory_plugin
+    from envmemory.options import MemoryOptions
+    from spade_core.components import BuildContext
+    from spade_core.records import EnvRecord, program_id
+
+    imported = tmp_path / "imported"
+    memory = memory_plugin.build_memory(MemoryOptions(embedder="hashing"),
+                                        BuildContext(run_dir=imported))
+    for path in sorted(pool.glob("*.py")):
+        source = path.read_text()
+        memory.add(EnvRecord(id=program_id(source), source=source, family="fake-qa",
+                             status="frontier"))
+    memory.close()
+    run_dir = run_in_process(tmp_path / "run", 2, loop={
+        "envs_per_iteration": 2, "rollouts_per_env": 3, "mode": "fixed-pool",
+        "pool": str(imported)})
+    drawn = [(r["envs_played"], r["envs_replayed"]) for r in metrics(run_dir)]
+    assert drawn == [(2, 0), (3, 2)]
+    assert len(memory_rows(run_dir)) == 3
+
+
+def test_fixed_pool_needs_a_pool():
+    loaded = load_training_plugins()
+    data = training_config(Path("/nonexistent"), 1, loop={"mode": "fixed-pool"})
+    with pytest.raises(ConfigError, match="needs loop.pool"):
+        resolve_config(data, loaded.registry, "t.yaml")
+
+
+def test_quickstart_modes_resolve_with_only_those_keys_changed():
+    from spade_core.config.load import load_config
+    from spade_core.plugins import load_plugins
+
+    registry = load_plugins().registry
+    root = HERE.parent / "configs" / "quickstart.yaml"
+    full = load_config(root, registry).to_dict()
+    frozen = load_config(root, registry, ["trainer=none"]).to_dict()
+    pool = load_config(root, registry, ["loop.mode=fixed-pool", "loop.pool=runs/pool"]).to_dict()
+    for other, keys in ((frozen, {"trainer"}), (pool, {"loop"})):
+        assert {k for k in full if full[k] != other[k]} == keys
+    assert {k for k in full["loop"] if full["loop"][k] != pool["loop"][k]} == {"mode", "pool"}
+
+
+def test_config_differences_allow_only_iterations_dir_and_logging():
+    from spade_core.config.resume import config_differences
+
+    stored = {"run": {"dir": "a", "iterations": 2, "seed": 0}, "trainer": {"plugin": "grpo"},
+              "logging": {"backends": []}}
+    current = {"run": {"dir": "b", "iterations": 5, "seed": 0}, "trainer": {"plugin": "grpo"},
+               "logging": {"backends": ["tensorboard"]}}
+    assert config_differences(stored, current) == []
+    current["run"]["seed"] = 1
+    current["trainer"] = {"plugin": "none"}
+    assert config_differences(stored, current) == ["run.seed", "trainer.plugin"]
+
+
+def test_cli_resume_errors_are_usage_errors(spade, tmp_path):
+    result = spade("run")
+    assert result.returncode == 2 and "--resume RUN_DIR" in result.stderr
+    result = spade("run", "--resume", str(tmp_path))
+    assert result.returncode == 2 and "config.resolved.yaml" in result.stderr
+
+
+def test_cli_resume_refuses_a_changed_config(spade, tmp_path):
+    import yaml
+
+    from spade_core.config.load import load_config
+    from spade_core.plugins import load_plugins
+
+    config = HERE.parent / "configs" / "quickstart.yaml"
+    resolved = load_config(config, load_plugins().registry)
+    (tmp_path / "config.resolved.yaml").write_text(yaml.safe_dump(resolved.to_dict()))
+    result = spade("run", str(config), "--resume", str(tmp_path), "--set", "run.seed=5")
+    assert result.returncode == 2 and "run.seed" in result.stderr

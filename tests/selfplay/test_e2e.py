@@ -1,0 +1,44 @@
+"""End to end: `spade run` with the real bundled model, the real sandbox, the real FAISS memory and
+the bundled corpus, on a small quickstart (one iteration, two environments, two rollouts each)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fakes.cli import ROOT, run_spade
+
+
+@pytest.mark.slow
+def test_quickstart_runs_end_to_end(tmp_path):
+    run_dir = tmp_path / "run"
+    result = run_spade(
+        "run", str(ROOT / "configs" / "quickstart.yaml"),
+        "--set", f"run.dir={run_dir}", "--set", "run.iterations=1",
+        "--set", "loop.envs_per_iteration=2", "--set", "loop.rollouts_per_env=2",
+        "--set", "loop.max_turns=1", "--set", "loop.designer_max_tokens=96",
+        "--set", "loop.agent_max_tokens=24", "--set", "loop.hint_max_tokens=32",
+        # one iteration of 2 rollouts: memory windows it can fill (else the config is refused)
+        "--set", "memory.options.mastery_rollouts=2", "--set", "memory.options.too_hard_rollouts=2",
+        timeout=900, env={"OMP_NUM_THREADS": "1"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["iterations_completed"] == 1
+    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert len(rows) == 1 and rows[0]["envs_proposed"] == 2
+    assert sum(rows[0]["verdicts"].values()) == 2
+    details = [json.loads(p.read_text()) for p in (run_dir / "envs").glob("*.json")]
+    assert details, "no environment recorded"
+    for detail in details:
+        # Real model output, judged by the real sandbox.
+        assert detail["designer_completion"].strip()
+        assert detail["verdict"] is None or detail["verdict"]["category"]
+        if detail["status"] not in ("rejected", "duplicate"):
+            assert len(detail["hinted_rewards"]) == 2 and len(detail["unhinted_rewards"]) == 2
+            assert detail["hint"]
+            assert "regret" in detail["difficulty"]["figures"]
+    assert (run_dir / "config.resolved.yaml").exists()
+    assert any((run_dir / "memory").iterdir())
+    assert json.loads((run_dir / "isolation.jsonl").read_text().splitlines()[0])

@@ -1,0 +1,209 @@
+"""The self-play loop's wiring and bookkeeping, with fake backend, sandbox, memory and corpus.
+
+The real model, sandbox and memory run in tests/selfplay/test_e2e.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+import plugins.designer.plugin as designer_plugin
+import plugins.estimators as estimators_plugin
+import plugins.trainers.plugin as trainers_plugin
+from spade_core.config.load import resolve_config
+from spade_core.selfplay.runner import run
+from spade_core.testing import load_test_plugins
+
+from fakes.selfplay import (
+    FAKE_RUN_CONFIG,
+    FakeSelfPlayPlugin,
+    RecordingPlugin,
+    metrics,
+    one_iteration,
+)
+
+
+def make_run(tmp_path, overrides=None, **plugin_kwargs):
+    recorder = RecordingPlugin()
+    loaded = load_test_plugins(FakeSelfPlayPlugin(**plugin_kwargs), designer_plugin,
+                               estimators_plugin, trainers_plugin, recorder)
+    assert not [p.error for p in loaded.plugins if p.error]
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"]["dir"] = str(tmp_path / "run")
+    for key, value in (overrides or {}).items():
+        data[key] = value
+    resolved = resolve_config(data, loaded.registry, "test.yaml")
+    run_dir = run(resolved, loaded, report=lambda message: None)
+    return run_dir, recorder
+
+
+def test_run_writes_config_metrics_envs_summary(tmp_path):
+    run_dir, _ = make_run(tmp_path)
+    assert (run_dir / "config.resolved.yaml").read_text().startswith("run:")
+    rows = metrics(run_dir)
+    assert [r["iteration"] for r in rows] == [0, 1]
+    for key in ("envs_proposed", "envs_valid", "envs_duplicate", "mean_regret",
+                "mean_designer_reward", "agent_success_unhinted", "agent_success_hinted",
+                "seconds"):
+        assert key in rows[0]
+    assert rows[0]["envs_proposed"] == 2 and rows[0]["envs_valid"] == 2
+    # The scripted agent only succeeds with the hint: regret 1, success 0 vs 1.
+    assert rows[0]["mean_regret"] == 1.0
+    assert rows[0]["agent_success_unhinted"] == 0.0 and rows[0]["agent_success_hinted"] == 1.0
+    assert {"design", "validate", "hint", "rollout", "estimate"} <= set(rows[0]["seconds"])
+    envs = sorted(run_dir.glob("envs/*.json"))
+    assert len(envs) == 2  # the same two documents come back in iteration 1: same programs
+    detail = json.loads(envs[0].read_text())
+    assert detail["hint"] == "Think, then box the number."  # "The answer is 42." redacted
+    assert detail["hint_redacted"] is True
+    assert detail["hinted_rewards"] == [1.0] * 3 and detail["unhinted_rewards"] == [0.0] * 3
+    assert detail["sample_hinted"]["first_observation"].endswith("\n\nHINT: " + detail["hint"])
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["iterations_completed"] == 2
+
+
+@pytest.mark.parametrize("estimator,expected", [
+    ("regret", 1.0), ("blend", 0.4 * 1.0 + 0.6 * 0.0), ("learnability", 0.0),
+    ("solve-rate", 0.0), ("learning-progress", 1.0), ("learning-progress-per-step", 1.0),
+    ("frontier", 0.0),
+])
+def test_switching_estimator_changes_designer_reward(tmp_path, estimator, expected):
+    run_dir, _ = make_run(tmp_path, {"estimator": estimator})
+    assert metrics(run_dir)[0]["mean_designer_reward"] == pytest.approx(expected)
+
+
+def test_invalid_proposals_get_invalid_reward_and_are_kept(tmp_path):
+    run_dir, _ = make_run(tmp_path, texts=["broken doc"])
+    row = metrics(run_dir)[0]
+    assert row["envs_valid"] == 0 and row["designer_attempts"] == 4  # 2 envs x 2 attempts
+    assert row["mean_designer_reward"] == -0.5
+    detail = json.loads(next(run_dir.glob("envs/*.json")).read_text())
+    assert detail["status"] == "rejected" and detail["verdict"]["category"] == "syntax"
+
+
+def test_a_repair_turn_turns_a_rejected_program_into_a_valid_one(tmp_path):
+    plugin = FakeSelfPlayPlugin(texts=["broken doc"], repairable=True)
+    run_dir = one_iteration(tmp_path, plugin)
+    row = metrics(run_dir)[0]
+    assert row["envs_valid"] == 2 and row["repairs"] == 2 and row["repaired_valid"] == 2
+    assert row["designer_attempts"] == 4
+    first, second = plugin.backends[0].designer_prompts[:3:2]
+    assert second[:len(first)] == first  # the repair continues the first conversation
+    assert second[-2]["role"] == "assistant" and second[-2]["content"] == "I cannot do that."
+    assert "[syntax] no environment program found" in second[-1]["content"]
+    detail = json.loads(next(run_dir.glob("envs/*.json")).read_text())
+    assert detail["repairs"] == 1 and detail["attempt_categories"] == ["syntax", "ok"]
+
+
+def test_without_repairs_a_retry_samples_the_first_prompt_again(tmp_path):
+    plugin = FakeSelfPlayPlugin(texts=["broken doc"], repairable=True)
+    run_dir = one_iteration(tmp_path, plugin, max_repairs=0)
+    row = metrics(run_dir)[0]
+    assert row["envs_valid"] == 0 and row["repairs"] == 0
+    prompts = plugin.backends[0].designer_prompts
+    assert prompts[0] == prompts[2]
+
+
+def test_mastered_env_then_refused_as_duplicate(tmp_path):
+    loop = dict(FAKE_RUN_CONFIG["loop"], schedule="frontier")
+    run_dir, recorder = make_run(tmp_path, {"loop": loop}, always_right=True, texts=["same doc"])
+    rows = metrics(run_dir)
+    assert rows[0]["envs_mastered"] >= 1
+    assert rows[1]["envs_duplicate"] == 2 and rows[1]["envs_played"] == 0
+    assert any(e[0] == "env_mastered" for e in recorder.events)
+
+
+def test_run_dir_that_holds_a_run_is_refused(tmp_path):
+    make_run(tmp_path)
+    from spade_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="already holds a run"):
+        make_run(tmp_path)
+
+
+def test_hook_spade_run_start(tmp_path):
+    run_dir, recorder = make_run(tmp_path)
+    assert recorder.events[0] == ("run_start", run_dir)
+
+
+def test_hook_spade_iteration_end(tmp_path):
+    _, recorder = make_run(tmp_path)
+    ends = [e for e in recorder.events if e[0] == "iteration_end"]
+    assert [e[1] for e in ends] == [0, 1] and "mean_regret" in ends[0][2]
+
+
+def test_hook_spade_phase_progress(tmp_path):
+    _, recorder = make_run(tmp_path)
+    progress = [e for e in recorder.events if e[0] == "phase_progress" and e[1] == 0]
+    phases = {e[2] for e in progress}
+    assert {"sample", "design", "validate", "dedupe", "hint", "rollout", "estimate",
+            "train"} <= phases
+    rollout = [e for e in progress if e[2] == "rollout"]
+    # 2 environments x 3 seeds, hinted and unhinted: the bar ends full and never goes back.
+    assert rollout[-1][3:] == (12, 12)
+    assert [e[3] for e in rollout] == sorted(e[3] for e in rollout)
+    for phase in phases:
+        last = [e for e in progress if e[2] == phase][-1]
+        assert last[4] is None or last[3] <= last[4], last
+
+
+def test_hook_spade_env_accepted(tmp_path):
+    _, recorder = make_run(tmp_path)
+    assert len([e for e in recorder.events if e[0] == "env_accepted"]) == 4
+
+
+def test_hook_spade_env_mastered(tmp_path):
+    _, recorder = make_run(tmp_path)
+    assert not [e for e in recorder.events if e[0] == "env_mastered"]  # regret 1: not mastered
+    _, recorder = make_run(tmp_path / "b", always_right=True)
+    assert [e for e in recorder.events if e[0] == "env_mastered"]
+
+
+def test_hook_spade_run_end(tmp_path):
+    _, recorder = make_run(tmp_path)
+    assert recorder.events[-1] == ("run_end", "completed", None)
+
+
+def test_failed_run_reports_and_keeps_data(tmp_path):
+    recorder = RecordingPlugin()
+
+    class Exploding(FakeSelfPlayPlugin):
+        from spade_core.hookspecs import hookimpl
+
+        @hookimpl
+        def register_difficulty_estimators(self, register):
+            from spade_core.interfaces import DifficultyEstimator
+
+            class Boom(DifficultyEstimator):
+                def estimate(self, data):
+                    raise RuntimeError("estimator exploded")
+
+            register("boom", lambda o, c: Boom())
+
+    loaded = load_test_plugins(Exploding(), designer_plugin, trainers_plugin, recorder)
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"]["dir"] = str(tmp_path / "run")
+    data["estimator"] = "boom"
+    resolved = resolve_config(data, loaded.registry, "test.yaml")
+    with pytest.raises(RuntimeError, match="estimator exploded"):
+        run(resolved, loaded, report=lambda m: None)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["status"] == "failed" and "estimator exploded" in summary["error"]
+    assert recorder.events[-1][:2] == ("run_end", "failed")
+    assert (tmp_path / "run" / "config.resolved.yaml").exists()
+
+
+def test_hint_that_gives_the_answer_away_is_redacted():
+    from spade_core.selfplay.hints import redact_leaks, secrets_of
+
+    secrets = secrets_of(["\\boxed{42}"])
+    assert secrets == ["\\boxed{42}", "42"]
+    hint, redacted = redact_leaks("Multiply the numbers. The answer is 42. Box it.", secrets)
+    assert redacted and hint == "Multiply the numbers. Box it."
+    hint, redacted = redact_leaks("Use 420 as a bound.", secrets)  # whole words only
+    assert not redacted
+    hint, redacted = redact_leaks("It is 42.", secrets)
+    assert redacted and hint == "Read the task carefully and answer in the requested format."
