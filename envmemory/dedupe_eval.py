@@ -20,7 +20,7 @@ import numpy as np
 from envmemory.embed import Embedder
 from envmemory.text import REPRESENTATIONS, env_text, fingerprint
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1] / "tests" / "envmemory_data"
+DEFAULT_DATA = Path(__file__).resolve().parents[1] / "tests" / "envmemory" / "data"
 
 
 @dataclass(frozen=True)

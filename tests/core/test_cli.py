@@ -130,7 +130,7 @@ def test_check_env_chooses_the_family_of_each_program(tmp_path):
     folder.mkdir()
     shutil.copy(SEEDS / "reasoning" / "modular_power.py", folder)  # uses extract_boxed
     shutil.copy(SEEDS / "tool_use" / "bank_rebalance.py", folder)  # subclasses ToolUseBaseEnv
-    shutil.copy(ROOT / "tests" / "sandbox_corpus" / "benign" / "guess_number.py", folder)
+    shutil.copy(ROOT / "tests" / "sandbox" / "corpus" / "benign" / "guess_number.py", folder)
     result = run_spade("check-env", "--json", "--workers", "1", str(folder), timeout=240)
     assert result.returncode == 0, result.stderr + result.stdout
     families = {r["file"].rsplit("/", 1)[-1]: r["family"] for r in _rows(result)}

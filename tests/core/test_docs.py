@@ -31,5 +31,5 @@ def test_hook_documented_with_arguments(hook):
 
 @pytest.mark.parametrize("hook", HOOKS)
 def test_hook_has_a_test(hook):
-    tests = "\n".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py"))
+    tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
     assert re.search(rf"def test_hook_{hook}\b", tests), f"no test_hook_{hook} in tests/"

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from fakes.cli import ROOT
 from fakes.in_process import FakeInProcessSession
 from spade_core.gym_env import SandboxTextEnv
 from plugins.families.options import ReasoningOptions, ToolUseOptions
@@ -42,7 +43,6 @@ def read_number(action):
 
 TOY_PROGRAM = '''
 import random
-from fakes.cli import ROOT
 
 
 class CountdownEnv:
