@@ -14,7 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for ``fakes``
+# The checkout first (its ``plugins`` and ``sandbox`` packages, not the test folders of the
+# same names), then tests/ for ``fakes``.
+sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
 
 from fakes.selfplay import FAKE_RUN_CONFIG, FakeSelfPlayPlugin  # noqa: E402
 

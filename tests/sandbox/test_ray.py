@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from fakes.cli import ROOT
 from fakes.in_process import FakePartialFamily
 
 from spade_core.errors import ConfigError, SandboxError
@@ -357,7 +358,7 @@ NODE_LOSS = r'''
 import json, sys
 import ray
 from ray.cluster_utils import Cluster
-sys.path[:0] = [sys.argv[1], sys.argv[2]]
+sys.path[:0] = sys.argv[1:4]  # the checkout, tests/ (for fakes), tests/sandbox/
 from test_ray import GAME
 from sandbox.options import RaySandboxOptions
 from sandbox.plugin import build_ray_sandbox
@@ -388,8 +389,8 @@ cluster.shutdown()
 def test_losing_a_node_loses_no_session():
     """Two nodes (``ray.cluster_utils.Cluster``, in its own process), one actor each; the worker
     node is removed between two batched steps: its sessions go on elsewhere, each step once."""
-    done = subprocess.run([sys.executable, "-c", NODE_LOSS, str(Path(__file__).parent.parent),
-                           str(Path(__file__).parent)],
+    here = Path(__file__).parent
+    done = subprocess.run([sys.executable, "-c", NODE_LOSS, str(ROOT), str(here.parent), str(here)],
                           capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])

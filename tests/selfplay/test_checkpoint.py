@@ -19,6 +19,7 @@ from spade_core.errors import ConfigError
 from spade_core.selfplay.checkpoint import checkpoints, latest_checkpoint, read_state
 from spade_core.selfplay.runner import run
 
+from fakes.cli import ROOT
 from fakes.training import (
     POOL_PROGRAM,
     load_training_plugins,
@@ -26,7 +27,6 @@ from fakes.training import (
     training_config,
 )
 
-HERE = Path(__file__).resolve().parent
 
 
 def metrics(run_dir):
@@ -88,9 +88,10 @@ def _kill_child(run_dir: Path, iterations: int, resume: bool,
     """Start the child run; SIGKILL it at a random moment once it has started iterating (or, one
     time in five, at a random moment during start-up); None when it was killed. Without ``rng``
     the child runs to its end."""
-    args = [sys.executable, str(HERE.parent / "fakes" / "training.py"), str(run_dir), str(iterations),
+    script = ROOT / "tests" / "fakes" / "training.py"
+    args = [sys.executable, str(script), str(run_dir), str(iterations),
             schedule]
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(HERE.parent))
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
     marker = run_dir / "isolation.jsonl"  # one line each time a (resumed) run starts iterating
     before = _lines(marker)
     child = subprocess.Popen(args + (["--resume"] if resume else []), env=env,
@@ -234,7 +235,7 @@ def test_quickstart_modes_resolve_with_only_those_keys_changed():
     from spade_core.plugins import load_plugins
 
     registry = load_plugins().registry
-    root = HERE.parent / "configs" / "quickstart.yaml"
+    root = ROOT / "configs" / "quickstart.yaml"
     full = load_config(root, registry).to_dict()
     frozen = load_config(root, registry, ["trainer=none"]).to_dict()
     pool = load_config(root, registry, ["loop.mode=fixed-pool", "loop.pool=runs/pool"]).to_dict()
@@ -269,7 +270,7 @@ def test_cli_resume_refuses_a_changed_config(spade, tmp_path):
     from spade_core.config.load import load_config
     from spade_core.plugins import load_plugins
 
-    config = HERE.parent / "configs" / "quickstart.yaml"
+    config = ROOT / "configs" / "quickstart.yaml"
     resolved = load_config(config, load_plugins().registry)
     (tmp_path / "config.resolved.yaml").write_text(yaml.safe_dump(resolved.to_dict()))
     result = spade("run", str(config), "--resume", str(tmp_path), "--set", "run.seed=5")
