@@ -126,6 +126,8 @@ class Turn:
     reward: float
     terminated: bool = False
     truncated: bool = False
+    #: The reply is kept out of the loss (a malformed tool call under the reference protocol).
+    masked: bool = False
 
 
 @dataclass
@@ -146,6 +148,9 @@ class Episode:
     #: The environment's own call (reset or step) ran out of time: the reference's regret
     #: variant penalises the design for it.
     timed_out: bool = False
+    #: The agent's last reply hit its token limit without an end of sequence, and the episode
+    #: ended there without stepping it (``loop.end_on_truncation``); its reward is 0.
+    cut_off: bool = False
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,12 @@ class ReasoningOptions(BaseModel):
         description="difficulty levels the designer is asked for, rotated with the skills "
                     "(1 = a choice among a few options ... 5 = a multi-turn game; "
                     "docs/environments.md)")
+    action: Literal["raw", "boxed"] = Field(
+        default="raw",
+        description="what the agent's reply is stepped with: 'raw' (the whole reply; the program "
+                    "finds its answer) or 'boxed' (the reference's: the first brace-free "
+                    "\\boxed{X}, else the last balanced one, re-wrapped as \\boxed{X}; the whole "
+                    "reply when none; only text after the last </think> is read)")
 
     @field_validator("levels")
     @classmethod
@@ -73,6 +79,13 @@ class ToolUseOptions(BaseModel):
     domains: list[str] = Field(
         default_factory=list, min_length=0,
         description="domains rotated across proposals (free text; the built-in eight when empty)")
+    protocol: Literal["multi-call", "reference"] = Field(
+        default="multi-call",
+        description="how replies are played: 'multi-call' (every <tool_call> of a reply runs, a "
+                    "format error scores 0) or 'reference' (an <answer> is checked first, only "
+                    "the first call runs, a malformed call scores -0.1 and, when it has a "
+                    "<tool_call> tag but no readable call, its turn gets no loss and the next "
+                    "observation a format reminder)")
 
     @field_validator("levels")
     @classmethod
@@ -131,6 +144,12 @@ class ReasoningGymOptions(BaseModel):
         description="datasets to leave out (e.g. those held out for evaluation)")
     max_attempts: int = Field(default=1, ge=1, le=20,
                               description="answers per episode; the last answer's score counts")
+    action: Literal["raw", "boxed"] = Field(
+        default="raw",
+        description="what the agent's reply is stepped with: 'raw' (the whole reply; the program "
+                    "finds its answer) or 'boxed' (the reference's: the first brace-free "
+                    "\\boxed{X}, else the last balanced one, re-wrapped as \\boxed{X}; the whole "
+                    "reply when none; only text after the last </think> is read)")
 
     def dataset_specs(self) -> list[Any]:
         """``datasets`` as names and plain ``{name, config, max_attempts}`` dicts."""

@@ -14,7 +14,7 @@ def _reasoning(options: ReasoningOptions, context):
     from plugins.families.reasoning import ReasoningFamily
 
     return ReasoningFamily(select(REASONING_SKILLS, options.skills), skeleton=options.skeleton,
-                           levels=options.levels)
+                           levels=options.levels, action=options.action)
 
 
 def _tool_use(options: ToolUseOptions, context):
@@ -22,7 +22,7 @@ def _tool_use(options: ToolUseOptions, context):
 
     return ToolUseFamily(select(TOOL_USE_SKILLS, options.skills), multi_step=options.multi_step,
                          levels=options.levels, task_types=options.task_types,
-                         domains=options.domains)
+                         domains=options.domains, protocol=options.protocol)
 
 
 @hookimpl

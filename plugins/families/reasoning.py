@@ -11,6 +11,7 @@ from typing import Any
 from spade_core.records import DesignTarget
 
 from plugins.families.base import SourceFamily, read_source
+from plugins.families.replies import boxed_action, boxed_instructions
 from plugins.families.skills import REASONING_SKILLS, Skill
 from plugins.families.solutions import boxed_actions
 from plugins.families.steering import REASONING_LEVELS, level_text, rotate
@@ -216,9 +217,10 @@ class ReasoningFamily(SourceFamily):
     prelude_files = ("preludes/text_guards.py", "answers.py")
 
     def __init__(self, skills: list[Skill] | None = None, skeleton: str = "slots",
-                 levels: list[int] | None = None) -> None:
+                 levels: list[int] | None = None, action: str = "raw") -> None:
         super().__init__(skills if skills is not None else list(REASONING_SKILLS.values()))
         self.skeleton_kind = skeleton
+        self.action = action
         self.levels = list(levels) if levels else list(REASONING_LEVELS)
 
     @cached_property
@@ -263,7 +265,11 @@ class ReasoningFamily(SourceFamily):
         return SLOT_SKELETON, OPEN_EXAMPLES.get(target.skill or "", SLOT_EXAMPLE)
 
     def agent_instructions(self) -> str:
-        return AGENT_INSTRUCTIONS
+        return boxed_instructions(AGENT_INSTRUCTIONS, self.action)
+
+    def action_from_reply(self, reply: str) -> str:
+        """The whole reply (``action: raw``), or its first ``\\boxed{}`` (``action: boxed``)."""
+        return boxed_action(reply) if self.action == "boxed" else reply
 
     def probe_actions(self) -> list[str]:
         return list(PROBE_ACTIONS)

@@ -24,6 +24,7 @@ from spade_core.records import EnvProgram
 
 from plugins.families.base import SourceFamily
 from plugins.families.program import leaf_env_classes, program_shape
+from plugins.families.replies import boxed_action, boxed_instructions
 from plugins.families.solutions import boxed_actions
 
 #: The import name of the library (tests point it at a missing module to simulate its absence).
@@ -189,13 +190,15 @@ class ReasoningGymFamily(SourceFamily):
     #: The fork servers import the library once before forking; programs never import it.
     preload_imports: tuple[str, ...] = (LIBRARY,)
 
-    def __init__(self, choices: list[DatasetChoice]) -> None:
+    def __init__(self, choices: list[DatasetChoice], action: str = "raw") -> None:
         super().__init__([])
         self.choices = list(choices)
+        self.action = action
 
     @classmethod
     def select(cls, datasets: list[Any] | None = None, categories: list[str] | None = None,
-               exclude: list[str] | None = None, max_attempts: int = 1) -> "ReasoningGymFamily":
+               exclude: list[str] | None = None, max_attempts: int = 1,
+               action: str = "raw") -> "ReasoningGymFamily":
         """Build the family from option values; raises ``ConfigError`` for unknown names or bad
         configs. ``datasets`` items are names or ``{name, config, max_attempts}`` mappings."""
         known = registry()
@@ -230,7 +233,7 @@ class ReasoningGymFamily(SourceFamily):
         if not chosen:
             raise ConfigError(f"{where}: no dataset left after exclude; name some in datasets "
                               "or categories")
-        return cls(list(chosen.values()))
+        return cls(list(chosen.values()), action=action)
 
     @cached_property
     def _datasets(self) -> dict[str, tuple[type, type]]:
@@ -265,7 +268,11 @@ class ReasoningGymFamily(SourceFamily):
         return SKELETON
 
     def agent_instructions(self) -> str:
-        return AGENT_INSTRUCTIONS
+        return boxed_instructions(AGENT_INSTRUCTIONS, self.action)
+
+    def action_from_reply(self, reply: str) -> str:
+        """The whole reply (``action: raw``), or its first ``\\boxed{}`` (``action: boxed``)."""
+        return boxed_action(reply) if self.action == "boxed" else reply
 
     def probe_actions(self) -> list[str]:
         return list(PROBE_ACTIONS)

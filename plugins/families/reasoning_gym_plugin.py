@@ -18,7 +18,7 @@ def _reasoning_gym(options: ReasoningGymOptions, context: Any) -> Any:
     from plugins.families.reasoning_gym import ReasoningGymFamily
 
     return ReasoningGymFamily.select(options.dataset_specs(), options.categories,
-                                     options.exclude, options.max_attempts)
+                                     options.exclude, options.max_attempts, options.action)
 
 
 @hookimpl

@@ -11,6 +11,7 @@ from typing import Any
 from spade_core.records import DesignTarget
 
 from plugins.families.base import SourceFamily
+from plugins.families.replies import FORMAT_REMINDER, malformed_tool_call
 from plugins.families.skills import TOOL_USE_SKILLS, Skill
 from plugins.families.solutions import tool_use_actions
 from plugins.families.steering import (
@@ -114,12 +115,13 @@ class ToolUseFamily(SourceFamily):
 
     def __init__(self, skills: list[Skill] | None = None, multi_step: bool = True,
                  levels: list[int] | None = None, task_types: list[str] | None = None,
-                 domains: list[str] | None = None) -> None:
+                 domains: list[str] | None = None, protocol: str = "multi-call") -> None:
         super().__init__(skills if skills is not None else list(TOOL_USE_SKILLS.values()))
         self.multi_step = multi_step
         self.levels = list(levels) if levels else list(TOOL_USE_LEVELS)
         self.task_types = list(task_types) if task_types else list(TOOL_USE_TASK_TYPES)
         self.domains = list(domains) if domains else list(TOOL_USE_DOMAINS)
+        self.protocol = protocol
 
     def design_target(self, n: int) -> DesignTarget:
         """Skills, the reference's four task types, levels and domains rotated together."""
@@ -138,6 +140,14 @@ class ToolUseFamily(SourceFamily):
         return "\n".join(lines)
 
     @cached_property
+    def prelude(self) -> str:
+        """The base class, told which protocol its ``step`` follows (``protocol`` option)."""
+        source = super().prelude
+        if self.protocol != "multi-call":
+            source += f"\n\nToolUseBaseEnv.protocol = {self.protocol!r}\n"
+        return source
+
+    @cached_property
     def modules(self) -> dict[str, str]:
         # The SPADE loader also lets programs `from tool_use_base_env import ToolUseBaseEnv`.
         return {"tool_use_base_env": self.prelude}
@@ -150,7 +160,17 @@ class ToolUseFamily(SourceFamily):
         return SKELETON
 
     def agent_instructions(self) -> str:
+        if self.protocol == "reference":
+            return AGENT_INSTRUCTIONS.replace("You may call several tools in one reply.",
+                                              "Call one tool per reply.")
         return AGENT_INSTRUCTIONS
+
+    def masked_reply(self, reply: str) -> str | None:
+        """Under the reference protocol, a reply with a ``<tool_call>`` tag but no readable call
+        (and no answer) is kept out of the loss and answered with a format reminder."""
+        if self.protocol == "reference" and malformed_tool_call(reply):
+            return FORMAT_REMINDER
+        return None
 
     def probe_actions(self) -> list[str]:
         return list(PROBE_ACTIONS)

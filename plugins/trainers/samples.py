@@ -4,14 +4,15 @@ policy wrote, and advantages normalised per role and per group.
 A multi-turn agent conversation becomes one row: the prompt is everything before the first
 assistant turn (rendered with the generation prompt, exactly as the backend rendered it), the
 completion is the rest, and only the assistant turns' own tokens (up to and including their stop
-token) count in the loss; the environment's turns (user messages) and template glue are masked.
+token) count in the loss; the environment's turns (user messages), template glue and the assistant
+turns a sample lists in ``meta["masked_turns"]`` are masked.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from statistics import fmean, pstdev
 from typing import Any
@@ -65,8 +66,10 @@ class ConversationEncoder:
         self.tokenize = tokenize
         self.stop_ids = set(int(i) for i in stop_ids)
 
-    def encode(self, messages: list[dict[str, Any]]) -> tuple[list[int], list[int], list[int]]:
-        """``(prompt_ids, completion_ids, env_mask)`` of one conversation."""
+    def encode(self, messages: list[dict[str, Any]], masked: Collection[int] = ()
+               ) -> tuple[list[int], list[int], list[int]]:
+        """``(prompt_ids, completion_ids, env_mask)`` of one conversation; the assistant turns at
+        the indices in ``masked`` are left out of the loss like the environment's."""
         first = next((i for i, m in enumerate(messages) if m.get("role") == "assistant"), None)
         if first is None or first == 0:
             raise SampleEncodingError("the conversation has no assistant turn after a prompt")
@@ -93,7 +96,8 @@ class ConversationEncoder:
             turn = self.tokenize(full_text[max(done, len(before)):len(after)])
             stop = next((k for k, t in enumerate(turn) if t in self.stop_ids), len(turn) - 1)
             completion_ids += turn
-            env_mask += [1] * (stop + 1) + [0] * (len(turn) - stop - 1)
+            trained = 0 if i in masked else 1
+            env_mask += [trained] * (stop + 1) + [0] * (len(turn) - stop - 1)
             done = len(after)
         return prompt_ids, completion_ids, env_mask
 
@@ -157,7 +161,8 @@ def encode_samples(samples: Sequence[TrainingSample], encoder: ConversationEncod
     skipped: dict[str, int] = defaultdict(int)
     for sample in samples:
         try:
-            prompt, completion, mask = encoder.encode(sample.messages)
+            prompt, completion, mask = encoder.encode(
+                sample.messages, set(sample.meta.get("masked_turns") or ()))
         except SampleEncodingError:
             skipped[f"{sample.role}_samples_unencodable"] += 1
             continue

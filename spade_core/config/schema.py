@@ -65,6 +65,10 @@ class LoopSection(Strict):
     #: Train the agent on hinted episodes too. The reference plays hinted episodes only to
     #: measure regret (they return a reward, no trajectory): off by default.
     train_on_hinted: bool = False
+    #: A reply cut off at ``agent_max_tokens`` without an end of sequence ends its episode at
+    #: once, unstepped, with reward 0 (the reference's rule, set in the recipes). Off: the cut
+    #: reply is stepped like any other.
+    end_on_truncation: bool = False
     #: Train the designer on rejected attempts too, with ``invalid_reward``/``timeout_reward``.
     #: The reference discards failed attempts and regenerates: off by default.
     train_on_failed_attempts: bool = False

@@ -116,5 +116,17 @@ class EnvFamily(ABC):
         ``None`` (the default) when the family's agent uses no native tools."""
         return None
 
+    def action_from_reply(self, reply: str) -> str:
+        """The action ``step`` receives for the agent's ``reply`` (the conversation keeps the
+        reply itself). Runs on the host, so it must only process text, never evaluate it. The
+        default passes the whole reply."""
+        return reply
+
+    def masked_reply(self, reply: str) -> str | None:
+        """When the family's protocol keeps this reply out of the loss (a malformed tool call),
+        the note appended to the environment's next observation; ``None`` (the default): the
+        reply is trained on as usual."""
+        return None
+
     def close(self) -> None:
         """Release resources; the default has none."""

@@ -13,7 +13,9 @@ class TrainingSample:
     """One rewarded sample. ``role`` is ``"agent"`` or ``"designer"``.
 
     ``messages`` is the whole conversation; for a multi-turn agent trajectory the environment's
-    turns are user messages and are masked out of the loss.
+    turns are user messages and are masked out of the loss. ``meta["masked_turns"]``, when
+    present, lists indices into ``messages`` of assistant turns that are masked out too (a
+    malformed tool call under the reference protocol).
     """
 
     role: str

@@ -444,7 +444,7 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
                     c.sandbox, c.backend, requests, max_turns=loop.max_turns,
                     max_new_tokens=loop.agent_max_tokens, temperature=loop.agent_temperature,
                     seed=seed, on_done=lambda n: timer.advance("rollout", n), sessions=sessions,
-                    batch=batch)
+                    batch=batch, end_on_truncation=loop.end_on_truncation)
         finally:
             batch.close([s for o in opened if not isinstance(o, SandboxError) for s in o[1:]])
     per = 2 if h else 1

@@ -46,6 +46,7 @@ class RolloutRequest:
 class _Live:
     episode: Episode
     session: SandboxSession | None
+    family: EnvFamily | None = None
     messages: list[dict[str, str]] = field(default_factory=list)
     tools: list[dict[str, Any]] | None = None
     done: bool = False
@@ -64,6 +65,7 @@ def run_rollouts(
     on_done: Callable[[int], None] | None = None,
     sessions: Sequence[Sequence[SandboxSession]] | None = None,
     batch: SessionBatch | None = None,
+    end_on_truncation: bool = False,
 ) -> tuple[list[list[Episode]], list[list[list[dict[str, str]]]]]:
     """Play every request; returns per request its episodes and their conversations (in order).
 
@@ -71,9 +73,15 @@ def run_rollouts(
     ``open`` call: one worker hosting all their instances when the sandbox can. ``sessions``, when
     given, are already open (one per seed of each request; not yet reset) and are used instead;
     the caller then closes them. ``on_done(n)`` is told each time ``n`` more episodes have ended
-    (progress bars)."""
+    (progress bars).
+
+    Each reply is stepped as its family's :meth:`~EnvFamily.action_from_reply`; the
+    conversation keeps the reply itself. With ``end_on_truncation``, a reply cut off at
+    ``max_new_tokens`` (``finish_reason == "length"``) ends its episode at once, unstepped, with
+    reward 0 (``Episode.cut_off``)."""
     live = [[_Live(episode=Episode(env_id=r.env_id, seed=s, hinted=r.hint is not None,
-                                   first_observation=""), session=None) for s in r.seeds]
+                                   first_observation=""), session=None, family=r.family)
+             for s in r.seeds]
             for r in requests]
     flat = [item for group in live for item in group]
     with ExitStack() as stack:
@@ -92,7 +100,8 @@ def run_rollouts(
             active = [item for item in flat if not item.done]
             if not active:
                 break
-            actions: dict[int, str] = {}
+            replies: dict[int, str] = {}
+            cut: list[_Live] = []
             # One generation call per tool schema set (None for most families).
             by_tools: dict[str, list[_Live]] = {}
             for item in active:
@@ -102,11 +111,17 @@ def run_rollouts(
                     [item.messages for item in group], max_new_tokens=max_new_tokens,
                     temperature=temperature, seed=seed + turn, tools=group[0].tools)
                 for item, generation in zip(group, generations, strict=True):
-                    actions[id(item)] = generation.text
-            results = batch.step([(item.session, actions[id(item)]) for item in active])
+                    replies[id(item)] = generation.text
+                    if end_on_truncation and generation.finish_reason == "length":
+                        cut.append(item)
+            for item in cut:
+                _cut_off(item, replies[id(item)])
+            stepped = [item for item in active if not item.done]
+            actions = {id(item): _action(item, replies[id(item)]) for item in stepped}
+            results = batch.step([(item.session, actions[id(item)]) for item in stepped])
             last = turn == max_turns - 1
-            for item, result in zip(active, results, strict=True):
-                _advance(item, actions[id(item)], result, last_turn=last)
+            for item, result in zip(stepped, results, strict=True):
+                _advance(item, replies[id(item)], actions[id(item)], result, last_turn=last)
             _report(on_done, active)
     episodes = [[item.episode for item in group] for group in live]
     conversations = [[item.messages for item in group] for group in live]
@@ -166,17 +181,30 @@ def _failed(item: _Live, error: SandboxError) -> None:
     item.episode.timed_out = error.verdict.category == "timeout"
 
 
-def _advance(item: _Live, action: str, result: StepResult | SandboxError,
+def _action(item: _Live, reply: str) -> str:
+    return item.family.action_from_reply(reply) if item.family is not None else reply
+
+
+def _cut_off(item: _Live, reply: str) -> None:
+    """The reply ran out of tokens: the episode ends unstepped with reward 0 (the reference's
+    rule: no end of sequence, no step). The reply stays in the conversation."""
+    item.messages.append({"role": "assistant", "content": reply})
+    item.episode.cut_off, item.done, item.episode.reward = True, True, 0.0
+
+
+def _advance(item: _Live, reply: str, action: str, result: StepResult | SandboxError,
              last_turn: bool) -> None:
-    item.messages.append({"role": "assistant", "content": action})
+    item.messages.append({"role": "assistant", "content": reply})
     if isinstance(result, SandboxError):
         _failed(item, result)
         return
+    note = item.family.masked_reply(reply) if item.family is not None else None
     item.episode.turns.append(Turn(action=action, observation=result.observation,
                                    reward=result.reward, terminated=result.terminated,
-                                   truncated=result.truncated))
+                                   truncated=result.truncated, masked=note is not None))
     if result.terminated or result.truncated or last_turn:
         item.done = True
         item.episode.reward = episode_reward(item.episode.turns)
     else:
-        item.messages.append({"role": "user", "content": result.observation})
+        observation = f"{result.observation}\n\n{note}" if note else result.observation
+        item.messages.append({"role": "user", "content": observation})

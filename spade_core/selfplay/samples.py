@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from spade_core.config.schema import LoopSection
 from spade_core.interfaces import TrainingSample
-from spade_core.records import Role
+from spade_core.records import Episode, Role
 from spade_core.selfplay.iteration import Proposal, failure_reward
 
-__all__ = ["agent_samples", "designer_samples", "env_reward_scale", "scale_designer",
-           "training_samples"]
+__all__ = ["agent_samples", "designer_samples", "env_reward_scale", "masked_turns",
+           "scale_designer", "training_samples"]
 
 
 def env_reward_scale(loop: LoopSection, agent_samples: int, designer_samples: int,
@@ -59,11 +59,23 @@ def agent_samples(loop: LoopSection, proposals: list[Proposal]) -> list[Training
         for episode, conversation in zip(episodes, p.conversations):
             if episode.hinted and not loop.train_on_hinted:
                 continue
+            meta: dict[str, object] = {"seed": episode.seed, "hinted": episode.hinted,
+                                       "temperature": loop.agent_temperature}
+            masked = masked_turns(episode, conversation)
+            if masked:
+                meta["masked_turns"] = masked
             samples.append(TrainingSample(
                 role=Role.AGENT, messages=conversation, reward=episode.reward, group=p.env_id,
-                meta={"seed": episode.seed, "hinted": episode.hinted,
-                      "temperature": loop.agent_temperature}))
+                meta=meta))
     return samples
+
+
+def masked_turns(episode: Episode, conversation: list[dict[str, str]]) -> list[int]:
+    """Indices into ``conversation`` of the assistant messages whose turn is ``masked`` (the
+    k-th assistant message is the reply of the k-th turn)."""
+    replies = [i for i, m in enumerate(conversation) if m.get("role") == "assistant"]
+    return [replies[k] for k, turn in enumerate(episode.turns)
+            if turn.masked and k < len(replies)]
 
 
 def scale_designer(loop: LoopSection, samples: list[TrainingSample],

@@ -19,6 +19,7 @@ __all__ = list(globals().get("__all__", [])) + ["ToolUseBaseEnv"]
 
 _TOOL_CALL = _re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", _re.DOTALL)
 _ANSWER = _re.compile(r"<answer>(.*?)</answer>", _re.DOTALL)
+_CLOSED_TOOL_CALL = _re.compile(r"<tool_call>(.*?)</tool_call>", _re.DOTALL)
 _XML_FUNCTION = _re.compile(r"<function=([\w.\-]+)>(.*?)(?:</function>|$)", _re.DOTALL)
 _XML_PARAMETER = _re.compile(r"<parameter=([\w\-]+)>(.*?)</parameter>", _re.DOTALL)
 _TYPE_ALIASES = {
@@ -125,6 +126,11 @@ class ToolUseBaseEnv:
 
     #: Most tool calls executed from one action; the rest are refused with a message.
     max_calls_per_turn = 8
+    #: How ``step`` reads an action: ``"multi-call"`` (every call runs, then an answer is
+    #: checked; format errors score 0) or ``"reference"`` (the SPADE reference's: an answer is
+    #: checked first, only the first call runs, a malformed call scores -0.1). The family sets
+    #: it from its ``protocol`` option when it builds the prelude.
+    protocol = "multi-call"
 
     def __init__(self, max_turns=10, **kwargs):
         self.max_turns = max_turns
@@ -349,7 +355,10 @@ class ToolUseBaseEnv:
         return call["name"], arguments, None
 
     def step(self, action):
-        """Run the tool calls in ``action``, then check an ``<answer>`` if there is one."""
+        """Run the tool calls in ``action``, then check an ``<answer>`` if there is one (see
+        :attr:`protocol`)."""
+        if self.protocol == "reference":
+            return self._reference_step(action)
         self.turn_count += 1
         truncated = self.turn_count >= self.max_turns
         action = action if isinstance(action, str) else str(action)
@@ -389,6 +398,58 @@ class ToolUseBaseEnv:
         if truncated:
             observation += f"\n\nTime up. Solution:\n{self._solution_text()}"
         return observation, 0.0, False, truncated, info
+
+    def _reference_step(self, action):
+        """One reply under the reference's protocol: an ``<answer>`` wins over any call; else the
+        first closed ``<tool_call>`` runs and the rest are ignored. No closed call, or a call that
+        is neither Qwen XML nor a JSON object, scores -0.1; an object without a known tool name
+        runs as an unknown tool (0.0), and arguments that are not an object are replaced by none.
+        At the turn limit every non-answer ends the episode with the solution shown."""
+        self.turn_count += 1
+        truncated = self.turn_count >= self.max_turns
+        action = action if isinstance(action, str) else str(action)
+        info = {}
+        answer = _ANSWER.search(action)
+        if answer is not None:
+            info.update(self._progress_info())
+            if self._check_answer(answer.group(1).strip()):
+                return "Correct!", 1.0, True, False, info
+            if truncated:
+                return (f"Wrong answer. Time up. Solution:\n{self._solution_text()}", 0.0, False,
+                        True, info)
+            return self._incorrect_answer_feedback(), 0.0, False, False, info
+        block = _CLOSED_TOOL_CALL.search(action)
+        time_up = f"Time up. Solution:\n{self._solution_text()}" if truncated else ""
+        if block is None:
+            if time_up:
+                return time_up, 0.0, False, True, info
+            info["error"] = "format"
+            return ("Format error: call a tool with <tool_call>{\"name\": ..., \"arguments\": "
+                    "{...}}</tool_call>, or submit <answer>result</answer>.", -0.1, False, False,
+                    info)
+        text = block.group(1)
+        name, arguments, error = self._parse_call(text)
+        if error is not None and name is None and not self._json_object(text):
+            if time_up:
+                return time_up, 0.0, False, True, info
+            info["error"] = "format"
+            return (f"Format error: {error}. Use <tool_call>{{\"name\": \"<tool>\", "
+                    f"\"arguments\": {{...}}}}</tool_call>.", -0.1, False, False, info)
+        if error is not None:  # an object without a name (an unknown tool), or unreadable
+            arguments = {}     # arguments, which the reference replaces by none
+        result = self.execute_tool(name, arguments)
+        info.update(self._progress_info())
+        observation = f"Tool result:\n{result['output']}"
+        if time_up:
+            return f"{observation}\n\n{time_up}", 0.0, False, True, info
+        return observation, 0.0, False, False, info
+
+    @staticmethod
+    def _json_object(text):
+        try:
+            return isinstance(_json.loads(text.strip()), dict)
+        except ValueError:
+            return False
 
     @staticmethod
     def _with_tools(outputs, text):

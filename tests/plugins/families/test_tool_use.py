@@ -304,3 +304,80 @@ def test_loop_rollouts_pass_native_tools_and_solve_a_seed():
                                   seed=0)
     assert episode.reward == 1.0 and episode.turns[-1].terminated
     assert backend.tools_seen[0] == info["tools"]
+
+
+# ------------------------------------------------------------- protocol: reference
+
+REFERENCE = ToolUseFamily(protocol="reference")
+
+
+class FakeScriptedToolBackend:
+    """One scripted reply per call, for every conversation of the call."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = list(replies)
+
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+        from spade_core.interfaces.backend import Generation
+
+        reply = self.replies.pop(0)
+        return [Generation(text=reply) for _ in conversations]
+
+
+@pytest.fixture(scope="module")
+def process_sandbox():
+    from spade_core.components import BuildContext
+    from spade_core.plugins import load_plugins
+
+    component = load_plugins().registry.components.get(("sandbox", "process"))
+    if component is None:
+        pytest.skip("no sandbox named 'process' is registered (`spade plugins`)")
+    sandbox = component.build(component.options() if component.options else {}, BuildContext())
+    yield sandbox
+    sandbox.close()
+
+
+def test_reference_protocol_in_the_real_sandbox(process_sandbox):
+    """Answer first, one call per reply, -0.1 for a malformed call (0.0 for an unknown tool), and
+    a reply with a <tool_call> tag but no readable call masked and answered with a reminder."""
+    from plugins.families.replies import FORMAT_REMINDER
+    from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
+    from spade_core.selfplay.samples import masked_turns
+
+    replies = [
+        call("tag_note", note_id=1, tag="keep") + "<answer>4</answer>",  # answer wins: no call
+        call("tag_note", note_id=2, tag="keep") + call("tag_note", note_id=4, tag="drop"),
+        "<tool_call>{not json}</tool_call>",  # malformed with the tag: masked, -0.1
+        "Let me think about it.",  # no tag: -0.1, trained on
+        call("no_such_tool"),  # unknown tool: 0.0
+        call("list_notes") + "<answer>3</answer>",
+    ]
+    request = RolloutRequest(env_id="notes", program=NOTES_PROGRAM, family=REFERENCE, seeds=[5])
+    [[episode]], [[conversation]] = run_rollouts(
+        process_sandbox, FakeScriptedToolBackend(replies), [request], max_turns=len(replies),
+        max_new_tokens=64, temperature=0.0, seed=0)
+    turns = episode.turns
+    assert [t.reward for t in turns] == [0.0, 0.0, -0.1, -0.1, 0.0, 1.0]
+    assert "Incorrect" in turns[0].observation and "Tagged" not in turns[0].observation
+    assert turns[1].observation == "Tool result:\nTagged 2 as keep"  # the second call never ran
+    assert turns[2].observation.startswith("Format error") and turns[4].observation.startswith(
+        "Tool result:\nUnknown tool 'no_such_tool'")
+    assert [t.masked for t in turns] == [False, False, True, False, False, False]
+    assert episode.reward == 1.0 and turns[-1].terminated
+    # The reminder follows the masked turn only; the conversation keeps every reply as written.
+    users = [m["content"] for m in conversation if m["role"] == "user"]
+    assert users[3].endswith(FORMAT_REMINDER) and sum(FORMAT_REMINDER in u for u in users) == 1
+    assert masked_turns(episode, conversation) == [6]
+    assert conversation[6] == {"role": "assistant", "content": replies[2]}
+
+
+def test_reference_protocol_prelude_and_instructions():
+    assert "ToolUseBaseEnv.protocol = 'reference'" in REFERENCE.prelude
+    assert "protocol = 'reference'" not in FAMILY.prelude
+    assert "Call one tool per reply." in REFERENCE.agent_instructions()
+    assert REFERENCE.masked_reply("<tool_call>{x") is not None
+    assert FAMILY.masked_reply("<tool_call>{x") is None  # multi-call: nothing is masked
+    session = FakeInProcessSession(NOTES_PROGRAM, REFERENCE)
+    session.reset(5)
+    assert session.step("<tool_call>[1]</tool_call>").reward == -0.1  # JSON, not an object
+    assert session.step('<tool_call>{"arguments": {}}</tool_call>').reward == 0.0  # no name

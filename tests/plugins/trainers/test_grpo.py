@@ -45,6 +45,27 @@ def test_only_the_agents_own_tokens_are_trained(encoder, tokenizer):
     assert tokenizer.decode(prompt + completion) == whole
 
 
+def test_masked_turns_are_not_trained(encoder, tokenizer):
+    """A malformed tool call the reference protocol masks (``meta["masked_turns"]``) gets no
+    loss, like the environment's turns; the other replies are trained as usual."""
+    from plugins.trainers.samples import collate
+
+    conversation = [dict(m) for m in CONVERSATION]
+    conversation[2]["content"] = "<tool_call>{not json}</tool_call>"
+    masked = TrainingSample("agent", conversation, 1.0, group="a", meta={"masked_turns": [2]})
+    [row], _ = encode_samples([masked], encoder, max_tokens=2048)
+    trained = tokenizer.decode([t for t, m in zip(row.completion_ids, row.env_mask) if m])
+    assert trained == "\\boxed{42}<|im_end|>"
+    untrained = tokenizer.decode([t for t, m in zip(row.completion_ids, row.env_mask) if not m])
+    assert "<tool_call>{not json}</tool_call>" in untrained
+    batch = collate([row], tokenizer.pad_token_id or 0, "cpu")  # what the loss multiplies by
+    assert batch["tool_mask"][0].tolist() == row.env_mask
+    [plain], _ = encode_samples([TrainingSample("agent", conversation, 1.0)], encoder, 2048)
+    assert sum(plain.env_mask) > sum(row.env_mask)
+    only = TrainingSample("agent", conversation[:3], 1.0, meta={"masked_turns": [2]})
+    assert encode_samples([only], encoder, 2048)[1] == {"agent_samples_empty": 1}
+
+
 def test_long_prompts_are_skipped_and_counted(encoder):
     samples = [TrainingSample("agent", CONVERSATION, 1.0, group="a")]
     rows, skipped = encode_samples(samples, encoder, max_tokens=16)
