@@ -149,6 +149,7 @@ def iteration_table(rows: list[dict[str, Any]], total: int | None = None) -> Any
     slowest = sorted(((v, k) for k, v in seconds.items() if isinstance(v, (int, float))),
                      reverse=True)[:3]
     caption = [entry for entry in (_held_out_caption(rows), _memory_caption(rows),
+                                   _hints_caption(last),
                                    _breakdown(last, "skills", "skills"),
                                    _breakdown(last, "levels", "levels", prefix="L"))
                if entry]
@@ -160,6 +161,18 @@ def iteration_table(rows: list[dict[str, Any]], total: int | None = None) -> Any
         table.caption = "; ".join(caption)
         table.caption_justify = "left"
     return table
+
+
+def _hints_caption(row: dict[str, Any]) -> str:
+    """How the iteration's hints fared: redacted, hurt (hinted plays worse than unhinted), and
+    contradicting the solution's answer of those the family could check; empty without hints."""
+    counts = {k: row.get(k) for k in ("hints", "hints_redacted", "hints_hurt", "hints_checked",
+                                      "hints_contradict")}
+    if not all(isinstance(v, int) for v in counts.values()) or not counts["hints"]:
+        return ""
+    return (f"hints {counts['hints']}: redacted {counts['hints_redacted']}, hurt "
+            f"{counts['hints_hurt']}, contradict {counts['hints_contradict']}/"
+            f"{counts['hints_checked']} checked")
 
 
 def _console(run: Any) -> Any:

@@ -282,6 +282,14 @@ class ReasoningGymFamily(SourceFamily):
             return [solution]
         return boxed_actions(solution)
 
+    def hint_contradicts(self, hint: str, solution_actions: list[str] | None) -> bool | None:
+        """A hint that claims an answer the solution's answer does not match (compared as the
+        environments compare answers, without evaluating anything)."""
+        from plugins.families.answers import answers_match
+        from spade_core.selfplay.hints import contradicts_answer
+
+        return contradicts_answer(hint, solution_actions, answers_match)
+
     def static_problems(self, source: str) -> list[str]:
         try:
             shape = program_shape(source)

@@ -200,6 +200,11 @@ class ToolUseFamily(SourceFamily):
     def solution_actions(self, solution: Any, tools: Any = None) -> list[str] | None:
         return tool_use_actions(solution, tools)
 
+    def hint_instructions(self) -> str:
+        from spade_core.selfplay.hints import TOOL_USE_HINT_SYSTEM
+
+        return TOOL_USE_HINT_SYSTEM
+
     def tools_from_info(self, info: dict[str, Any]) -> list[dict[str, Any]] | None:
         tools = info.get("tools") if isinstance(info, dict) else None
         if isinstance(tools, list) and all(isinstance(t, dict) for t in tools):

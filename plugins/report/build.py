@@ -28,6 +28,14 @@ CURRICULUM_COLUMNS: tuple[tuple[str, str], ...] = (
     ("frontier_size", "frontier"), ("envs_mastered_total", "mastered in memory"),
 )
 
+#: How each iteration's hints fared (``hint_counts`` in ``spade_core.selfplay.metrics``); shown
+#: when some row has them (runs from before the hint diagnostics lack them).
+HINT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("hints", "hints"), ("hints_redacted", "hints redacted"),
+    ("hints_hurt", "hints hurt"), ("hints_checked", "hints checked"),
+    ("hints_contradict", "hints contradict"),
+)
+
 
 @dataclass
 class FamilyRow:
@@ -158,7 +166,7 @@ def render_html(data: RunData, neighbours: int = 5, max_envs: int = 0) -> str:
         skill_plots=[p for p in plots if p.section == "skill"],
         skill_rows=breakdown_rows(data.metrics, "skills"),
         level_rows=breakdown_rows(data.metrics, "levels"),
-        curriculum_columns=present_columns(data.metrics, CURRICULUM_COLUMNS),
+        curriculum_columns=present_columns(data.metrics, CURRICULUM_COLUMNS + HINT_COLUMNS),
         families=family_rows(data.envs, data.success_threshold),
         cards=build_cards(envs, memory.neighbours),
         envs_left_out=len(data.envs) - len(envs), memory=memory, totals=totals(data),

@@ -12,7 +12,8 @@ from plugins.report.rundata import EnvView, as_number
 #: Keys of ``envs/<id>.json`` the card shows in their own places; any other key is listed as is.
 SHOWN_KEYS = frozenset({
     "id", "iteration", "family", "status", "doc_id", "verdict", "attempts", "attempt_categories",
-    "duplicate_of", "duplicate_similarity", "hint", "hint_redacted", "difficulty",
+    "duplicate_of", "duplicate_similarity", "hint", "hint_redacted", "hint_diagnostics",
+    "difficulty",
     "designer_reward", "hinted_rewards", "unhinted_rewards", "sample_unhinted", "sample_hinted",
     "designer_completion", "skill", "level", "repairs",
 })

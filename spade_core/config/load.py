@@ -48,7 +48,9 @@ class ResolvedConfig:
         """The fully resolved config (defaults filled in), as written into the run directory."""
         data = self.config.model_dump(mode="json")
         for section, rc in self.components.items():
-            data[section] = {"plugin": rc.component.name, "options": rc.options_dict()}
+            node, _, key = section.rpartition(".")  # ``hints.backend`` lives inside ``hints``
+            (data[node] if node else data)[key] = {"plugin": rc.component.name,
+                                                   "options": rc.options_dict()}
         data["families"] = [
             {"plugin": rc.component.name, "options": rc.options_dict()} for rc in self.families
         ]
@@ -226,10 +228,11 @@ def resolve_config(data: Any, registry: Registry, source: str) -> ResolvedConfig
     resolved = ResolvedConfig(source=source, config=config)
     problems: list[str] = []
 
-    def resolve_one(section: str, selection: Any) -> ResolvedComponent | None:
+    def resolve_one(section: str, selection: Any,
+                    kind: str | None = None) -> ResolvedComponent | None:
         try:
-            component = registry.resolve(SECTION_KINDS[section.split(".")[0]], selection.plugin,
-                                         f"{section}.plugin")
+            component = registry.resolve(kind or SECTION_KINDS[section.split(".")[0]],
+                                         selection.plugin, f"{section}.plugin")
         except ConfigError as exc:
             problems.append(str(exc))
             return None
@@ -253,6 +256,10 @@ def resolve_config(data: Any, registry: Registry, source: str) -> ResolvedConfig
         rc = resolve_one(section, getattr(config, section))
         if rc:
             resolved.components[section] = rc
+    if config.hints.backend is not None:  # a second generation backend, for hints only
+        rc = resolve_one("hints.backend", config.hints.backend, SECTION_KINDS["backend"])
+        if rc:
+            resolved.components["hints.backend"] = rc
     memory = resolved.components.get("memory")
     if memory is not None:
         problems.extend(window_problems(config, memory.options))

@@ -172,6 +172,24 @@ class EvalSection(Strict):
         return self
 
 
+class HintsSection(Strict):
+    """How privileged hints are written (``docs/designer.md``, "Hints")."""
+
+    #: Which instructions the hint call gets: ``family`` (each family's own,
+    #: ``EnvFamily.hint_instructions``: a game prompt, a procedural one for tool use; the
+    #: reference's split) or ``single`` (the project's earlier one prompt for every family).
+    prompt: Literal["family", "single"] = "family"
+    #: A generation backend that writes the hints instead of the policy, selected like
+    #: ``backend`` (e.g. ``{plugin: openai, options: {base_url: ..., model: ...}}``: the
+    #: reference's external hint model). ``None``: the policy writes its own hints.
+    backend: Selection | None = None
+
+    @field_validator("backend", mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return _selection(value)
+
+
 class SpadeConfig(Strict):
     """A whole run config."""
 
@@ -182,6 +200,7 @@ class SpadeConfig(Strict):
     checkpoint: CheckpointSection = Field(default_factory=CheckpointSection)
     logging: LoggingSection = Field(default_factory=LoggingSection)
     eval: EvalSection = Field(default_factory=EvalSection)
+    hints: HintsSection = Field(default_factory=HintsSection)
     corpus: Selection
     designer: Selection
     families: list[Selection] = Field(min_length=1)

@@ -101,6 +101,22 @@ class EnvFamily(ABC):
             return list(solution)
         return None
 
+    def hint_instructions(self) -> str:
+        """The system prompt of the hint call for this family's environments (with
+        ``hints.prompt: family``). The default asks for a game hint: the key insight and the
+        answer format, never the answer; the ``tool-use`` family asks for a procedural strategy."""
+        from spade_core.selfplay.hints import GAME_HINT_SYSTEM
+
+        return GAME_HINT_SYSTEM
+
+    def hint_contradicts(self, hint: str, solution_actions: list[str] | None) -> bool | None:
+        """Whether ``hint`` states an answer other than the one the seeded instance's solution
+        (``solution_actions``, from :meth:`solution_actions`) ends with: ``True``/``False``, or
+        ``None`` when the family cannot tell (the default). A family whose environments end in one
+        answer compares the hint's claims with it (``spade_core.selfplay.hints.contradicts_answer``).
+        Host code: never evaluate the hint."""
+        return None
+
     def static_problems(self, source: str) -> list[str]:
         """Cheap checks of the source before any sandbox work; each message says what would be
         right. The default finds none."""

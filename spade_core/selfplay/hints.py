@@ -1,14 +1,23 @@
-"""Privileged hints: a separate call of the same model reads the environment's source and writes
-1-3 sentences on approach and answer format, never the answer (the reference's strategy). An
-environment may supply its own hint as ``info["hint"]`` from ``reset``; that one wins."""
+"""Privileged hints: a separate call (of the policy, or of ``hints.backend``) reads the
+environment's source and writes 1-3 sentences on approach and answer format, never the answer (the
+reference's strategy). The family picks the instructions (:meth:`EnvFamily.hint_instructions`: a
+game prompt by default, a procedural one for tool use). An environment may supply its own hint as
+``info["hint"]`` from ``reset``; that one wins.
+
+Each hint is judged afterwards (:class:`HintDiagnostics`): redacted for leaking the solution, the
+hinted plays doing worse than the unhinted ones, and, where the family can tell, contradicting the
+solution's answer."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from spade_core.interfaces import GenerationBackend
 
+#: The project's original single prompt for every family (``hints.prompt: single``).
 HINT_SYSTEM = (
     "You are a coach. You read the source code of a training task and write a hint for a player "
     "who cannot see the code. In 1 to 3 sentences say how to approach the task and the exact "
@@ -17,15 +26,42 @@ HINT_SYSTEM = (
     "<path> instead of concrete argument values."
 )
 
+#: Instructions for game and puzzle environments (the default of every family).
+GAME_HINT_SYSTEM = (
+    "You are a coach. Below is the source code of a text game or puzzle. The player never sees "
+    "the code: it only reads the text observations and replies with its answer or move in "
+    "\\boxed{}; your hint is added to its first observation. First trace the code to work out "
+    "what the task really is, how the correct answer or winning move is computed, and which "
+    "answer format the checker accepts. Then write the hint: 1 to 3 sentences, under 100 words, "
+    "giving the key insight needed to solve it and the exact answer format. Never state the "
+    "answer or a value that gives it away, and never mention variable names or other code "
+    "internals."
+)
+
+#: Instructions for multi-turn tool-use environments (the ``tool-use`` family's).
+TOOL_USE_HINT_SYSTEM = (
+    "You are a coach. Below is the source code of a multi-turn tool-use task; the agent sees "
+    "only the user's messages and the tool results, and your hint is added to its first "
+    "observation. Write a strategy, not a solution: describe the phases of the task by the role "
+    "of the tools involved (look up first, then change state, then confirm), and remind the "
+    "agent to act one turn at a time, to find missing arguments with the lookup tools (or ask "
+    "for them), to decline requests that no tool can serve, and to submit its final "
+    "<answer>...</answer> only once everything is done. Rules: no concrete IDs, names, paths, "
+    "amounts or dates (write placeholders such as <order_id>), no call sequence that could be "
+    "copied as is, no code internals; 2 or 3 sentences, under 100 words."
+)
+
 MAX_HINT_CHARS = 600
 FALLBACK_HINT = "Read the task carefully and answer in the requested format."
 
 _WRAPPED = re.compile(r"\\boxed\{(.*)\}|<answer>(.*?)</answer>", re.S)
 
 
-def hint_messages(program: str, first_observation: str) -> list[dict[str, str]]:
+def hint_messages(program: str, first_observation: str,
+                  system: str = HINT_SYSTEM) -> list[dict[str, str]]:
+    """The hint call's conversation: ``system`` (the instructions) and the program."""
     return [
-        {"role": "system", "content": HINT_SYSTEM},
+        {"role": "system", "content": system},
         {"role": "user", "content": (
             f"Task source code:\n```python\n{program}\n```\n\n"
             f"The player sees this first:\n{first_observation}\n\nWrite the hint now."
@@ -75,15 +111,102 @@ def generate_hints(
     max_new_tokens: int,
     temperature: float,
     seed: int,
+    systems: Sequence[str] | None = None,
 ) -> list[str]:
     """One hint per program: the environment's own ``info["hint"]`` when it gave one, otherwise
-    the model's, generated in one batched call."""
+    the model's, generated in one batched call; ``systems`` are the instructions per program
+    (default :data:`HINT_SYSTEM`)."""
+    systems = list(systems) if systems is not None else [HINT_SYSTEM] * len(programs)
     need = [i for i, hint in enumerate(provided) if not hint]
     hints = [str(h) if h else "" for h in provided]
     if need:
         generations = backend.generate(
-            [hint_messages(programs[i], first_observations[i]) for i in need],
+            [hint_messages(programs[i], first_observations[i], systems[i]) for i in need],
             max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
         for i, generation in zip(need, generations, strict=True):
             hints[i] = clean_hint(generation.text) or FALLBACK_HINT
     return [clean_hint(h) if h else h for h in hints]
+
+
+# -- judging hints -------------------------------------------------------------------------------
+
+_WRAPPED_CLAIMS = (
+    re.compile(r"\\boxed\{([^{}]*)\}"),
+    re.compile(r"<answer>(.*?)</answer>", re.S),
+)
+_STATED_CLAIM = re.compile(r"\banswers?\s*(?:\bis\b|=|:)\s*[\"'`]?([^\"'`.,;!?\n]+)", re.I)
+#: First words of a description rather than an answer ("the answer is a whole number").
+_NOT_A_VALUE = {"a", "an", "the", "one", "some", "either", "in", "your", "not", "any", "what",
+                "which", "how", "given", "always", "never", "usually", "just", "only", "between",
+                "expected", "written", "formatted", "case", "whatever"}
+
+
+def answer_claims(hint: str) -> list[str]:
+    """The answers ``hint`` states outright: ``\\boxed{X}``, ``<answer>X</answer>`` and "the
+    answer is X" (X up to the next punctuation, at most four words, not a description such as
+    "a whole number"). Placeholders such as ``<value>`` or ``...`` are not claims. Plain text
+    handling only: nothing in the hint is evaluated."""
+    found = []
+    for pattern in _WRAPPED_CLAIMS:
+        found += [m.group(1).strip() for m in pattern.finditer(hint)]
+    for match in _STATED_CLAIM.finditer(hint):
+        claim = match.group(1).strip()
+        words = claim.lower().split()
+        if words and len(words) <= 4 and words[0] not in _NOT_A_VALUE and claim[0] not in "\\<":
+            found.append(claim)
+    return [c for c in found if c and not _placeholder(c)]
+
+
+def _placeholder(claim: str) -> bool:
+    bare = claim.strip("<>[]{}() ")
+    return (not bare or set(bare) <= set(".\u2026_- ") or claim.startswith("<")
+            or claim.lower() in {"x", "n", "your answer", "answer"})
+
+
+def solution_answer(actions: Sequence[str] | None) -> str | None:
+    """The answer a solution ends with: what its last action wraps in ``\\boxed{}`` or
+    ``<answer>``, or the last action itself; ``None`` without actions."""
+    if not actions:
+        return None
+    last = actions[-1].strip()
+    inner = secrets_of([last])
+    return inner[-1] if len(inner) > 1 else last or None
+
+
+def contradicts_answer(hint: str, actions: Sequence[str] | None,
+                       same: Callable[[str, str], bool]) -> bool | None:
+    """Whether ``hint`` claims an answer that ``same`` says differs from the solution's answer
+    (:func:`solution_answer`); ``None`` (cannot tell) when the hint claims none or the solution
+    has no answer. A helper for families' :meth:`EnvFamily.hint_contradicts`."""
+    answer = solution_answer(actions)
+    claims = answer_claims(hint)
+    if answer is None or not claims:
+        return None
+    return any(not same(claim, answer) for claim in claims)
+
+
+@dataclass
+class HintDiagnostics:
+    """How one environment's hint fared in one iteration (``envs/<id>.json``, metrics counts).
+
+    ``hurt`` and ``contradicts`` are ``None`` when they cannot be told: no hinted plays this
+    iteration, or a family (or solution) that cannot say what the answer is."""
+
+    #: ``model``: written by the hint call; ``env``: the environment's own ``info["hint"]``;
+    #: ``kept``: a replay's hint from its first play.
+    source: str = "model"
+    redacted: bool = False
+    #: Mean hinted reward below mean unhinted reward.
+    hurt: bool | None = None
+    contradicts: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def hint_hurt(hinted: Sequence[float], unhinted: Sequence[float]) -> bool | None:
+    """Whether the hinted plays did worse on average than the unhinted ones (``None`` without
+    both)."""
+    if not hinted or not unhinted:
+        return None
+    return sum(hinted) / len(hinted) < sum(unhinted) / len(unhinted)

@@ -40,7 +40,14 @@ from spade_core.records import (
     VerdictCategory,
 )
 from spade_core.selfplay.contamination import ContaminationGuard, refuse_contaminated
-from spade_core.selfplay.hints import generate_hints, redact_leaks, secrets_of
+from spade_core.selfplay.hints import (
+    HINT_SYSTEM,
+    HintDiagnostics,
+    generate_hints,
+    hint_hurt,
+    redact_leaks,
+    secrets_of,
+)
 from spade_core.selfplay.phases import PhaseTimer
 from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
 from spade_core.selfplay.sessions import SessionBatch
@@ -65,6 +72,10 @@ class Components:
     trainer: Trainer
     #: How proposals are validated (config ``validation`` and ``loop.success_threshold``).
     validation: ValidationOptions = field(default_factory=ValidationOptions)
+    #: Writes the hints (config ``hints.backend``); ``None``: the policy (``backend``).
+    hint_backend: GenerationBackend | None = None
+    #: ``family``: each family's hint instructions; ``single``: one prompt for all (``hints``).
+    hint_prompt: str = "family"
 
 
 @dataclass
@@ -95,6 +106,10 @@ class Proposal:
     similarity: float | None = None
     hint: str = ""
     hint_redacted: bool = False
+    #: How the hint fared this iteration (set when hinted episodes were played).
+    hint_diagnostics: HintDiagnostics | None = None
+    #: The seeded instance's solution as actions (``None``: it has none the family can read).
+    solution: list[str] | None = None
     secrets: list[str] = field(default_factory=list)
     first_observation: str = ""
     unhinted: list[Episode] = field(default_factory=list)
@@ -375,10 +390,11 @@ def _first_observations(batch: SessionBatch, playable: list[Proposal],
     resets = batch.reset([(session, seed) for _, session in live])
     ok = [(i, session, r) for (i, session), r in zip(live, resets)
           if not isinstance(r, SandboxError)]
-    secrets = batch.map(lambda item: _solution_secrets(item[1], playable[item[0]].family), ok)
-    for (i, _, (observation, info)), found in zip(ok, secrets, strict=True):
+    solutions = batch.map(lambda item: _solution(item[1], playable[item[0]].family), ok)
+    for (i, _, (observation, info)), actions in zip(ok, solutions, strict=True):
         p = playable[i]
-        p.first_observation, p.secrets = observation, found
+        p.first_observation, p.solution = observation, actions
+        p.secrets = secrets_of(actions or [])
         hint = info.get("hint") if isinstance(info, dict) else None
         provided[i] = str(hint) if isinstance(hint, str) and hint.strip() else None
     failures = {i: s for i, s in enumerate(sessions) if isinstance(s, SandboxError)}
@@ -388,13 +404,13 @@ def _first_observations(batch: SessionBatch, playable: list[Proposal],
     return provided
 
 
-def _solution_secrets(session: SandboxSession, family: EnvFamily) -> list[str]:
-    """What the seeded instance's solution says, so that hints can be kept from giving it away."""
+def _solution(session: SandboxSession, family: EnvFamily) -> list[str] | None:
+    """The seeded instance's solution as actions: hints are kept from giving it away and checked
+    against its answer."""
     try:
-        actions = family.solution_actions(session.solution())
+        return family.solution_actions(session.solution())
     except SandboxError:
-        return []
-    return secrets_of(actions or [])
+        return None
 
 
 def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
@@ -422,13 +438,16 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
                 # A replayed environment keeps the hint it was first played with.
                 fresh = [i for i in now if not (playable[i].replayed and playable[i].hint)]
                 hints = generate_hints(
-                    c.backend, [playable[i].program for i in fresh],
+                    c.hint_backend or c.backend, [playable[i].program for i in fresh],
                     [playable[i].first_observation for i in fresh], [provided[i] for i in fresh],
                     max_new_tokens=loop.hint_max_tokens, temperature=loop.hint_temperature,
-                    seed=seed) if fresh else []
+                    seed=seed, systems=[_hint_system(c, playable[i].family) for i in fresh]
+                ) if fresh else []
                 for i, hint in zip(fresh, hints, strict=True):
                     p = playable[i]
                     p.hint, p.hint_redacted = redact_leaks(hint, p.secrets)
+                    p.hint_diagnostics = HintDiagnostics(
+                        source="env" if provided[i] else "model", redacted=p.hint_redacted)
                 timer.advance("hint", len(playable))
             requests, sessions = [], []
             for i in now:
@@ -453,6 +472,25 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
         p.unhinted = episodes[per * j]
         p.hinted = episodes[per * j + 1] if h else []
         p.conversations = [c for part in conversations[per * j:per * j + per] for c in part]
+        if h:
+            _judge_hint(p)
+
+
+def _hint_system(c: Components, family: EnvFamily) -> str:
+    """The hint call's instructions for ``family`` (config ``hints.prompt``)."""
+    return family.hint_instructions() if c.hint_prompt == "family" else HINT_SYSTEM
+
+
+def _judge_hint(p: Proposal) -> None:
+    """The hint's diagnostics after its hinted plays: did they do worse than the unhinted ones,
+    and does the hint claim an answer other than the solution's (where the family can tell)."""
+    diagnostics = p.hint_diagnostics or HintDiagnostics(source="kept")
+    diagnostics.hurt = hint_hurt([e.reward for e in p.hinted], [e.reward for e in p.unhinted])
+    try:
+        diagnostics.contradicts = p.family.hint_contradicts(p.hint, p.solution)
+    except Exception:  # noqa: BLE001 - a diagnostic must not end the run: "cannot tell"
+        diagnostics.contradicts = None
+    p.hint_diagnostics = diagnostics
 
 
 def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],

@@ -12,7 +12,7 @@ from spade_core.selfplay.iteration import Proposal
 from spade_core.selfplay.phases import PhaseTimer
 from spade_core.selfplay.window import Window
 
-__all__ = ["iteration_metrics", "window_metrics"]
+__all__ = ["hint_counts", "iteration_metrics", "window_metrics"]
 
 
 def _success(episodes: list[Episode], threshold: float) -> float:
@@ -77,11 +77,25 @@ def iteration_metrics(iteration: int, proposals: list[Proposal], mastered: int,
         "episodes_cut_off": sum(e.cut_off for p in played for e in p.unhinted + p.hinted),
         "turns_masked": sum(t.masked for p in played for e in p.unhinted + p.hinted
                             for t in e.turns),
+        **hint_counts(played),
         "verdicts": categories,
         "skills": _by_target(proposals, lambda p: p.target.skill),
         "levels": _by_target(proposals, lambda p: str(p.target.level) if p.target.level else None),
         "seconds": {k: round(v, 3) for k, v in timer.seconds.items()},
     }
+
+
+def hint_counts(played: list[Proposal]) -> dict[str, int]:
+    """How this iteration's hints fared (``HintDiagnostics``), over the environments played with
+    a hint: ``hints`` of them; ``hints_redacted`` cut for leaking the solution; ``hints_hurt``
+    whose hinted plays did worse than the unhinted; ``hints_checked`` whose family could compare
+    the hint with the solution's answer, ``hints_contradict`` of them claiming another answer."""
+    judged = [p.hint_diagnostics for p in played if p.hinted and p.hint_diagnostics]
+    return {"hints": len(judged),
+            "hints_redacted": sum(d.redacted for d in judged),
+            "hints_hurt": sum(d.hurt is True for d in judged),
+            "hints_checked": sum(d.contradicts is not None for d in judged),
+            "hints_contradict": sum(d.contradicts is True for d in judged)}
 
 
 def window_metrics(window: Window, iteration: int, released: list[TrainingSample]

@@ -105,9 +105,15 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
     families = [rc.component.build(rc.options, context()) for rc in resolved.families]
     trainer = build("trainer")
     _require_followers(resolved, trainer, launch)
+    hint_backend = None
+    if "hints.backend" in resolved.components:  # built last: the trainer gets the policy's
+        rc = resolved.components["hints.backend"]
+        hint_backend = rc.component.build(rc.options, context())
+        opened.append(hint_backend)
     return Components(corpus=corpus, designer=designer, families=families, sandbox=sandbox,
                       estimator=estimator, memory=memory, backend=backend, trainer=trainer,
-                      validation=ValidationOptions.from_config(resolved.config))
+                      validation=ValidationOptions.from_config(resolved.config),
+                      hint_backend=hint_backend, hint_prompt=resolved.config.hints.prompt)
 
 
 def _require_followers(resolved: ResolvedConfig, trainer: Any, launch: LaunchInfo) -> None:
@@ -151,6 +157,7 @@ def _env_details(iteration: int, p: Proposal) -> dict[str, Any]:
         "variant": dict(p.target.variant),
         "duplicate_of": p.duplicate_of, "duplicate_similarity": p.similarity, "hint": p.hint,
         "hint_redacted": p.hint_redacted,
+        "hint_diagnostics": p.hint_diagnostics.to_dict() if p.hint_diagnostics else None,
         "difficulty": asdict(p.difficulty) if p.difficulty else None,
         "designer_reward": p.designer_reward,
         "hinted_rewards": [e.reward for e in p.hinted],
@@ -164,6 +171,8 @@ def _env_details(iteration: int, p: Proposal) -> dict[str, Any]:
 def _replay_details(iteration: int, p: Proposal) -> dict[str, Any]:
     return {"id": p.env_id, "iteration": iteration, "family": p.family.name,
             "status": p.status, "difficulty": asdict(p.difficulty) if p.difficulty else None,
+            "hint_diagnostics": (p.hint_diagnostics.to_dict()
+                                 if p.hinted and p.hint_diagnostics else None),
             "hinted_rewards": [e.reward for e in p.hinted],
             "unhinted_rewards": [e.reward for e in p.unhinted]}
 

@@ -180,3 +180,11 @@ def test_run_refuses_before_creating_the_run_directory(tmp_path):
     assert result.returncode == 2 and "corpus.options.path: no such file" in result.stderr
     assert not run_dir.exists()
     assert "Traceback" not in result.stderr and Path(tmp_path).is_dir()
+
+
+def test_the_hints_backend_is_checked_like_the_main_one(loaded, tmp_path):
+    (found,) = problems(loaded, "hints.backend.plugin=transformers",
+                        f"hints.backend.options.model={tmp_path}")
+    assert found.startswith("hints.backend.options.model: ") and "no config.json" in found
+    with pytest.raises(ConfigError, match="hints.backend.plugin"):
+        problems(loaded, "hints.backend=no-such-backend")

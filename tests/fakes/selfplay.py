@@ -57,6 +57,15 @@ class FakeFamily(EnvFamily):
         return [solution] if isinstance(solution, str) else solution
 
 
+class FakeCheckingFamily(FakeFamily):
+    """The fake family, able to tell when a hint claims another answer than its solution's."""
+
+    def hint_contradicts(self, hint, solution_actions):
+        from spade_core.selfplay.hints import contradicts_answer
+
+        return contradicts_answer(hint, solution_actions, lambda a, b: a.strip() == b.strip())
+
+
 class FakeSkilledFamily(FakeFamily):
     """The fake family with two skills and three levels, rotated like the built-in families."""
 
@@ -77,8 +86,13 @@ class FakeScriptedBackend(GenerationBackend):
     """Designer: a fixed question per document; hints: fixed text; agent: right only when hinted
     (so regret is 1), or always right when ``always_right`` (so the env gets mastered)."""
 
-    def __init__(self, always_right=False, repairable=False, learn_after=None):
+    HINT = "Think, then box the number. ```code``` The answer is 42."
+
+    def __init__(self, always_right=False, repairable=False, learn_after=None, hint=HINT):
         self.always_right = always_right
+        #: What every hint call answers; ``hint_prompts`` records each hint call's conversation.
+        self.hint = hint
+        self.hint_prompts = []
         #: When set, the agent answers a question right once it has started more than this many
         #: episodes of it: success that rises with practice, for replay tests.
         self.learn_after = learn_after
@@ -105,7 +119,8 @@ class FakeScriptedBackend(GenerationBackend):
                     doc = first["content"].split("Document:\n")[1].split("\n")[0]
                     out.append(Generation(text=f"QUESTION: what is {doc}?\nANSWER: 42"))
             elif system.startswith("You are a coach"):
-                out.append(Generation(text="Think, then box the number. ```code``` The answer is 42."))
+                self.hint_prompts.append(messages)
+                out.append(Generation(text=self.hint))
             elif self.learn_after is not None:
                 question = messages[1]["content"].split("\n")[0]
                 if len(messages) == 2:  # the first turn of an episode
@@ -242,8 +257,12 @@ class FakeListCorpus(CorpusSampler):
 
 class FakeSelfPlayPlugin:
     def __init__(self, always_right=False, texts=("six times seven", "forty two"),
-                 repairable=False, learn_after=None, family=FakeFamily):
+                 repairable=False, learn_after=None, family=FakeFamily,
+                 hint=FakeScriptedBackend.HINT):
         self.always_right = always_right
+        self.hint = hint
+        #: Backends built as ``fake-hint-backend`` (config ``hints.backend``).
+        self.hint_backends = []
         self.repairable = repairable
         self.learn_after = learn_after
         self.family = family
@@ -252,12 +271,17 @@ class FakeSelfPlayPlugin:
 
     def _backend(self, options, context):
         self.backends.append(FakeScriptedBackend(self.always_right, self.repairable,
-                                                 self.learn_after))
+                                                 self.learn_after, self.hint))
         return self.backends[-1]
+
+    def _hint_backend(self, options, context):
+        self.hint_backends.append(FakeScriptedBackend(hint="Count carefully, then box it."))
+        return self.hint_backends[-1]
 
     @hookimpl
     def register_generation_backends(self, register):
         register("fake-backend", self._backend)
+        register("fake-hint-backend", self._hint_backend)
 
     @hookimpl
     def register_sandboxes(self, register):

@@ -42,3 +42,25 @@ def test_quickstart_runs_end_to_end(tmp_path):
     assert (run_dir / "config.resolved.yaml").exists()
     assert any((run_dir / "memory").iterdir())
     assert json.loads((run_dir / "isolation.jsonl").read_text().splitlines()[0])
+
+
+@pytest.mark.slow
+def test_a_hint_contradicting_the_reasoning_programs_answer_is_counted(tmp_path):
+    """The real reasoning family in the real sandbox: the scripted designer fills the family's
+    open-answer template with ANSWER 42, the hint says 7; the family reads the solution and counts
+    the contradiction."""
+    import plugins.designer.plugin as designer_plugin
+    import plugins.estimators as estimators_plugin
+    import plugins.families.plugin as families_plugin
+    import plugins.trainers.plugin as trainers_plugin
+    from fakes.selfplay import FakeSelfPlayPlugin, run_real_sandbox_and_memory
+
+    plugin = FakeSelfPlayPlugin(hint="Multiply the two numbers. The answer is 7.")
+    run_dir, rows = run_real_sandbox_and_memory(
+        tmp_path, (plugin, designer_plugin, estimators_plugin, trainers_plugin, families_plugin),
+        1, {"envs_per_iteration": 1, "rollouts_per_env": 2, "max_turns": 1},
+        families=[{"plugin": "reasoning", "options": {"levels": [2]}}])
+    assert rows[0]["envs_played"] == 1
+    assert (rows[0]["hints"], rows[0]["hints_checked"], rows[0]["hints_contradict"]) == (1, 1, 1)
+    (detail,) = [json.loads(p.read_text()) for p in run_dir.glob("envs/*.json")]
+    assert detail["family"] == "reasoning" and detail["hint_diagnostics"]["contradicts"] is True

@@ -207,3 +207,74 @@ def test_hint_that_gives_the_answer_away_is_redacted():
     assert not redacted
     hint, redacted = redact_leaks("It is 42.", secrets)
     assert redacted and hint == "Read the task carefully and answer in the requested format."
+
+
+# -- hints: instructions, backend, diagnostics (issue 25) ---------------------------------------
+
+def test_a_hint_that_contradicts_the_programs_answer_is_counted(tmp_path):
+    from fakes.selfplay import FakeCheckingFamily
+
+    # The program's answer is 42; the hint says 7 (not a leak, so not redacted).
+    run_dir, _ = make_run(tmp_path, family=FakeCheckingFamily,
+                          hint="Multiply the numbers. The answer is 7.")
+    row = metrics(run_dir)[0]
+    assert (row["hints"], row["hints_checked"], row["hints_contradict"]) == (2, 2, 2)
+    assert row["hints_redacted"] == 0 and row["hints_hurt"] == 0
+    detail = json.loads(sorted(run_dir.glob("envs/*.json"))[0].read_text())
+    assert detail["hint_diagnostics"] == {"source": "model", "redacted": False, "hurt": False,
+                                          "contradicts": True}
+
+
+def test_a_hint_the_family_cannot_check_is_counted_as_unchecked(tmp_path):
+    run_dir, _ = make_run(tmp_path)  # FakeFamily: the default, "cannot tell"
+    row = metrics(run_dir)[0]
+    assert (row["hints"], row["hints_redacted"], row["hints_checked"]) == (2, 2, 0)
+    detail = json.loads(sorted(run_dir.glob("envs/*.json"))[0].read_text())
+    assert detail["hint_diagnostics"]["contradicts"] is None
+    assert detail["hint_diagnostics"]["redacted"] is True
+
+
+def test_hints_backend_writes_the_hints_and_the_policy_writes_none(tmp_path):
+    plugin = FakeSelfPlayPlugin()
+    loaded = load_test_plugins(plugin, designer_plugin, estimators_plugin, trainers_plugin)
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"].update(dir=str(tmp_path / "run"), iterations=1)
+    data["hints"] = {"backend": "fake-hint-backend"}
+    resolved = resolve_config(data, loaded.registry, "test.yaml")
+    assert resolved.to_dict()["hints"]["backend"] == {"plugin": "fake-hint-backend",
+                                                      "options": {}}
+    run_dir = run(resolved, loaded, report=lambda message: None)
+    (policy,), (hinter,) = plugin.backends, plugin.hint_backends
+    assert policy.hint_prompts == [] and len(hinter.hint_prompts) == 2
+    detail = json.loads(sorted(run_dir.glob("envs/*.json"))[0].read_text())
+    assert detail["hint"] == "Count carefully, then box it."
+
+
+@pytest.mark.parametrize("prompt", ["family", "single"])
+def test_hints_prompt_picks_the_familys_instructions_or_the_single_prompt(tmp_path, prompt):
+    from spade_core.selfplay.hints import GAME_HINT_SYSTEM, HINT_SYSTEM
+
+    plugin = FakeSelfPlayPlugin()
+    make_run_with = load_test_plugins(plugin, designer_plugin, estimators_plugin, trainers_plugin)
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"].update(dir=str(tmp_path / "run"), iterations=1)
+    data["hints"] = {"prompt": prompt}
+    run(resolve_config(data, make_run_with.registry, "test.yaml"), make_run_with,
+        report=lambda message: None)
+    systems = {m[0]["content"] for m in plugin.backends[0].hint_prompts}
+    assert systems == {GAME_HINT_SYSTEM if prompt == "family" else HINT_SYSTEM}
+
+
+def test_answer_claims_and_contradictions():
+    from spade_core.selfplay.hints import answer_claims, contradicts_answer, hint_hurt
+
+    hint = ("The answer is yes. Put \\boxed{7} or <answer><order_id></answer>. "
+            "The answer is a whole number. The answer format is one word.")
+    assert answer_claims(hint) == ["7", "yes"]
+    same = str.__eq__
+    assert contradicts_answer("The answer is yes.", ["\\boxed{no}"], same) is True
+    assert contradicts_answer("Box it: \\boxed{no}.", ["\\boxed{no}"], same) is False
+    assert contradicts_answer("Count the vowels.", ["\\boxed{no}"], same) is None
+    assert contradicts_answer("The answer is yes.", None, same) is None
+    assert hint_hurt([0.0, 1.0], [1.0, 1.0]) is True and hint_hurt([1.0], [1.0]) is False
+    assert hint_hurt([], [1.0]) is None

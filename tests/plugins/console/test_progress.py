@@ -182,3 +182,15 @@ def test_no_progress_bars_in_a_log_file(tmp_path, monkeypatch):
     console_plugin.spade_run_start(run=run)
     assert str(tmp_path) in console_plugin._bars
     console_plugin.spade_run_end(run=run, status="completed", error=None)
+
+
+def test_caption_says_how_the_hints_fared():
+    row = {**_metrics(0, 0.5), "hints": 4, "hints_redacted": 1, "hints_hurt": 2,
+           "hints_checked": 3, "hints_contradict": 1}
+    out = Console(file=io.StringIO(), width=200)
+    out.print(console_plugin.iteration_table([row]))
+    caption = " ".join(out.file.getvalue().split())
+    assert "hints 4: redacted 1, hurt 2, contradict 1/3 checked" in caption
+    out = Console(file=io.StringIO(), width=200)
+    out.print(console_plugin.iteration_table([_metrics(0, 0.5)]))  # a run from before hints
+    assert "hints" not in out.file.getvalue()

@@ -239,3 +239,17 @@ def test_documented_third_party_family_example_works():
     session.reset(1)
     actions = family.solution_actions(session.solution())
     assert session.step(actions[0]).reward == 1.0
+
+
+def test_hint_instructions_and_contradictions_are_the_familys():
+    from spade_core.selfplay.hints import GAME_HINT_SYSTEM, TOOL_USE_HINT_SYSTEM
+
+    assert ReasoningFamily().hint_instructions() == GAME_HINT_SYSTEM  # the default
+    assert ToolUseFamily().hint_instructions() == TOOL_USE_HINT_SYSTEM
+    assert ToolUseFamily().hint_contradicts("The answer is 7.", ["<answer>done</answer>"]) is None
+    reasoning = ReasoningFamily()
+    solution = reasoning.solution_actions("no")
+    assert reasoning.hint_contradicts("The answer is yes.", solution) is True
+    assert reasoning.hint_contradicts("Answer as \\boxed{NO}.", solution) is False
+    assert reasoning.hint_contradicts("Read each clause.", solution) is None
+    assert reasoning.hint_contradicts("The answer is 1/2.", ["\\boxed{0.5}"]) is False

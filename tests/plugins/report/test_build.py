@@ -350,3 +350,21 @@ def test_odd_breakdowns_do_not_break_the_page(tmp_path):
                                                ["b", "2", "1", "50%", "0"],
                                                ["all", "3", "1", "33%", "1"]]
     assert 'id="level-table"' not in html and 'id="plot-level-validity"' not in html
+
+
+def test_the_report_shows_how_the_hints_fared(tmp_path):
+    from fakes.selfplay import FakeCheckingFamily, FakeSelfPlayPlugin, one_iteration
+
+    # Two environments whose program answers 42 and whose hint says 7.
+    plugin = FakeSelfPlayPlugin(family=FakeCheckingFamily, hint="Multiply. The answer is 7.")
+    run_dir = one_iteration(tmp_path, plugin)
+    html = build_report(run_dir).read_text()
+    table = html.split("<th>iteration</th>", 1)[1].split("</table>", 1)[0]
+    headers = re.findall(r"<th>([^<]*)</th>", table)
+    cells = re.findall(r"<td>([^<]*)</td>", table.split("<tbody>", 1)[1])
+    row = dict(zip(["iteration", *headers], cells))
+    assert (row["hints"], row["hints redacted"], row["hints hurt"], row["hints checked"],
+            row["hints contradict"]) == ("2", "0", "0", "2", "2")
+    assert html.count("contradicts the solution</span>") == 2
+    assert "contradicts the solution's answer yes" in html
+    assert "hinted plays worse than unhinted no" in html
