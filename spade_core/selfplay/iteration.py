@@ -23,7 +23,6 @@ from spade_core.interfaces import (
     EnvRecord,
     EstimateInput,
     GenerationBackend,
-    PromptExamples,
     PromptStrategy,
     Sandbox,
     SandboxSession,
@@ -176,8 +175,7 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
         positions[family.name] = position + 1
         target = family.windowed_target(turn // len(c.families),
                                         iteration // loop.regeneration_interval, position)
-        examples = PromptExamples(positive=c.memory.frontier_examples(2, family.name),
-                                  negative=c.memory.negative_examples(1, family.name))
+        examples = c.memory.prompt_examples(2, 1, family.name, target.skill, seed=seed + i)
         proposals.append(Proposal(
             index=i, family=family, document=document, target=target,
             prompt=c.designer.build(document, family, examples, target)))
