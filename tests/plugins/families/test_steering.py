@@ -293,3 +293,17 @@ def test_tool_use_options_reach_the_family_through_its_factory():
     # The default keeps this project's rotation over its eight domains.
     default = component.build(ToolUseOptions(), BuildContext(seed=3))
     assert len(default.domains) == 8 and default.variant_draw == "rotate"
+
+
+def test_the_loop_passes_the_window_and_position_to_the_family(tmp_path):
+    calls = []
+
+    class FakeWindowedFamily(FakeSkilledFamily):
+        def windowed_target(self, n, window, position):
+            calls.append((n, window, position))
+            return self.design_target(n)
+
+    plugin = FakeSelfPlayPlugin(texts=["doc one", "doc two", "doc three"],
+                                family=FakeWindowedFamily)
+    one_iteration(tmp_path, plugin, envs_per_iteration=3)
+    assert calls == [(0, 0, 0), (1, 0, 1), (2, 0, 2)]
