@@ -26,12 +26,14 @@ from typing import Any
 import numpy as np
 
 from envmemory.embed import Embedder, load_embedder
+from envmemory.examples import REFERENCE_TOO_EASY, REFERENCE_TOO_HARD, reference_examples
 from envmemory.index import DedupeIndex, IndexConfig, IndexFiles
 from envmemory.mastery import MasteryRule, update_stats
 from envmemory.options import MemoryOptions
 from envmemory.store import DB_NAME, RecordStore, snapshot_meta
 from envmemory.text import env_text, fingerprint
 from spade_core.interfaces.memory import EnvMemory
+from spade_core.interfaces.prompts import PromptExamples
 from spade_core.records import EnvIteration, EnvProgram, EnvRecord, EnvStatus
 
 POOL_STATUS = EnvStatus.MASTERED
@@ -281,6 +283,22 @@ class FaissEnvMemory(EnvMemory):
     def negative_examples(self, k: int, family: str | None = None) -> list[EnvRecord]:
         """Negative examples: the most recently mastered or too-hard environments."""
         return self.store.ranked(NEGATIVE_STATUSES, k, family, "updated_at DESC")
+
+    def prompt_examples(self, positive: int, negative: int, family: str | None = None,
+                        skill: str | None = None, seed: int = 0) -> PromptExamples:
+        """``examples: top-regret``: the base class's (frontier and negative examples of the
+        family). ``examples: reference``: :func:`reference_examples` over the played records of
+        the family and skill."""
+        if self.options.examples != "reference":
+            return super().prompt_examples(positive, negative, family, skill, seed)
+        o = self.options
+        band = self.store.played(family, skill, "win_rate BETWEEN ? AND ?",
+                                 (o.frontier_win_low, o.frontier_win_high),
+                                 "regret IS NULL, regret DESC, seq ASC",
+                                 limit=max(3 * positive, 10))
+        outside = self.store.played(family, skill, "win_rate > ? OR win_rate < ?",
+                                    (REFERENCE_TOO_EASY, REFERENCE_TOO_HARD), "seq ASC")
+        return reference_examples(band, outside, positive, negative, seed)
 
     def records(self) -> Iterator[EnvRecord]:
         """Every record with its history, in insertion order, read in pages (a large memory is

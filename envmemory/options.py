@@ -46,6 +46,14 @@ class MemoryOptions(BaseModel, WindowedOptions):
                                     description="lowest win rate of a positive example")
     frontier_win_high: float = Field(default=0.85, ge=0.0, le=1.0,
                                      description="highest win rate of a positive example")
+    examples: Literal["top-regret", "reference"] = Field(
+        default="top-regret",
+        description="designer prompt examples: 'top-regret' (the family's frontier environments "
+                    "in the win band, highest regret first, and the latest mastered or too-hard "
+                    "ones, with code: deterministic); 'reference' (the reference's draw: positives "
+                    "at random from the top max(3n, 10) by regret among the same skill's played "
+                    "environments in the win band, one negative at random from the same skill's "
+                    "with win rate above 0.9 or below 0.1, shown as one line; seeded by the run)")
     switch_size: int = Field(default=10_000, ge=1,
                              description="pool size at which exact search becomes IVF")
     nprobe: int | None = Field(default=None, ge=1,
@@ -67,3 +75,9 @@ class MemoryOptions(BaseModel, WindowedOptions):
                     "it), settings taken from the stored memory, the embedding model loaded only "
                     "for text or program searches; writes are refused. For reports and tools, "
                     "never for a run")
+
+
+class NoMemoryOptions(BaseModel):
+    """The ``none`` memory takes no options."""
+
+    model_config = ConfigDict(extra="forbid")

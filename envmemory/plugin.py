@@ -1,11 +1,12 @@
-"""Registers the built-in environment memory as ``faiss`` (entry point ``envmemory``)."""
+"""Registers the built-in environment memories (entry point ``envmemory``): ``faiss`` and
+``none`` (no dedupe and no prompt examples: the no-memory ablation)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from envmemory.options import MemoryOptions
+from envmemory.options import MemoryOptions, NoMemoryOptions
 from spade_core.components import BuildContext
 from spade_core.errors import ConfigError
 from spade_core.commands import from_module
@@ -31,10 +32,19 @@ def build_memory(options: MemoryOptions, context: BuildContext) -> Any:
                           success_threshold=context.success_threshold)
 
 
+def build_no_memory(options: NoMemoryOptions, context: BuildContext) -> Any:
+    """Factory of the ``none`` memory: records in this process only, no dedupe, no examples."""
+    from envmemory.nomemory import NoMemory
+
+    return NoMemory(success_threshold=context.success_threshold)
+
+
 @hookimpl
 def register_env_memories(register):
     register("faiss", build_memory, MemoryOptions,
              "SQLite (WAL) records + FAISS dedupe of mastered environments, MiniLM embeddings")
+    register("none", build_no_memory, NoMemoryOptions,
+             "no memory: no dedupe and no prompt examples (the no-memory ablation)")
 
 
 @hookimpl

@@ -390,6 +390,27 @@ class RecordStore:
             rows = self.conn.execute(sql, params).fetchall()
         return [self._record(r, with_history=False) for r in rows]
 
+    def played(self, family: str | None, skill: str | None, where: str,
+               params: Sequence[Any], order: str, limit: int | None = None) -> list[EnvRecord]:
+        """Records with a win rate (played), of ``family`` and ``skill`` when given, matching
+        ``where`` (an SQL condition over the envs columns chosen by the caller, never user text,
+        with ``params``), by ``order``, at most ``limit``."""
+        sql = f"SELECT {self._columns} FROM envs WHERE win_rate IS NOT NULL AND ({where})"
+        args: list[Any] = list(params)
+        if family is not None:
+            sql += " AND family = ?"
+            args.append(family)
+        if skill is not None:
+            sql += " AND skill = ?"
+            args.append(skill)
+        sql += f" ORDER BY {order}"
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(int(limit))
+        with self._lock:
+            rows = self.conn.execute(sql, args).fetchall()
+        return [self._record(r, with_history=False) for r in rows]
+
     def _pages(self, columns: str, key: str, after: Any, filters: str = "",
                params: Sequence[Any] = (), batch: int = 1000) -> Iterator[list[tuple]]:
         """Rows of ``SELECT key, columns FROM envs WHERE key > after AND filters`` in pages of

@@ -52,7 +52,7 @@ class IndexedSampler(CorpusSampler):
     kind: str = ""
 
     def __init__(self, *, source: str, ids: list[str], seed: int, sampling: str,
-                 max_words: int | None) -> None:
+                 max_words: int | None, truncation_note: bool = False) -> None:
         if not ids:
             raise ConfigError(f"{source}: the corpus is empty (no documents with text found).")
         self.source = source
@@ -60,6 +60,7 @@ class IndexedSampler(CorpusSampler):
         self.seed = seed
         self.sampling = sampling
         self.max_words = max_words
+        self.truncation_note = truncation_note
         self.drawn = 0
         self._fingerprint = fingerprint(ids)
         self._epoch_cache: tuple[int, list[int]] | None = None
@@ -84,10 +85,14 @@ class IndexedSampler(CorpusSampler):
         return self._epoch_cache[1][position]
 
     def document(self, index: int) -> Document:
-        """Document ``index``, truncated to ``max_words``."""
+        """Document ``index``, truncated to ``max_words`` (with the reference's note line after
+        a cut when ``truncation_note`` is on)."""
         text, meta = self._load(index)
         cut, words = truncate_words(text, self.max_words)
-        meta = dict(meta, index=index, words=words, truncated=len(cut) < len(text))
+        truncated = len(cut) < len(text)
+        if truncated and self.truncation_note:
+            cut += f"\n[Document truncated at ~{self.max_words} words]"
+        meta = dict(meta, index=index, words=words, truncated=truncated)
         return Document(id=self.ids[index], text=cut, source=self.source, meta=meta)
 
     def sample(self, n: int) -> list[Document]:

@@ -70,7 +70,8 @@ class FolderSampler(IndexedSampler):
             )
         ids = [p.relative_to(self.root).as_posix() for p in self.files]
         super().__init__(source=str(self.root), ids=ids, seed=seed,
-                         sampling=options.sampling, max_words=options.max_words)
+                         sampling=options.sampling, max_words=options.max_words,
+                         truncation_note=options.truncation_note)
 
     def _load(self, index: int) -> tuple[str, dict[str, Any]]:
         path = self.files[index]

@@ -117,7 +117,8 @@ class HfDatasetSampler(IndexedSampler):
         self.id_column = options.id_field if options.id_field in columns else None
         self.rows, ids = self._index()
         super().__init__(source=str(self.path), ids=ids, seed=seed,
-                         sampling=options.sampling, max_words=options.max_words)
+                         sampling=options.sampling, max_words=options.max_words,
+                         truncation_note=options.truncation_note)
 
     def _text_column(self, columns: list[str]) -> str:
         wanted = (self.options.text_field,) if self.options.text_field else DEFAULT_TEXT_FIELDS

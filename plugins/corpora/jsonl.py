@@ -9,6 +9,7 @@ read back from disk, so corpora far larger than memory work.
 from __future__ import annotations
 
 import json
+import logging
 from array import array
 from typing import Any
 
@@ -17,25 +18,53 @@ from plugins.corpora.options import JsonlOptions
 from plugins.corpora.paths import BUNDLED_CORPUS, resolve_path
 from spade_core.errors import ConfigError
 
+LOG = logging.getLogger(__name__)
+
 #: Fields tried, in order, when ``text_field`` is not set.
 DEFAULT_TEXT_FIELDS: tuple[str, ...] = ("text", "orig_doc")
 
 
-def pick_text(record: dict[str, Any], text_field: str | None, where: str) -> str:
-    """The text of ``record``, or a :class:`ConfigError` saying which field is missing or wrong."""
-    fields = (text_field,) if text_field else DEFAULT_TEXT_FIELDS
-    for name in fields:
-        if name in record:
-            value = record[name]
-            if not isinstance(value, str):
-                raise ConfigError(f"{where}: field {name!r} must be a string, got "
-                                  f"{type(value).__name__}.")
-            return value
+def pick_text(record: dict[str, Any], text_field: str | list[str] | None, where: str) -> str:
+    """The text of ``record``, or a :class:`ConfigError` saying which field is missing or wrong.
+
+    ``text_field``: one field; a list, a precedence (the first field holding non-blank text
+    wins, so ``[orig_doc, text]`` falls back to ``text`` when ``orig_doc`` is empty, as the
+    reference); ``None``: ``text`` if present, else ``orig_doc``."""
+    if isinstance(text_field, list):
+        found = False
+        for name in text_field:
+            value = record.get(name)
+            if name in record:
+                found = True
+                if not isinstance(value, str):
+                    raise ConfigError(f"{where}: field {name!r} must be a string, got "
+                                      f"{type(value).__name__}.")
+                if value.strip():
+                    return value
+        if found:
+            return ""
+        fields: tuple[str, ...] = tuple(text_field)
+    else:
+        fields = (text_field,) if text_field else DEFAULT_TEXT_FIELDS
+        for name in fields:
+            if name in record:
+                value = record[name]
+                if not isinstance(value, str):
+                    raise ConfigError(f"{where}: field {name!r} must be a string, got "
+                                      f"{type(value).__name__}.")
+                return value
     present = ", ".join(sorted(map(str, record))[:12]) or "none"
     wanted = " or ".join(repr(f) for f in fields)
     fix = ("set corpus.options.text_field to the field that holds the document text"
            if not text_field else "fix corpus.options.text_field or the record")
     raise ConfigError(f"{where}: record has no {wanted} field (fields: {present}); {fix}.")
+
+
+def text_fields(text_field: str | list[str] | None) -> tuple[str, ...]:
+    """Every field ``text_field`` may take the text from (left out of the metadata)."""
+    if isinstance(text_field, list):
+        return tuple(text_field)
+    return (text_field,) if text_field else DEFAULT_TEXT_FIELDS
 
 
 def _doc_id(record: dict[str, Any], id_field: str, fallback: str) -> str:
@@ -53,7 +82,8 @@ def scalar_meta(record: dict[str, Any], skip: set[str]) -> dict[str, Any]:
 
 
 class JsonlSampler(IndexedSampler):
-    """Documents from a JSON Lines file; blank lines and records with blank text are skipped."""
+    """Documents from a JSON Lines file; blank lines and records with blank text are skipped;
+    with ``on_bad_line: skip`` broken lines too, counted in :attr:`skipped_lines`."""
 
     kind = "jsonl"
 
@@ -69,9 +99,15 @@ class JsonlSampler(IndexedSampler):
         self.offsets = array("q")
         self.lines = array("q")
         self.skipped_blank = 0
+        #: Broken lines left out under ``on_bad_line: skip`` (always 0 under ``error``).
+        self.skipped_lines = 0
         ids = self._scan()
+        if self.skipped_lines:
+            LOG.warning("%s: skipped %d bad line(s) (corpus.options.on_bad_line: skip); "
+                        "%d documents loaded", self.path, self.skipped_lines, len(ids))
         super().__init__(source=str(self.path), ids=ids, seed=seed,
-                         sampling=options.sampling, max_words=options.max_words)
+                         sampling=options.sampling, max_words=options.max_words,
+                         truncation_note=options.truncation_note)
 
     def _parse(self, raw: bytes, lineno: int) -> dict[str, Any] | None:
         where = f"{self.path}:{lineno}"
@@ -97,10 +133,16 @@ class JsonlSampler(IndexedSampler):
         with self.path.open("rb") as fh:
             for lineno, raw in enumerate(fh, start=1):
                 start, offset = offset, offset + len(raw)
-                record = self._parse(raw, lineno)
-                if record is None:
+                try:
+                    record = self._parse(raw, lineno)
+                    if record is None:
+                        continue
+                    text = pick_text(record, self.options.text_field, f"{self.path}:{lineno}")
+                except ConfigError:
+                    if self.options.on_bad_line == "error":
+                        raise
+                    self.skipped_lines += 1
                     continue
-                text = pick_text(record, self.options.text_field, f"{self.path}:{lineno}")
                 if not text.strip():
                     self.skipped_blank += 1
                     continue
@@ -122,6 +164,9 @@ class JsonlSampler(IndexedSampler):
         except ConfigError as exc:
             raise ConfigError(f"{exc} The file changed after the sampler read it; restart the "
                               "run with the file left unchanged.") from None
-        skip = {self.options.id_field, *((self.options.text_field,) if self.options.text_field
-                                          else DEFAULT_TEXT_FIELDS)}
+        skip = {self.options.id_field, *text_fields(self.options.text_field)}
         return text, dict(scalar_meta(record, skip), line=lineno)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The base state plus ``skipped_lines`` (for the metrics; not checked on resume)."""
+        return {**super().state_dict(), "skipped_lines": self.skipped_lines}

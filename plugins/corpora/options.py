@@ -29,6 +29,11 @@ class SamplerOptions(BaseModel):
         description="truncate each document to this many whitespace-separated words (SPADE: 6000 "
                     "for games, 4000 for tool use); null keeps documents whole",
     )
+    truncation_note: bool = Field(
+        default=False,
+        description="after a cut, add a line '[Document truncated at ~N words]' (the reference "
+                    "does)",
+    )
     seed: int | None = Field(
         default=None,
         description="seed of the draw order; null uses the run seed (run.seed)",
@@ -54,6 +59,28 @@ class _FieldOptions(SamplerOptions):
 
 class JsonlOptions(_FieldOptions):
     """Options of the ``jsonl`` sampler. ``path`` defaults to the bundled grounding corpus."""
+
+    text_field: str | list[str] | None = Field(
+        default=None,
+        description="record field holding the document text; a list is a precedence: the "
+                    "first field with non-blank text wins, e.g. [orig_doc, text] as the "
+                    "reference; null takes 'text' if present, else 'orig_doc'",
+    )
+    on_bad_line: Literal["error", "skip"] = Field(
+        default="error",
+        description="a line that is not UTF-8, not a JSON object, or has no string text field: "
+                    "'error' stops with its line number; 'skip' leaves it out and counts it "
+                    "(skipped_lines in the sampler state and in metrics.jsonl's corpus_state)",
+    )
+
+    @field_validator("text_field")
+    @classmethod
+    def _fields(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list) and (not value or any(not f for f in value)):
+            raise ValueError("text_field: give a non-empty list of non-empty field names")
+        if isinstance(value, str) and not value:
+            raise ValueError("text_field: give a field name or null")
+        return value
 
 
 class FolderOptions(SamplerOptions):
@@ -96,3 +123,9 @@ class HfDatasetOptions(_FieldOptions):
         description="where datasets caches a data file converted to Arrow; null uses the "
                     "datasets default (~/.cache/huggingface/datasets)",
     )
+
+
+class NoCorpusOptions(BaseModel):
+    """The ``none`` corpus takes no options."""
+
+    model_config = ConfigDict(extra="forbid")

@@ -1,4 +1,4 @@
-"""Registers the built-in corpus samplers: ``jsonl``, ``folder`` and ``hf-dataset``.
+"""Registers the built-in corpus samplers: ``jsonl``, ``folder``, ``hf-dataset`` and ``none``.
 
 Light at import: each sampler module is imported by its factory, and ``datasets`` only when an
 ``hf-dataset`` sampler is built. ``options.seed: null`` takes the run seed from the build context.
@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugins.corpora.options import FolderOptions, HfDatasetOptions, JsonlOptions
+from plugins.corpora.options import (
+    FolderOptions,
+    HfDatasetOptions,
+    JsonlOptions,
+    NoCorpusOptions,
+)
 from spade_core.hookspecs import hookimpl
 
 
@@ -35,6 +40,13 @@ def build_hf_dataset(options: HfDatasetOptions, context: Any) -> Any:
     from plugins.corpora.hf_dataset import HfDatasetSampler
 
     return HfDatasetSampler(options, _seed(options, context))
+
+
+def build_none(options: Any, context: Any) -> Any:
+    """A :class:`~plugins.corpora.none.NoCorpus`: empty documents (no grounding)."""
+    from plugins.corpora.none import NoCorpus
+
+    return NoCorpus()
 
 
 def _path_check(kind: str, needs_path: bool) -> Any:
@@ -74,3 +86,5 @@ def register_corpus_samplers(register):
     register("hf-dataset", build_hf_dataset, HfDatasetOptions,
              "a local Hugging Face datasets dataset (save_to_disk folder or data file)",
              preflight=_path_check("file or folder", needs_path=True))
+    register("none", build_none, NoCorpusOptions,
+             "no documents: the designer works from the skill alone (the no-corpus ablation)")

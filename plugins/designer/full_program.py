@@ -13,9 +13,10 @@ from plugins.designer.options import FullProgramOptions
 from plugins.designer.prompt_parts import (
     DESIGNER_SYSTEM,
     code_blocks,
+    document_block,
     examples_text,
     family_block,
-    grounding,
+    has_document,
 )
 
 _ENV_CLASS = re.compile(r"^class\s+\w*Env\b", re.M)
@@ -35,11 +36,12 @@ class FullProgram(PromptStrategy):
     def _messages(self, document: Document, family: EnvFamily, examples: PromptExamples,
                   target: DesignTarget) -> list[dict[str, str]]:
         shown = examples_text(examples, self.options.example_chars)
+        grounded = " grounded in the document" if has_document(document.text) else ""
         user = (
-            f"Document:\n{grounding(document.text, self.options.document_chars)}\n\n"
+            f"{document_block(document.text, self.options.document_chars)}\n\n"
             f"{family_block(family, target)}\n\n"
             + (f"{shown}\n\n" if shown else "")
-            + "Write one complete environment program grounded in the document, in a single "
+            + f"Write one complete environment program{grounded}, in a single "
             "```python code block."
         )
         return [{"role": "system", "content": DESIGNER_SYSTEM}, {"role": "user", "content": user}]

@@ -17,9 +17,34 @@ DESIGNER_SYSTEM = (
 _FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|$)", re.S)
 
 
-def grounding(document_text: str, max_chars: int) -> str:
+#: Stands in for the document when there is none (``corpus: none``): the skill's aim and ideas,
+#: which the family block that follows gives, are what the environment is built from.
+NO_DOCUMENT = (
+    "There is no reference document for this task. Design the environment from the skill "
+    "described below: pick one of its ideas or invent a fresh one that exercises the skill, and "
+    "make up every fact the task needs."
+)
+
+
+def grounding(document_text: str, max_chars: int | None) -> str:
+    """The document as shown: whitespace collapsed and cut near ``max_chars``; ``None`` or 0
+    shows the whole (already truncated by the corpus) document as it is."""
+    if not max_chars:
+        return document_text.strip()
     text = " ".join(document_text.split())
     return text if len(text) <= max_chars else text[:max_chars].rsplit(" ", 1)[0] + " ..."
+
+
+def has_document(document_text: str) -> bool:
+    """Whether there is a document to ground on (``corpus: none`` gives empty ones)."""
+    return bool(document_text.strip())
+
+
+def document_block(document_text: str, max_chars: int | None) -> str:
+    """The prompt's grounding part: the document, or :data:`NO_DOCUMENT` when it is empty."""
+    if not has_document(document_text):
+        return NO_DOCUMENT
+    return f"Document:\n{grounding(document_text, max_chars)}"
 
 
 def examples_text(examples: PromptExamples, max_chars: int) -> str:
@@ -30,6 +55,14 @@ def examples_text(examples: PromptExamples, max_chars: int) -> str:
         note = f" (regret {regret:.2f})" if isinstance(regret, (int, float)) else ""
         parts.append(f"A good task at the right difficulty{note}:\n```python\n"
                      f"{record.source[:max_chars]}\n```")
+    if not examples.negative_code:
+        for record in examples.negative:
+            win = record.stats.get("win_rate") if isinstance(record.stats, dict) else None
+            why = "too easy" if isinstance(win, (int, float)) and win > 0.5 else "too hard"
+            rate = f", win rate {win:.2f}" if isinstance(win, (int, float)) else ""
+            name = (record.description or record.id).splitlines()[0][:120]
+            parts.append(f"Avoid tasks like: {name} ({why}{rate})")
+        return "\n\n".join(parts)
     for record in examples.negative:
         why = {"mastered": "too easy: already mastered", "too_hard": "too hard: never solved"}.get(
             record.status, record.status)

@@ -21,7 +21,12 @@ from spade_core.records import DesignTarget, Document
 
 from plugins.designer.full_program import extract_program
 from plugins.designer.options import SkeletonOptions
-from plugins.designer.prompt_parts import DESIGNER_SYSTEM, family_block, grounding
+from plugins.designer.prompt_parts import (
+    DESIGNER_SYSTEM,
+    document_block,
+    family_block,
+    has_document,
+)
 
 SLOT = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
 _DESCRIBED = re.compile(r"#\s*\{\{([A-Z][A-Z0-9_]*)\}\}\s*:\s*(.+)")
@@ -69,10 +74,11 @@ class Skeleton(PromptStrategy):
         template, example = family.skeleton_for(target)
         parts = slots(template)
         if not parts:
+            grounded = " grounded in the document" if has_document(document.text) else ""
             user = (
-                f"Document:\n{grounding(document.text, self.options.document_chars)}\n\n"
-                f"{family_block(family, target)}\n\nComplete this template into a task grounded "
-                f"in the document. Replace every marked part; keep everything else.\n```python\n"
+                f"{document_block(document.text, self.options.document_chars)}\n\n"
+                f"{family_block(family, target)}\n\nComplete this template into a task"
+                f"{grounded}. Replace every marked part; keep everything else.\n```python\n"
                 f"{template}\n```\nAnswer with the completed program in one ```python block."
             )
             return [{"role": "system", "content": DESIGNER_SYSTEM},
@@ -88,13 +94,17 @@ class Skeleton(PromptStrategy):
                 {"role": "assistant", "content": "\n".join(
                     f"{name}: {example_values[name]}" for name in parts)},
             ]
+        if not has_document(document.text):
+            # No corpus: the skill's own aim and ideas stand in for the document.
+            aim = f"{family_block(family, target)}\n\n"
         messages.append({"role": "user", "content": self._ask(document.text, aim, lines)})
         return messages
 
     def _ask(self, text: str, aim: str, lines: str) -> str:
+        about = "this document" if has_document(text) else "this skill"
         return (
-            f"Document:\n{grounding(text, self.options.document_chars)}\n\n"
-            f"{aim}Make one question about this document whose answer is short and exact. "
+            f"{document_block(text, self.options.document_chars)}\n\n"
+            f"{aim}Make one question about {about} whose answer is short and exact. "
             f"Reply with exactly these lines:\n{lines}"
         )
 

@@ -10,10 +10,11 @@ from importlib import resources
 from typing import Any
 
 from spade_core.interfaces import EnvFamily
-from spade_core.records import EnvProgram
+from spade_core.records import DesignTarget, EnvProgram
 
 from plugins.families.program import static_problems
 from plugins.families.skills import Skill
+from plugins.families.steering import active_skills, difficulty_text
 
 PACKAGE = "plugins.families"
 
@@ -66,8 +67,32 @@ class SourceFamily(EnvFamily):
     #: Injected base classes and the methods they provide (for static checks).
     base_classes: dict[str, tuple[str, ...]] = {}
 
-    def __init__(self, skills: list[Skill]) -> None:
+    def __init__(self, skills: list[Skill], skills_per_window: int | None = None,
+                 difficulty: str | None = None) -> None:
         self.selected_skills = skills
+        #: ``None``: skills rotate per proposal over the run (this project's default); ``k``:
+        #: the reference's ``k`` consecutive skills per regeneration window (0: all of them).
+        self.skills_per_window = skills_per_window
+        #: ``easy``/``medium``/``hard`` for a difficulty line in the prompt, or ``None``.
+        self.difficulty = difficulty
+
+    def window_skill(self, window: int, position: int) -> str | None:
+        """The skill of the proposal at ``position`` in regeneration window ``window`` under
+        ``skills_per_window`` (the reference: proposal ``i`` gets ``active[i mod len(active)]``),
+        or ``None`` when skills rotate per proposal or the family has none."""
+        if self.skills_per_window is None or not self.skills:
+            return None
+        active = active_skills(self.skills, self.skills_per_window, window)
+        return active[position % len(active)]
+
+    def with_difficulty(self, variant: dict[str, str]) -> dict[str, str]:
+        """``variant`` plus the configured difficulty, if any."""
+        return {**variant, "difficulty": self.difficulty} if self.difficulty else variant
+
+    def difficulty_brief(self, target: DesignTarget) -> list[str]:
+        """The difficulty line for ``target``, if it asks for one."""
+        difficulty = target.variant.get("difficulty")
+        return [difficulty_text(difficulty)] if difficulty else []
 
     @property
     def skills(self) -> tuple[str, ...]:

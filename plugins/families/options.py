@@ -8,17 +8,40 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from plugins.families.skills import REASONING_SKILLS, TOOL_USE_SKILLS, select
+from plugins.families.skills import (
+    GAME_SKILLS,
+    REASONING_SKILL_SETS,
+    REASONING_SKILLS,
+    TOOL_USE_SKILLS,
+    select,
+)
+
+Difficulty = Literal["easy", "medium", "hard"]
+
+_SKILLS_PER_WINDOW = (
+    "skills active per regeneration window, in rotation as the reference's "
+    "--spade-skills-per-regen: window w (iteration // loop.regeneration_interval) activates the "
+    "k skills from (w*k) mod n, wrapping round, and the window's i-th proposal of this family "
+    "gets active[i mod k]; 0: every skill in every window; null (default): skills rotate per "
+    "proposal over the whole run")
+_DIFFICULTY = ("difficulty line in the designer prompt (the reference's recipes: medium); "
+               "null: none")
 
 
 class ReasoningOptions(BaseModel):
     """Options of the ``reasoning`` family."""
 
     model_config = ConfigDict(extra="forbid")
+    skill_set: Literal["default", "games"] = Field(
+        default="default",
+        description=f"which skills 'skills' names: 'default' ({', '.join(REASONING_SKILLS)}) or "
+                    f"'games', the reference's six game skills ({', '.join(GAME_SKILLS)})")
     skills: list[str] = Field(
         default_factory=list,
-        description=f"skills whose prompt fragments the designer gets (all when empty): "
-                    f"{', '.join(REASONING_SKILLS)}")
+        description="skills of the skill set whose prompt fragments the designer gets, in "
+                    "rotation order (all of the set, in its order, when empty)")
+    skills_per_window: int | None = Field(default=None, ge=0, description=_SKILLS_PER_WINDOW)
+    difficulty: Difficulty | None = Field(default=None, description=_DIFFICULTY)
     skeleton: Literal["slots", "code"] = Field(
         default="slots",
         description="template for the skeleton designer: 'slots' (question and answer as text: "
@@ -42,11 +65,10 @@ class ReasoningOptions(BaseModel):
 
         return _known_levels(value, REASONING_LEVELS)
 
-    @field_validator("skills")
-    @classmethod
-    def _known(cls, value: list[str]) -> list[str]:
-        select(REASONING_SKILLS, value)
-        return value
+    @model_validator(mode="after")
+    def _known(self) -> "ReasoningOptions":
+        select(REASONING_SKILL_SETS[self.skill_set], self.skills)
+        return self
 
 
 def _known_levels(value: list[int], levels: dict[int, str]) -> list[int]:
@@ -78,7 +100,7 @@ class ToolUseOptions(BaseModel):
         min_length=1, description="task types rotated across proposals (the reference's four)")
     domains: list[str] = Field(
         default_factory=list, min_length=0,
-        description="domains rotated across proposals (free text; the built-in eight when empty)")
+        description="domains of the proposals (free text; when empty, the domain_set's)")
     protocol: Literal["multi-call", "reference"] = Field(
         default="multi-call",
         description="how replies are played: 'multi-call' (every <tool_call> of a reply runs, a "
@@ -86,6 +108,18 @@ class ToolUseOptions(BaseModel):
                     "the first call runs, a malformed call scores -0.1 and, when it has a "
                     "<tool_call> tag but no readable call, its turn gets no loss and the next "
                     "observation a format reminder)")
+    domain_set: Literal["default", "reference"] = Field(
+        default="default",
+        description="domains used when 'domains' is empty: 'default' (this project's eight) or "
+                    "'reference' (the reference's ten)")
+    variant_draw: Literal["rotate", "weighted"] = Field(
+        default="rotate",
+        description="'rotate': task types and domains rotate with skills and levels, so every "
+                    "combination comes round; 'weighted': the reference's draw per proposal, "
+                    "task types weighted execute 3, read-then-write 2, missing-parameter 1, "
+                    "irrelevant 1 and a uniform domain, seeded by run.seed and the proposal")
+    skills_per_window: int | None = Field(default=None, ge=0, description=_SKILLS_PER_WINDOW)
+    difficulty: Difficulty | None = Field(default=None, description=_DIFFICULTY)
 
     @field_validator("levels")
     @classmethod

@@ -7,22 +7,30 @@ from __future__ import annotations
 from spade_core.hookspecs import hookimpl
 
 from plugins.families.options import ReasoningOptions, ToolUseOptions
-from plugins.families.skills import REASONING_SKILLS, TOOL_USE_SKILLS, select
+from plugins.families.skills import REASONING_SKILL_SETS, TOOL_USE_SKILLS, select
 
 
 def _reasoning(options: ReasoningOptions, context):
     from plugins.families.reasoning import ReasoningFamily
 
-    return ReasoningFamily(select(REASONING_SKILLS, options.skills), skeleton=options.skeleton,
-                           levels=options.levels, action=options.action)
+    return ReasoningFamily(select(REASONING_SKILL_SETS[options.skill_set], options.skills),
+                           skeleton=options.skeleton, levels=options.levels,
+                           skills_per_window=options.skills_per_window,
+                           difficulty=options.difficulty, action=options.action)
 
 
 def _tool_use(options: ToolUseOptions, context):
+    from plugins.families.steering import REFERENCE_DOMAINS
     from plugins.families.tool_use import ToolUseFamily
 
+    domains = options.domains or (list(REFERENCE_DOMAINS) if options.domain_set == "reference"
+                                  else None)
     return ToolUseFamily(select(TOOL_USE_SKILLS, options.skills), multi_step=options.multi_step,
                          levels=options.levels, task_types=options.task_types,
-                         domains=options.domains, protocol=options.protocol)
+                         domains=domains, skills_per_window=options.skills_per_window,
+                         difficulty=options.difficulty, variant_draw=options.variant_draw,
+                         protocol=options.protocol,
+                         seed=context.seed)
 
 
 @hookimpl

@@ -217,8 +217,10 @@ class ReasoningFamily(SourceFamily):
     prelude_files = ("preludes/text_guards.py", "answers.py")
 
     def __init__(self, skills: list[Skill] | None = None, skeleton: str = "slots",
-                 levels: list[int] | None = None, action: str = "raw") -> None:
-        super().__init__(skills if skills is not None else list(REASONING_SKILLS.values()))
+                 levels: list[int] | None = None, skills_per_window: int | None = None,
+                 difficulty: str | None = None, action: str = "raw") -> None:
+        super().__init__(skills if skills is not None else list(REASONING_SKILLS.values()),
+                         skills_per_window=skills_per_window, difficulty=difficulty)
         self.skeleton_kind = skeleton
         self.action = action
         self.levels = list(levels) if levels else list(REASONING_LEVELS)
@@ -250,10 +252,20 @@ class ReasoningFamily(SourceFamily):
     def design_target(self, n: int) -> DesignTarget:
         """Skills and levels rotated together (see :func:`rotate`)."""
         skill, level = rotate(n, [self.skills, self.levels])
-        return DesignTarget(skill=skill, level=level)
+        return DesignTarget(skill=skill, level=level, variant=self.with_difficulty({}))
+
+    def windowed_target(self, n: int, window: int, position: int) -> DesignTarget:
+        """With ``skills_per_window`` set, the skill is the window's (see
+        :meth:`window_skill`) and the levels rotate on their own; else :meth:`design_target`."""
+        skill = self.window_skill(window, position)
+        if skill is None:
+            return self.design_target(n)
+        return DesignTarget(skill=skill, level=self.levels[n % len(self.levels)],
+                            variant=self.with_difficulty({}))
 
     def target_brief(self, target: DesignTarget) -> str:
-        return level_text(REASONING_LEVELS, target.level) if target.level else ""
+        lines = [level_text(REASONING_LEVELS, target.level)] if target.level else []
+        return "\n".join(lines + self.difficulty_brief(target))
 
     def skeleton_for(self, target: DesignTarget) -> tuple[str, tuple[str, dict[str, str]] | None]:
         """Level 1 uses the choice template (a small answer set); other levels the open one.

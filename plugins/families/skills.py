@@ -49,6 +49,47 @@ REASONING_SKILLS: dict[str, Skill] = {s.name: s for s in (
     )),
 )}
 
+#: The six cognitive skills the reference's games recipes name, in the order its rotation walks
+#: them (``--spade-skills Mathematical_Reasoning ... Causal_Inference``).
+GAME_SKILLS: dict[str, Skill] = {s.name: s for s in (
+    Skill("mathematical-reasoning", "work a quantity out through several dependent calculations", (
+        "a budget or inventory that changes with each move, reported at the end",
+        "a number-guessing game whose clues are arithmetic facts about the hidden number",
+        "a resource game where each turn's yield follows a stated formula",
+        "an equation to build step by step from offered operations",
+    )),
+    Skill("logical-deduction", "reach the only conclusion the stated rules and clues allow", (
+        "a suspect interview where each answer rules people out",
+        "a seating or ordering puzzle whose clues arrive turn by turn",
+        "a code-breaker that reports exact and misplaced symbols",
+        "a truth-teller and liar puzzle asked one question at a time",
+    )),
+    Skill("spatial-reasoning", "keep track of positions, directions and shapes as they change", (
+        "navigate a grid with walls from a text map shown each turn",
+        "rotate or slide tiles until a target layout is reached",
+        "place items on a board so that no two conflict",
+        "describe where an object ends up after a series of moves",
+    )),
+    Skill("pattern-recognition", "find the hidden rule behind sequences, grids or strings", (
+        "guess the next terms of a sequence, with feedback per guess",
+        "infer a symbol substitution from example pairs, then apply it",
+        "spot the odd item in rounds of growing difficulty",
+        "predict a cellular pattern's next row from earlier rows",
+    )),
+    Skill("optimization", "find the best choice under limits, not just a feasible one", (
+        "pack items of given weight and value into a limited bag",
+        "schedule tasks with deadlines for the highest total score",
+        "route a delivery through towns at the lowest total cost",
+        "spend a fixed number of moves to maximise a score",
+    )),
+    Skill("causal-inference", "tell causes from coincidences by intervening and observing", (
+        "toggle switches to find which one controls each lamp",
+        "a machine whose output depends on hidden rules, probed by experiments",
+        "diagnose a faulty part from the symptoms of chosen tests",
+        "find which ingredient causes a reaction with the fewest trials",
+    )),
+)}
+
 TOOL_USE_SKILLS: dict[str, Skill] = {s.name: s for s in (
     Skill("api-orchestration", "chain calls that change state, each using the previous result", (
         "check a balance, transfer funds, verify the new balance",
@@ -76,6 +117,12 @@ TOOL_USE_SKILLS: dict[str, Skill] = {s.name: s for s in (
               "a shop: find the cheapest in-stock item, order it, report the order id",
           )),
 )}
+
+
+#: Skill sets of the reasoning family by name (option ``skill_set``): this project's own four
+#: (``default``, the quickstart's) and the reference's six game skills (``games``).
+REASONING_SKILL_SETS: dict[str, dict[str, Skill]] = {
+    "default": REASONING_SKILLS, "games": GAME_SKILLS}
 
 
 def select(skills: dict[str, Skill], names: list[str] | None) -> list[Skill]:

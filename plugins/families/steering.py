@@ -47,6 +47,48 @@ TOOL_USE_DOMAINS: tuple[str, ...] = (
     "messaging", "customer support",
 )
 
+#: The reference's ten tool-use domains, in its order (``domain_set: reference``).
+REFERENCE_DOMAINS: tuple[str, ...] = (
+    "retail orders: orders, items, refunds, shipping",
+    "flight and hotel booking: search, reserve, pay, cancel",
+    "telecom accounts: plans, lines, billing, data add-ons",
+    "personal banking: accounts, transfers, cards, invoices",
+    "calendar and reminders: events, invitations, reminders",
+    "a file system: files, folders, moving, copying, searching",
+    "an online shopping cart: catalogue, cart, checkout, coupons",
+    "support tickets and CRM: tickets, status, assignment, notes",
+    "smart-home control: lights, thermostat, locks, scenes",
+    "a project tracker: tasks, assignees, status, due dates",
+)
+
+#: The reference's task-type weights (execute 3, read-then-write 2, the other two 1 each).
+REFERENCE_TASK_WEIGHTS: dict[str, int] = {
+    "execute": 3, "read-then-write": 2, "missing-parameter": 1, "irrelevant": 1}
+
+#: What each difficulty asks for (option ``difficulty``; the reference's recipes use ``medium``).
+DIFFICULTIES: dict[str, str] = {
+    "easy": "a goal reachable in two or more steps, with little to get wrong",
+    "medium": "a goal that needs three or more dependent steps and some care",
+    "hard": "a goal that needs many dependent steps, planning and recovery from mistakes",
+}
+
+
+def active_skills(skills: Sequence[Any], per_window: int, window: int) -> list[Any]:
+    """The skills active in regeneration window ``window``, as the reference's
+    ``select_active_skills``: ``per_window`` consecutive skills starting at
+    ``window * per_window mod len(skills)``, wrapping round; all of them when ``per_window`` is 0
+    or at least ``len(skills)``."""
+    n = len(skills)
+    if per_window <= 0 or per_window >= n:
+        return list(skills)
+    start = (window * per_window) % n
+    return [skills[(start + j) % n] for j in range(per_window)]
+
+
+def difficulty_text(difficulty: str) -> str:
+    """The prompt line saying which difficulty is asked for."""
+    return f"DIFFICULTY: {difficulty} - {DIFFICULTIES[difficulty]}"
+
 
 def rotate(n: int, axes: Sequence[Sequence[Any]]) -> list[Any]:
     """The ``n``-th combination of one value per axis. Every combination comes round once in each

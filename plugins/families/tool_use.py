@@ -5,6 +5,7 @@ the program's schemas, limits turns and reveals BFCL-style instructions step by 
 
 from __future__ import annotations
 
+import random
 from functools import cached_property
 from typing import Any
 
@@ -15,6 +16,7 @@ from plugins.families.replies import FORMAT_REMINDER, malformed_tool_call
 from plugins.families.skills import TOOL_USE_SKILLS, Skill
 from plugins.families.solutions import tool_use_actions
 from plugins.families.steering import (
+    REFERENCE_TASK_WEIGHTS,
     TOOL_USE_DOMAINS,
     TOOL_USE_LEVELS,
     TOOL_USE_TASK_TYPES,
@@ -115,20 +117,52 @@ class ToolUseFamily(SourceFamily):
 
     def __init__(self, skills: list[Skill] | None = None, multi_step: bool = True,
                  levels: list[int] | None = None, task_types: list[str] | None = None,
-                 domains: list[str] | None = None, protocol: str = "multi-call") -> None:
-        super().__init__(skills if skills is not None else list(TOOL_USE_SKILLS.values()))
+                 domains: list[str] | None = None, *, skills_per_window: int | None = None,
+                 difficulty: str | None = None, variant_draw: str = "rotate",
+                 seed: int = 0, protocol: str = "multi-call") -> None:
+        super().__init__(skills if skills is not None else list(TOOL_USE_SKILLS.values()),
+                         skills_per_window=skills_per_window, difficulty=difficulty)
         self.multi_step = multi_step
         self.levels = list(levels) if levels else list(TOOL_USE_LEVELS)
         self.task_types = list(task_types) if task_types else list(TOOL_USE_TASK_TYPES)
         self.domains = list(domains) if domains else list(TOOL_USE_DOMAINS)
         self.protocol = protocol
+        #: ``rotate``: task types and domains rotate with the skills and levels (every
+        #: combination comes round); ``weighted``: the reference's draw per proposal, task types
+        #: weighted 3:2:1:1 and domains uniform, from an RNG seeded by the run seed and ``n``.
+        self.variant_draw = variant_draw
+        self.seed = seed
 
     def design_target(self, n: int) -> DesignTarget:
-        """Skills, the reference's four task types, levels and domains rotated together."""
+        """Skills, the reference's four task types, levels and domains rotated together (or, with
+        ``variant_draw: weighted``, task type and domain drawn: see :meth:`drawn_variant`)."""
+        if self.variant_draw == "weighted":
+            skill, level = rotate(n, [self.skills, self.levels])
+            return DesignTarget(skill=skill, level=level,
+                                variant=self.with_difficulty(self.drawn_variant(n)))
         skill, task_type, level, domain = rotate(
             n, [self.skills, self.task_types, self.levels, self.domains])
-        return DesignTarget(skill=skill, level=level,
-                            variant={"task_type": task_type, "domain": domain})
+        return DesignTarget(skill=skill, level=level, variant=self.with_difficulty(
+            {"task_type": task_type, "domain": domain}))
+
+    def windowed_target(self, n: int, window: int, position: int) -> DesignTarget:
+        """With ``skills_per_window`` set, the skill is the window's (see
+        :meth:`window_skill`); the rest as :meth:`design_target`."""
+        skill = self.window_skill(window, position)
+        target = self.design_target(n)
+        if skill is None:
+            return target
+        return DesignTarget(skill=skill, level=target.level, variant=target.variant)
+
+    def drawn_variant(self, n: int) -> dict[str, str]:
+        """The reference's draw for proposal ``n``: a task type by the weights 3:2:1:1
+        (execute, read-then-write, missing-parameter, irrelevant; types not selected are left
+        out) and a domain uniformly, independently. The reference draws from Python's unseeded
+        global RNG; this one is seeded by the run seed and ``n``, so a run is reproducible."""
+        rng = random.Random(f"spade-tool-use:{self.seed}:{n}")
+        weights = [REFERENCE_TASK_WEIGHTS.get(t, 1) for t in self.task_types]
+        task_type = rng.choices(self.task_types, weights=weights)[0]
+        return {"task_type": task_type, "domain": rng.choice(self.domains)}
 
     def target_brief(self, target: DesignTarget) -> str:
         lines = [level_text(TOOL_USE_LEVELS, target.level)] if target.level else []
@@ -137,7 +171,7 @@ class ToolUseFamily(SourceFamily):
             lines.append(f"TASK TYPE: {task_type} - {TOOL_USE_TASK_TYPES[task_type]}")
         if target.variant.get("domain"):
             lines.append(f"DOMAIN: {target.variant['domain']}")
-        return "\n".join(lines)
+        return "\n".join(lines + self.difficulty_brief(target))
 
     @cached_property
     def prelude(self) -> str:

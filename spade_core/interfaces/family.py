@@ -54,6 +54,14 @@ class EnvFamily(ABC):
         skills = self.skills
         return DesignTarget(skill=skills[n % len(skills)] if skills else None)
 
+    def windowed_target(self, n: int, window: int, position: int) -> DesignTarget:
+        """What the ``n``-th proposal asks for when the loop also says which regeneration window
+        it belongs to (``iteration // loop.regeneration_interval``) and its ``position`` among
+        this family's proposals of that iteration (from 0). This is what the self-play loop
+        calls; a family whose targets depend on the window (the reference's skills per window)
+        overrides it. The default: :meth:`design_target`, whatever the window."""
+        return self.design_target(n)
+
     def target_brief(self, target: DesignTarget) -> str:
         """Prompt text for what ``target`` asks beyond its skill (whose text is
         ``designer_guide(target.skill)``): the level's meaning and the variant's choices. The

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spade_core.records import (
     ENV_STATUSES,
@@ -24,6 +24,9 @@ from spade_core.records import (
     record_from_dict,
     record_to_dict,
 )
+
+if TYPE_CHECKING:
+    from spade_core.interfaces.prompts import PromptExamples
 
 __all__ = ["ENV_STATUSES", "EnvMemory", "EnvStatus"]
 
@@ -166,6 +169,17 @@ class EnvMemory(ABC):
         that records added after the snapshot do not survive a resume."""
 
     # -- optional, with working defaults --------------------------------------------------------
+
+    def prompt_examples(self, positive: int, negative: int, family: str | None = None,
+                        skill: str | None = None, seed: int = 0) -> "PromptExamples":
+        """The examples for one designer prompt asking for ``skill`` of ``family``: up to
+        ``positive`` to imitate and ``negative`` to avoid; ``seed`` is for memories that draw
+        them at random (reproducibly). The default: :meth:`frontier_examples` and
+        :meth:`negative_examples` of the family, whatever the skill and seed."""
+        from spade_core.interfaces.prompts import PromptExamples
+
+        return PromptExamples(positive=self.frontier_examples(positive, family),
+                              negative=self.negative_examples(negative, family))
 
     def by_status(self, statuses: Sequence[str], family: str | None = None
                   ) -> Iterator[EnvRecord]:

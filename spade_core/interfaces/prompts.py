@@ -20,6 +20,9 @@ class PromptExamples:
 
     positive: list["EnvRecord"] = field(default_factory=list)
     negative: list["EnvRecord"] = field(default_factory=list)
+    #: Show negatives with their code (this project's default), or as one line each naming the
+    #: environment, why to avoid it and its win rate (the reference's "Avoid generating ...").
+    negative_code: bool = True
 
 
 #: The empty design target: no skill, level or variant asked for.

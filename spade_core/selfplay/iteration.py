@@ -23,7 +23,6 @@ from spade_core.interfaces import (
     EnvRecord,
     EstimateInput,
     GenerationBackend,
-    PromptExamples,
     PromptStrategy,
     Sandbox,
     SandboxSession,
@@ -179,14 +178,19 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
         documents = c.corpus.sample(loop.envs_per_iteration)
         timer.advance("sample", len(documents))
     proposals = []
+    positions: dict[str, int] = {}
     for i, document in enumerate(documents):
         # Families take turns; each family's own proposals walk through its targets (skills,
         # levels, variants), counted over the whole run so a resumed run continues the rotation.
+        # The regeneration window and the position among the family's proposals of this
+        # iteration serve the reference's skills per window.
         turn = iteration * loop.envs_per_iteration + i
         family = c.families[turn % len(c.families)]
-        target = family.design_target(turn // len(c.families))
-        examples = PromptExamples(positive=c.memory.frontier_examples(2, family.name),
-                                  negative=c.memory.negative_examples(1, family.name))
+        position = positions.get(family.name, 0)
+        positions[family.name] = position + 1
+        target = family.windowed_target(turn // len(c.families),
+                                        iteration // loop.regeneration_interval, position)
+        examples = c.memory.prompt_examples(2, 1, family.name, target.skill, seed=seed + i)
         proposals.append(Proposal(
             index=i, family=family, document=document, target=target,
             prompt=c.designer.build(document, family, examples, target)))

@@ -115,8 +115,9 @@ class FakeScriptedBackend(GenerationBackend):
                 if "broken" in text and not repaired:
                     out.append(Generation(text="I cannot do that."))
                 else:
-                    first = next(m for m in messages if "Document:\n" in m["content"])
-                    doc = first["content"].split("Document:\n")[1].split("\n")[0]
+                    first = next((m for m in messages if "Document:\n" in m["content"]), None)
+                    doc = (first["content"].split("Document:\n")[1].split("\n")[0] if first
+                           else f"undocumented {len(self.designer_prompts)}")  # corpus: none
                     out.append(Generation(text=f"QUESTION: what is {doc}?\nANSWER: 42"))
             elif system.startswith("You are a coach"):
                 self.hint_prompts.append(messages)

@@ -171,3 +171,54 @@ def test_options_are_strict() -> None:
         JsonlOptions.model_validate({"max_words": 0})
     with pytest.raises(ValidationError):
         JsonlOptions.model_validate({"sampling": "random"})
+
+
+FIXTURE = [
+    {"id": "a", "orig_doc": "original words here", "text": "cleaned text"},
+    {"id": "b", "orig_doc": "", "text": "fallback text"},
+    {"id": "c", "text": "only text"},
+    {"id": "d", "orig_doc": "   ", "text": ""},
+]
+
+
+def _fixture(tmp_path: Path) -> Path:
+    path = write_jsonl(tmp_path / "docs.jsonl", FIXTURE)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("{not json\n\n[1, 2]\n" + json.dumps({"id": "e", "body": "x"}) + "\n"
+                     + json.dumps({"id": "f", "text": 5}) + "\n"
+                     + json.dumps({"id": "g", "text": "one two three four five six"}) + "\n")
+    return path
+
+
+def test_a_precedence_list_takes_the_first_non_blank_field(tmp_path: Path) -> None:
+    path = _fixture(tmp_path)
+    sampler = JsonlSampler(JsonlOptions(path=str(path), text_field=["orig_doc", "text"],
+                                        on_bad_line="skip", max_words=None), seed=0)
+    assert all_docs(sampler) == {"a": "original words here", "b": "fallback text",
+                                 "c": "only text", "g": "one two three four five six"}
+    # today's default: 'text' when present, whatever orig_doc holds
+    default = JsonlSampler(JsonlOptions(path=str(path), on_bad_line="skip", max_words=None), 0)
+    assert all_docs(default)["a"] == "cleaned text"
+
+
+def test_bad_lines_are_errors_by_default_and_counted_when_skipped(tmp_path: Path) -> None:
+    path = _fixture(tmp_path)
+    with pytest.raises(ConfigError, match=r"docs.jsonl:5: not valid JSON"):
+        JsonlSampler(JsonlOptions(path=str(path)), seed=0)
+    sampler = JsonlSampler(JsonlOptions(path=str(path), on_bad_line="skip"), seed=0)
+    # not JSON, a list, no text field, a non-string text: four bad lines; the blank line and the
+    # blank texts are left out without counting, as before
+    assert sampler.skipped_lines == 4 and len(sampler) == 4
+    assert sampler.state_dict()["skipped_lines"] == 4
+    fresh = JsonlSampler(JsonlOptions(path=str(path), on_bad_line="skip"), seed=0)
+    fresh.load_state_dict(sampler.state_dict())  # the count is not a resume condition
+
+
+def test_truncation_keeps_the_head_and_can_add_the_reference_note(tmp_path: Path) -> None:
+    path = _fixture(tmp_path)
+    options = {"path": str(path), "on_bad_line": "skip", "max_words": 3}
+    noted = JsonlSampler(JsonlOptions(**options, truncation_note=True), seed=0)
+    assert all_docs(noted)["g"] == "one two three\n[Document truncated at ~3 words]"
+    assert all_docs(noted)["c"] == "only text"
+    plain = JsonlSampler(JsonlOptions(**options), seed=0)
+    assert all_docs(plain)["g"] == "one two three"

@@ -207,3 +207,103 @@ def test_the_contract_check_catches_a_target_outside_the_skills():
 
     with pytest.raises(AssertionError, match="'gamma'"):
         check_component(load_test_plugins(FakeStrayPlugin()), "env_family", "stray")
+
+
+GAMES = ["mathematical-reasoning", "logical-deduction", "spatial-reasoning",
+         "pattern-recognition", "optimization", "causal-inference"]
+
+
+def test_active_skills_follow_the_reference_hand_example():
+    from plugins.families.steering import active_skills
+
+    # n=6, k=3, interval 4: iterations 0-3 the first three, 4-7 the last three, 8-11 again.
+    windows = [active_skills(GAMES, 3, iteration // 4) for iteration in range(12)]
+    assert windows[:4] == [GAMES[:3]] * 4
+    assert windows[4:8] == [GAMES[3:]] * 4
+    assert windows[8:] == [GAMES[:3]] * 4
+    # k=4 of 6 wraps round: window 1 starts at 4 and takes 4, 5, 0, 1.
+    assert active_skills(GAMES, 4, 1) == [GAMES[4], GAMES[5], GAMES[0], GAMES[1]]
+    assert active_skills(GAMES, 0, 7) == GAMES and active_skills(GAMES[:2], 2, 5) == GAMES[:2]
+
+
+def test_the_games_skill_set_rotates_per_window_through_the_family():
+    import plugins.families.plugin as families_plugin
+    from spade_core.testing import load_test_plugins
+
+    registry = load_test_plugins(families_plugin).registry
+    component = registry.components[("env_family", "reasoning")]
+    options = ReasoningOptions(skill_set="games", skills_per_window=3, difficulty="medium")
+    family = component.build(options, context=None)
+    assert family.skills == tuple(GAMES)
+    # Eight proposals per window: the i-th gets active[i mod 3].
+    skills = [family.windowed_target(8 * w + i, w, i).skill for w in range(3) for i in range(8)]
+    first, second = GAMES[:3], GAMES[3:]
+    assert skills == ([first[i % 3] for i in range(8)] + [second[i % 3] for i in range(8)]
+                      + [first[i % 3] for i in range(8)])
+    target = family.windowed_target(0, 0, 0)
+    assert "DIFFICULTY: medium" in family.target_brief(target)
+    prompt = FullProgram(FullProgramOptions()).build(DOC, family, PromptExamples(), target)
+    assert "SKILL: mathematical-reasoning" in prompt[-1]["content"]
+    assert "DIFFICULTY: medium" in prompt[-1]["content"]
+    # Without skills_per_window the per-proposal rotation stays, whatever the window.
+    plain = ReasoningFamily()
+    assert plain.windowed_target(5, 9, 0) == plain.design_target(5)
+
+
+def test_the_games_skill_set_refuses_default_skill_names():
+    with pytest.raises(ValueError, match="unknown skill"):
+        ReasoningOptions(skill_set="games", skills=["math"])
+    assert ReasoningOptions(skill_set="games", skills=["optimization"]).skills == ["optimization"]
+
+
+def test_weighted_task_types_draw_3_2_1_1_reproducibly():
+    from collections import Counter
+
+    from plugins.families.steering import REFERENCE_DOMAINS
+
+    family = ToolUseFamily(variant_draw="weighted", domains=list(REFERENCE_DOMAINS), seed=7)
+    targets = [family.design_target(n) for n in range(7000)]
+    counts = Counter(t.variant["task_type"] for t in targets)
+    shares = {k: v / 7000 for k, v in counts.items()}
+    for task_type, weight in {"execute": 3, "read-then-write": 2, "missing-parameter": 1,
+                              "irrelevant": 1}.items():
+        assert abs(shares[task_type] - weight / 7) < 0.02, shares
+    domains = Counter(t.variant["domain"] for t in targets)
+    assert set(domains) == set(REFERENCE_DOMAINS) and min(domains.values()) > 550
+    again = ToolUseFamily(variant_draw="weighted", domains=list(REFERENCE_DOMAINS), seed=7)
+    assert [again.design_target(n) for n in range(50)] == targets[:50]
+    other = ToolUseFamily(variant_draw="weighted", domains=list(REFERENCE_DOMAINS), seed=8)
+    assert [other.design_target(n) for n in range(50)] != targets[:50]
+
+
+def test_tool_use_options_reach_the_family_through_its_factory():
+    import plugins.families.plugin as families_plugin
+    from spade_core.components import BuildContext
+    from spade_core.testing import load_test_plugins
+
+    from plugins.families.steering import REFERENCE_DOMAINS
+
+    registry = load_test_plugins(families_plugin).registry
+    component = registry.components[("env_family", "tool-use")]
+    options = ToolUseOptions(domain_set="reference", variant_draw="weighted", difficulty="medium")
+    family = component.build(options, BuildContext(seed=3))
+    assert family.domains == list(REFERENCE_DOMAINS) and family.seed == 3
+    brief = family.target_brief(family.windowed_target(0, 0, 0))
+    assert "DIFFICULTY: medium" in brief and "TASK TYPE:" in brief
+    # The default keeps this project's rotation over its eight domains.
+    default = component.build(ToolUseOptions(), BuildContext(seed=3))
+    assert len(default.domains) == 8 and default.variant_draw == "rotate"
+
+
+def test_the_loop_passes_the_window_and_position_to_the_family(tmp_path):
+    calls = []
+
+    class FakeWindowedFamily(FakeSkilledFamily):
+        def windowed_target(self, n, window, position):
+            calls.append((n, window, position))
+            return self.design_target(n)
+
+    plugin = FakeSelfPlayPlugin(texts=["doc one", "doc two", "doc three"],
+                                family=FakeWindowedFamily)
+    one_iteration(tmp_path, plugin, envs_per_iteration=3)
+    assert calls == [(0, 0, 0), (1, 0, 1), (2, 0, 2)]
