@@ -75,6 +75,8 @@ def generate_hints(
     max_new_tokens: int,
     temperature: float,
     seed: int,
+    top_p: float | None = None,
+    top_k: int | None = None,
 ) -> list[str]:
     """One hint per program: the environment's own ``info["hint"]`` when it gave one, otherwise
     the model's, generated in one batched call."""
@@ -83,7 +85,8 @@ def generate_hints(
     if need:
         generations = backend.generate(
             [hint_messages(programs[i], first_observations[i]) for i in need],
-            max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+            max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, top_k=top_k,
+            seed=seed)
         for i, generation in zip(need, generations, strict=True):
             hints[i] = clean_hint(generation.text) or FALLBACK_HINT
     return [clean_hint(h) if h else h for h in hints]

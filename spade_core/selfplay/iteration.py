@@ -191,6 +191,8 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
                         [p.attempt_prompts[-1] for p in part],
                         max_new_tokens=loop.designer_max_tokens,
                         temperature=loop.designer_temperature,
+                        top_p=loop.designer_top_p, top_k=loop.designer_top_k,
+                        chat_template_kwargs=loop.template_kwargs("designer"),
                         seed=seed + 1000 * attempt + start)
                     timer.advance("design", len(part))
                 for proposal, generation in zip(part, generations, strict=True):
@@ -425,7 +427,7 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
                     c.backend, [playable[i].program for i in fresh],
                     [playable[i].first_observation for i in fresh], [provided[i] for i in fresh],
                     max_new_tokens=loop.hint_max_tokens, temperature=loop.hint_temperature,
-                    seed=seed) if fresh else []
+                    top_p=loop.hint_top_p, top_k=loop.hint_top_k, seed=seed) if fresh else []
                 for i, hint in zip(fresh, hints, strict=True):
                     p = playable[i]
                     p.hint, p.hint_redacted = redact_leaks(hint, p.secrets)
@@ -443,7 +445,8 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
                 episodes, conversations = run_rollouts(
                     c.sandbox, c.backend, requests, max_turns=loop.max_turns,
                     max_new_tokens=loop.agent_max_tokens, temperature=loop.agent_temperature,
-                    seed=seed, on_done=lambda n: timer.advance("rollout", n), sessions=sessions,
+                    top_p=loop.agent_top_p, top_k=loop.agent_top_k,
+                    chat_template_kwargs=loop.template_kwargs("agent"), seed=seed, on_done=lambda n: timer.advance("rollout", n), sessions=sessions,
                     batch=batch)
         finally:
             batch.close([s for o in opened if not isinstance(o, SandboxError) for s in o[1:]])

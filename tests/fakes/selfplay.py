@@ -88,7 +88,8 @@ class FakeScriptedBackend(GenerationBackend):
         self.designer_prompts = []
         self.calls = 0
 
-    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
         self.calls += 1
         out = []
         for messages in conversations:
