@@ -8,6 +8,7 @@ tools are given and the model's template ignores them, a tool-aware template is 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,25 @@ _PROBE_TOOL = {
     "function": {"name": "spade_probe_tool_3f9c", "description": "probe",
                  "parameters": {"type": "object", "properties": {}}},
 }
+#: Arguments of ``apply_chat_template`` itself, which template kwargs may not replace.
+RESERVED_TEMPLATE_KWARGS = frozenset({
+    "conversation", "tools", "documents", "chat_template", "add_generation_prompt",
+    "continue_final_message", "tokenize", "padding", "truncation", "max_length",
+    "return_tensors", "return_dict", "return_assistant_tokens_mask", "tokenizer_kwargs"})
+
+
+def template_kwargs(*layers: Mapping[str, object] | None,
+                    where: str = "chat_template_kwargs") -> dict[str, object]:
+    """The chat template keyword arguments of ``layers`` merged left to right (later ones win);
+    a name that ``apply_chat_template`` uses itself is a :class:`ConfigError`."""
+    merged: dict[str, object] = {}
+    for layer in layers:
+        merged.update(layer or {})
+    clash = sorted(RESERVED_TEMPLATE_KWARGS.intersection(merged))
+    if clash:
+        raise ConfigError(f"{where}: {', '.join(clash)} are arguments of apply_chat_template "
+                          f"itself, not template variables; set them elsewhere or rename them")
+    return merged
 
 
 def load_template(ref: str, where: str = "chat_template") -> str:
@@ -65,11 +85,15 @@ class ChatFormatter:
         :func:`load_template`), or ``None`` to keep the model's.
     :param tool_chat_template: template used when ``tools`` are given and the main template ignores
         them: ``"auto"`` (``builtin:chatml-tools`` for ChatML models, else an error) or a ref.
+    :param chat_template_kwargs: variables every prompt is rendered with (e.g.
+        ``{"enable_thinking": False}``); a call's own go over them.
     """
 
     def __init__(self, tokenizer: Any, chat_template: str | None = None,
-                 tool_chat_template: str = "auto") -> None:
+                 tool_chat_template: str = "auto",
+                 chat_template_kwargs: Mapping[str, Any] | None = None) -> None:
         self.tokenizer = tokenizer
+        self.template_kwargs = template_kwargs(chat_template_kwargs)
         self.template = load_template(chat_template) if chat_template else tokenizer.chat_template
         if not self.template:
             raise ConfigError("chat_template: the model has no chat template; set the backend "
@@ -103,17 +127,21 @@ class ChatFormatter:
         return self._tool_template
 
     def render(self, conversation: list[dict[str, Any]],
-               tools: list[dict[str, Any]] | None = None) -> str:
-        """The prompt text, ending with the assistant turn's opening."""
+               tools: list[dict[str, Any]] | None = None,
+               chat_template_kwargs: Mapping[str, Any] | None = None) -> str:
+        """The prompt text, ending with the assistant turn's opening. ``chat_template_kwargs``
+        go over the formatter's own for this prompt."""
         template = self.tool_template() if tools else self.template
+        extra = template_kwargs(self.template_kwargs, chat_template_kwargs)
         return self.tokenizer.apply_chat_template(
             conversation, tools=tools or None, chat_template=template, tokenize=False,
-            add_generation_prompt=True)
+            add_generation_prompt=True, **extra)
 
     def encode(self, conversation: list[dict[str, Any]],
-               tools: list[dict[str, Any]] | None = None) -> list[int]:
+               tools: list[dict[str, Any]] | None = None,
+               chat_template_kwargs: Mapping[str, Any] | None = None) -> list[int]:
         """The prompt's token ids (the template already holds the special tokens)."""
-        text = self.render(conversation, tools)
+        text = self.render(conversation, tools, chat_template_kwargs)
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def stop_token_ids(self, model_eos: int | list[int] | None = None) -> list[int]:

@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from plugins.backends.errors import GenerationError
+from plugins.backends.sampling import truncation
 from spade_core.interfaces.backend import Generation, GenerationBackend
 
 #: Statuses the SDK retries (and 5xx); a final one of these means the retries ran out.
@@ -119,11 +120,28 @@ class OpenAIBackend(GenerationBackend):
         temperature: float,
         seed: int | None = None,
         tools: list[dict[str, Any]] | None = None,
+        top_p: float | None = None,
+        top_k: int | None = None,
+        chat_template_kwargs: Mapping[str, Any] | None = None,
     ) -> list[Generation]:
         """One completion per conversation, in order; request ``i`` gets seed ``seed + i`` so that
-        repeated prompts still differ while the whole batch stays reproducible."""
+        repeated prompts still differ while the whole batch stays reproducible.
+
+        ``top_p`` is a standard request field; ``top_k`` and ``chat_template_kwargs`` are not
+        (vLLM, SGLang and llama.cpp servers read them; OpenAI's own API refuses them), so each is
+        sent only when given, over what ``extra_body`` says (template kwargs merged key by key).
+        """
         if max_new_tokens < 1:
             raise GenerationError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        truncation(1.0, 0, top_p, top_k)  # range checks only: unset values are not sent
+        sampling: dict[str, Any] = {}
+        if top_p is not None:
+            sampling["top_p"] = top_p
+        if top_k is not None:
+            sampling["top_k"] = top_k
+        if chat_template_kwargs:
+            sampling["chat_template_kwargs"] = {
+                **(self.extra_body.get("chat_template_kwargs") or {}), **chat_template_kwargs}
         model = self.model_name()
         bodies = []
         for i, conversation in enumerate(conversations):
@@ -134,6 +152,7 @@ class OpenAIBackend(GenerationBackend):
                 "temperature": temperature,
                 "n": 1,
                 **self.extra_body,
+                **sampling,
             }
             if seed is not None:
                 body["seed"] = seed + i

@@ -31,6 +31,10 @@ class LocalModelOptions(_Options):
                     "builtin:chatml-tools for ChatML models")
     top_p: float = Field(default=1.0, gt=0.0, le=1.0, description="nucleus sampling; 1 disables")
     top_k: int = Field(default=0, ge=0, description="top-k sampling; 0 disables")
+    chat_template_kwargs: dict[str, Any] = Field(
+        default_factory=dict,
+        description="variables every prompt is rendered with, e.g. {enable_thinking: false} for "
+                    "Qwen3; a role's loop.*_enable_thinking goes over them")
 
 
 class TransformersOptions(LocalModelOptions):

@@ -44,6 +44,7 @@ def build_transformers(options: TransformersOptions, context: BuildContext) -> A
         resolved.path, device=options.device, dtype=options.dtype, batch_size=options.batch_size,
         chat_template=options.chat_template, tool_chat_template=options.tool_chat_template,
         top_p=options.top_p, top_k=options.top_k,
+        chat_template_kwargs=options.chat_template_kwargs,
         attn_implementation=options.attn_implementation)
 
 
@@ -54,7 +55,8 @@ def _follower(options: VLLMOptions, context: BuildContext) -> Any:
 
     return FollowerBackend(resolve_model(model_spec(options.model, context)).path,
                            chat_template=options.chat_template,
-                           tool_chat_template=options.tool_chat_template, rank=context.rank)
+                           tool_chat_template=options.tool_chat_template,
+                           chat_template_kwargs=options.chat_template_kwargs, rank=context.rank)
 
 
 def build_vllm(options: VLLMOptions, context: BuildContext) -> Any:
@@ -75,7 +77,8 @@ def build_vllm(options: VLLMOptions, context: BuildContext) -> Any:
         enforce_eager=options.enforce_eager, enable_prefix_caching=options.enable_prefix_caching,
         kv_cache_memory_bytes=options.kv_cache_memory_bytes,
         seed=context.seed, chat_template=options.chat_template,
-        tool_chat_template=options.tool_chat_template, top_p=options.top_p, top_k=options.top_k)
+        tool_chat_template=options.tool_chat_template, top_p=options.top_p, top_k=options.top_k,
+        chat_template_kwargs=options.chat_template_kwargs)
 
 
 def build_vllm_server(options: VLLMServerOptions, context: BuildContext) -> Any:
@@ -100,7 +103,8 @@ def build_vllm_server(options: VLLMServerOptions, context: BuildContext) -> Any:
         request_timeout_s=options.request_timeout_s, max_concurrency=options.max_concurrency,
         weights_dir=options.weights_dir, server_args=options.server_args,
         log_file=options.log_file, chat_template=options.chat_template,
-        tool_chat_template=options.tool_chat_template, top_p=options.top_p, top_k=options.top_k)
+        tool_chat_template=options.tool_chat_template, top_p=options.top_p, top_k=options.top_k,
+        chat_template_kwargs=options.chat_template_kwargs)
 
 
 def build_openai(options: OpenAIOptions, context: BuildContext) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from transformers import (
 
 from plugins.backends.chat_format import ChatFormatter
 from plugins.backends.errors import GenerationError, ModelSourceError
+from plugins.backends.sampling import truncation
 from spade_core.interfaces.backend import Generation, TrainableBackend, TrainablePolicy
 
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -98,6 +99,7 @@ class TransformersBackend(TrainableBackend):
         tool_chat_template: str = "auto",
         top_p: float = 1.0,
         top_k: int = 0,
+        chat_template_kwargs: Mapping[str, Any] | None = None,
         attn_implementation: str | None = None,
     ) -> None:
         self.model_dir = Path(model_dir)
@@ -117,7 +119,8 @@ class TransformersBackend(TrainableBackend):
                                    f"{exc}") from exc
         self.model.to(self.device)
         self.model.eval()
-        self.formatter = ChatFormatter(self.tokenizer, chat_template, tool_chat_template)
+        self.formatter = ChatFormatter(self.tokenizer, chat_template, tool_chat_template,
+                                       chat_template_kwargs)
         self.stop_ids = self.formatter.stop_token_ids(self.model.generation_config.eos_token_id)
         pad = self.tokenizer.pad_token_id
         self.pad_id = int(pad) if pad is not None else self.stop_ids[0]
@@ -134,6 +137,9 @@ class TransformersBackend(TrainableBackend):
         temperature: float,
         seed: int | None = None,
         tools: list[dict[str, Any]] | None = None,
+        top_p: float | None = None,
+        top_k: int | None = None,
+        chat_template_kwargs: Mapping[str, Any] | None = None,
     ) -> list[Generation]:
         """One completion per conversation, in order. ``temperature=0`` is greedy decoding; a
         ``seed`` makes sampling reproducible without disturbing the global RNG."""
@@ -141,9 +147,10 @@ class TransformersBackend(TrainableBackend):
             raise GenerationError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
         if temperature < 0:
             raise GenerationError(f"temperature must be >= 0, got {temperature}")
+        top_p, top_k = truncation(self.top_p, self.top_k, top_p, top_k)
         if not conversations:
             return []
-        prompts = [self.formatter.encode(_checked(conv, i), tools)
+        prompts = [self.formatter.encode(_checked(conv, i), tools, chat_template_kwargs)
                    for i, conv in enumerate(conversations)]
         # Longest first: rows of similar length share a batch, so little compute goes to padding.
         order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]), reverse=True)
@@ -151,13 +158,14 @@ class TransformersBackend(TrainableBackend):
         with self._lock, self._rng(seed), torch.inference_mode(), self._eval_mode():
             for start in range(0, len(order), self.batch_size):
                 rows = order[start:start + self.batch_size]
-                batch = self._generate_batch([prompts[i] for i in rows], max_new_tokens, temperature)
+                batch = self._generate_batch([prompts[i] for i in rows], max_new_tokens,
+                                             temperature, top_p, top_k)
                 for row, generation in zip(rows, batch):
                     results[row] = generation
         return [g for g in results if g is not None]
 
-    def _generate_batch(self, prompts: list[list[int]], max_new_tokens: int,
-                        temperature: float) -> list[Generation]:
+    def _generate_batch(self, prompts: list[list[int]], max_new_tokens: int, temperature: float,
+                        top_p: float, top_k: int) -> list[Generation]:
         width = max(len(p) for p in prompts)
         input_ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
         attention = torch.zeros((len(prompts), width), dtype=torch.long)
@@ -169,8 +177,8 @@ class TransformersBackend(TrainableBackend):
             max_new_tokens=max_new_tokens,
             do_sample=sampling,
             temperature=temperature if sampling else None,
-            top_p=self.top_p if sampling else None,
-            top_k=self.top_k if sampling else None,
+            top_p=top_p if sampling else None,
+            top_k=top_k if sampling else None,
             pad_token_id=self.pad_id,
             eos_token_id=self.stop_ids,
             bos_token_id=self.model.generation_config.bos_token_id,
@@ -219,7 +227,8 @@ class TransformersBackend(TrainableBackend):
     def policy(self) -> TrainablePolicy:
         """The module this backend generates with, trained in place."""
         return TrainablePolicy(tokenizer=self.tokenizer, chat_template=self.formatter.template,
-                               stop_ids=list(self.stop_ids), module=self.model)
+                               stop_ids=list(self.stop_ids), module=self.model,
+                               chat_template_kwargs=dict(self.formatter.template_kwargs))
 
     def close(self) -> None:
         """Release the model's memory."""

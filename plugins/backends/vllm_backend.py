@@ -18,12 +18,13 @@ is built.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from plugins.backends.chat_format import ChatFormatter
 from plugins.backends.errors import GenerationError
+from plugins.backends.sampling import truncation
 from spade_core.errors import ConfigError, PluginError
 from spade_core.interfaces.backend import Generation, TrainableBackend, TrainablePolicy
 
@@ -63,6 +64,7 @@ class VLLMBackend(TrainableBackend):
         tool_chat_template: str = "auto",
         top_p: float = 1.0,
         top_k: int = 0,
+        chat_template_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         # Keep the engine core in this process (vLLM reads the variable when the engine starts):
         # weights are then loaded by reference, and no second process competes for the cores.
@@ -74,7 +76,8 @@ class VLLMBackend(TrainableBackend):
         self.top_p = top_p
         self.top_k = top_k
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
-        self.formatter = ChatFormatter(self.tokenizer, chat_template, tool_chat_template)
+        self.formatter = ChatFormatter(self.tokenizer, chat_template, tool_chat_template,
+                                       chat_template_kwargs)
         extra: dict[str, Any] = {}
         if kv_cache_memory_bytes is not None:  # only vLLM >= 0.11 knows it; pass it when asked
             extra["kv_cache_memory_bytes"] = kv_cache_memory_bytes
@@ -110,20 +113,25 @@ class VLLMBackend(TrainableBackend):
         temperature: float,
         seed: int | None = None,
         tools: list[dict[str, Any]] | None = None,
+        top_p: float | None = None,
+        top_k: int | None = None,
+        chat_template_kwargs: Mapping[str, Any] | None = None,
     ) -> list[Generation]:
         """One completion per conversation, in order; request ``i`` gets seed ``seed + i``."""
         if max_new_tokens < 1:
             raise GenerationError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
         if self.llm is None:
             raise GenerationError("the vllm backend is closed")
-        prompts = [self.formatter.encode(conv, tools) for conv in conversations]
+        top_p, top_k = truncation(self.top_p, self.top_k, top_p, top_k)
+        prompts = [self.formatter.encode(conv, tools, chat_template_kwargs)
+                   for conv in conversations]
         params = [
             self._sampling_params(
                 n=1,
                 max_tokens=max_new_tokens,
                 temperature=temperature,
-                top_p=self.top_p,
-                top_k=self.top_k,
+                top_p=top_p,
+                top_k=top_k,
                 seed=None if seed is None else seed + i,
                 logprobs=0,
                 stop_token_ids=self.stop_ids,
@@ -152,7 +160,8 @@ class VLLMBackend(TrainableBackend):
     def policy(self) -> TrainablePolicy:
         """The engine runs its own copy: trainers push weights with :meth:`update_weights`."""
         return TrainablePolicy(tokenizer=self.tokenizer, chat_template=self.formatter.template,
-                               stop_ids=list(self.stop_ids), module=None)
+                               stop_ids=list(self.stop_ids), module=None,
+                               chat_template_kwargs=dict(self.formatter.template_kwargs))
 
     def update_weights(self, named_parameters: Iterable[tuple[str, Any]]) -> None:
         """Load new weights (``(name, tensor)`` pairs, Hugging Face names) into the engine in place

@@ -37,13 +37,14 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from plugins.backends.chat_format import ChatFormatter
 from plugins.backends.errors import GenerationError
+from plugins.backends.sampling import truncation
 from plugins.backends.vllm_worker import EXTENSION, LOAD_METHOD
 from spade_core.errors import ConfigError
 from spade_core.interfaces.backend import Generation, TrainableBackend, TrainablePolicy
@@ -130,6 +131,7 @@ class VLLMServerBackend(TrainableBackend):
         tool_chat_template: str = "auto",
         top_p: float = 1.0,
         top_k: int = 0,
+        chat_template_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         from transformers import AutoTokenizer
 
@@ -145,7 +147,8 @@ class VLLMServerBackend(TrainableBackend):
             raise ConfigError(f"backend vllm-server: weights_dir {self.weights_dir} is not a "
                               "directory (the trainer writes weights there for the server)")
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
-        self.formatter = ChatFormatter(self.tokenizer, chat_template, tool_chat_template)
+        self.formatter = ChatFormatter(self.tokenizer, chat_template, tool_chat_template,
+                                       chat_template_kwargs)
         self.stop_ids = self.formatter.stop_token_ids(model_eos(self.model_dir))
         self.model_name = served_model_name
         self.process: subprocess.Popen[bytes] | None = None
@@ -276,16 +279,21 @@ class VLLMServerBackend(TrainableBackend):
         temperature: float,
         seed: int | None = None,
         tools: list[dict[str, Any]] | None = None,
+        top_p: float | None = None,
+        top_k: int | None = None,
+        chat_template_kwargs: Mapping[str, Any] | None = None,
     ) -> list[Generation]:
         """One completion per conversation, in order; request ``i`` gets seed ``seed + i``."""
         if max_new_tokens < 1:
             raise GenerationError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
-        prompts = [self.formatter.encode(conv, tools) for conv in conversations]
+        top_p, top_k = truncation(self.top_p, self.top_k, top_p, top_k)
+        prompts = [self.formatter.encode(conv, tools, chat_template_kwargs)
+                   for conv in conversations]
         bodies = []
         for i, ids in enumerate(prompts):
             body: dict[str, Any] = {
                 "model": self.model_name, "prompt": list(ids), "max_tokens": max_new_tokens,
-                "temperature": temperature, "top_p": self.top_p, "top_k": self.top_k,
+                "temperature": temperature, "top_p": top_p, "top_k": top_k,
                 "repetition_penalty": 1.0, "n": 1, "logprobs": 0, "return_token_ids": True,
                 "stop_token_ids": list(self.stop_ids), "skip_special_tokens": True,
             }
@@ -321,7 +329,8 @@ class VLLMServerBackend(TrainableBackend):
     def policy(self) -> TrainablePolicy:
         """The server runs its own copy: trainers push weights with :meth:`update_weights`."""
         return TrainablePolicy(tokenizer=self.tokenizer, chat_template=self.formatter.template,
-                               stop_ids=list(self.stop_ids), module=None)
+                               stop_ids=list(self.stop_ids), module=None,
+                               chat_template_kwargs=dict(self.formatter.template_kwargs))
 
     def update_weights(self, named_parameters: Iterable[tuple[str, Any]]) -> None:
         """Send new weights (``(name, tensor)`` pairs, Hugging Face names) to the server: one

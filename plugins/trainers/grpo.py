@@ -29,6 +29,7 @@ from plugins.trainers.samples import (
     compute_advantages,
     encode_samples,
     micro_batches,
+    policy_render,
     tis_weights,
 )
 from spade_core.errors import ConfigError
@@ -81,15 +82,10 @@ class GRPOTraining(Trainer):
         self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None
                           else policy.stop_ids[0])
 
-        def render(messages: list[dict[str, Any]], generation_prompt: bool) -> str:
-            return tokenizer.apply_chat_template(messages, chat_template=policy.chat_template,
-                                                 tokenize=False,
-                                                 add_generation_prompt=generation_prompt)
-
         def tokenize(text: str) -> list[int]:
             return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 
-        self.encoder = ConversationEncoder(render, tokenize, policy.stop_ids)
+        self.encoder = ConversationEncoder(policy_render(policy), tokenize, policy.stop_ids)
         device = next(model.parameters()).device
         args = GRPOConfig(
             output_dir=str((run_dir or Path(".")) / "trainer-scratch"),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from statistics import fmean, pstdev
 from typing import Any
 
-from spade_core.interfaces import TrainingSample
+from spade_core.interfaces import TrainablePolicy, TrainingSample
 from spade_core.records import Role
 
 ROLES: tuple[str, ...] = (Role.DESIGNER, Role.AGENT)
@@ -52,10 +52,26 @@ class SampleEncodingError(ValueError):
     """A conversation cannot be split into prompt and policy tokens with this chat template."""
 
 
+def policy_render(policy: TrainablePolicy) -> Callable[..., str]:
+    """``render(messages, add_generation_prompt, template_kwargs=None) -> text`` with the
+    policy's chat template and variables, a sample's role's over them: what generation used."""
+
+    def render(messages: list[dict[str, Any]], generation_prompt: bool,
+               template_kwargs: dict[str, Any] | None = None) -> str:
+        return policy.tokenizer.apply_chat_template(
+            messages, chat_template=policy.chat_template, tokenize=False,
+            add_generation_prompt=generation_prompt,
+            **{**policy.chat_template_kwargs, **(template_kwargs or {})})
+
+    return render
+
+
 class ConversationEncoder:
     """Renders conversations with a chat template and splits them into prompt and completion.
 
-    :param render: ``render(messages, add_generation_prompt) -> text`` with the backend's template.
+    :param render: ``render(messages, add_generation_prompt) -> text`` with the backend's template;
+        for a sample whose role set chat template variables (``meta["chat_template_kwargs"]``)
+        it is called with them as a third argument, so it renders what generation rendered.
     :param tokenize: ``tokenize(text) -> ids`` without adding special tokens.
     :param stop_ids: token ids that end an assistant turn (trained on; what follows is glue).
     """
@@ -66,15 +82,21 @@ class ConversationEncoder:
         self.tokenize = tokenize
         self.stop_ids = set(int(i) for i in stop_ids)
 
-    def encode(self, messages: list[dict[str, Any]], masked: Collection[int] = ()
+    def encode(self, messages: list[dict[str, Any]], masked: Collection[int] = (),
+               template_kwargs: dict[str, Any] | None = None
                ) -> tuple[list[int], list[int], list[int]]:
-        """``(prompt_ids, completion_ids, env_mask)`` of one conversation; the assistant turns at
-        the indices in ``masked`` are left out of the loss like the environment's."""
+        """``(prompt_ids, completion_ids, env_mask)`` of one conversation, rendered with the
+        role's chat template variables ``template_kwargs`` when it has any; the assistant turns
+        at the indices in ``masked`` are left out of the loss like the environment's."""
+        render = self.render
+        if template_kwargs:
+            def render(part: list[dict[str, Any]], prompt: bool) -> str:
+                return self.render(part, prompt, template_kwargs)  # type: ignore[call-arg]
         first = next((i for i, m in enumerate(messages) if m.get("role") == "assistant"), None)
         if first is None or first == 0:
             raise SampleEncodingError("the conversation has no assistant turn after a prompt")
-        prompt_text = self.render(messages[:first], True)
-        full_text = self.render(messages, False)
+        prompt_text = render(messages[:first], True)
+        full_text = render(messages, False)
         if not full_text.startswith(prompt_text):
             raise SampleEncodingError("the chat template does not render the prompt as a prefix of "
                                       "the whole conversation")
@@ -85,8 +107,8 @@ class ConversationEncoder:
         for i in range(first, len(messages)):
             if messages[i].get("role") != "assistant":
                 continue
-            before = self.render(messages[:i], True)
-            after = self.render(messages[:i + 1], False)
+            before = render(messages[:i], True)
+            after = render(messages[:i + 1], False)
             if not (full_text.startswith(before) and full_text.startswith(after)):
                 raise SampleEncodingError(f"turn {i}: the chat template is not prefix-stable")
             if len(before) > done:  # environment turns and template glue since the last turn
@@ -161,8 +183,10 @@ def encode_samples(samples: Sequence[TrainingSample], encoder: ConversationEncod
     skipped: dict[str, int] = defaultdict(int)
     for sample in samples:
         try:
+            kwargs = sample.meta.get("chat_template_kwargs")
             prompt, completion, mask = encoder.encode(
-                sample.messages, set(sample.meta.get("masked_turns") or ()))
+                sample.messages, set(sample.meta.get("masked_turns") or ()),
+                dict(kwargs) if isinstance(kwargs, dict) else None)
         except SampleEncodingError:
             skipped[f"{sample.role}_samples_unencodable"] += 1
             continue

@@ -59,6 +59,19 @@ class LoopSection(Strict):
     designer_temperature: float = Field(default=0.8, ge=0.0)
     agent_temperature: float = Field(default=0.8, ge=0.0)
     hint_temperature: float = Field(default=0.3, ge=0.0)
+    #: Nucleus sampling per role, over the backend's ``top_p`` option for that role's calls
+    #: (1 switches it off); ``None``: the backend's option (off unless set there).
+    designer_top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    agent_top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    hint_top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    #: Top-k sampling per role (0 switches it off); ``None``: the backend's ``top_k`` option.
+    designer_top_k: int | None = Field(default=None, ge=0)
+    agent_top_k: int | None = Field(default=None, ge=0)
+    hint_top_k: int | None = Field(default=None, ge=0)
+    #: ``enable_thinking`` for the role's chat template (Qwen3's switch); ``None`` leaves the
+    #: variable unset: the backend's ``chat_template_kwargs``, else the template's own default.
+    designer_enable_thinking: bool | None = None
+    agent_enable_thinking: bool | None = None
     invalid_reward: float = -0.5
     duplicate_reward: float = 0.0
     timeout_reward: float = -0.5
@@ -106,6 +119,12 @@ class LoopSection(Strict):
     #: ``selfplay``: the designer proposes; ``fixed-pool``: environments come from ``pool``.
     mode: Literal["selfplay", "fixed-pool"] = "selfplay"
     pool: str | None = None
+
+    def template_kwargs(self, role: Literal["designer", "agent"]) -> dict[str, Any] | None:
+        """The chat template variables the role's prompts are rendered with (``None``: none of
+        its own, the backend's apply)."""
+        thinking = getattr(self, f"{role}_enable_thinking")
+        return None if thinking is None else {"enable_thinking": thinking}
 
     @model_validator(mode="after")
     def _pool_for_fixed_pool(self) -> "LoopSection":

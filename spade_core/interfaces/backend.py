@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -36,8 +36,19 @@ class GenerationBackend(ABC):
         temperature: float,
         seed: int | None = None,
         tools: list[dict[str, Any]] | None = None,
+        top_p: float | None = None,
+        top_k: int | None = None,
+        chat_template_kwargs: Mapping[str, Any] | None = None,
     ) -> list[Generation]:
-        """One completion per conversation, in order."""
+        """One completion per conversation, in order.
+
+        ``temperature`` 0 is greedy decoding; ``seed`` makes sampling reproducible. ``top_p``
+        (nucleus sampling, 1 disables) and ``top_k`` (0 disables) override the backend's own
+        setting for this call; ``None`` keeps it. ``chat_template_kwargs`` go to the chat
+        template when the prompt is rendered (``{"enable_thinking": False}`` for Qwen3), over
+        the backend's own; a template ignores those it does not use. A backend that cannot apply
+        a setting says so in its documentation (docs/backends.md), never silently drops it.
+        """
 
     def close(self) -> None:
         """Free the model; the default holds nothing."""
@@ -56,6 +67,10 @@ class TrainablePolicy:
     #: The torch module generation runs on, when a trainer may update it in place; ``None`` when
     #: generation runs elsewhere (a separate engine) and weights go through ``update_weights``.
     module: Any | None = None
+    #: Keyword arguments generation renders every prompt with (the backend's
+    #: ``chat_template_kwargs``, e.g. ``{"enable_thinking": False}``); a sample's own, from its
+    #: role, go over them. The trainer must render with the same to train on the same tokens.
+    chat_template_kwargs: dict[str, Any] = field(default_factory=dict)
 
 
 class TrainableBackend(GenerationBackend):

@@ -33,7 +33,8 @@ class ScriptedPolicy(GenerationBackend):
         self.action = action
         self.next_program = 0
 
-    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
         out = []
         for messages in conversations:
             system = messages[0]["content"] if messages else ""

@@ -112,6 +112,8 @@ def generate_hints(
     temperature: float,
     seed: int,
     systems: Sequence[str] | None = None,
+    top_p: float | None = None,
+    top_k: int | None = None,
 ) -> list[str]:
     """One hint per program: the environment's own ``info["hint"]`` when it gave one, otherwise
     the model's, generated in one batched call; ``systems`` are the instructions per program
@@ -122,7 +124,8 @@ def generate_hints(
     if need:
         generations = backend.generate(
             [hint_messages(programs[i], first_observations[i], systems[i]) for i in need],
-            max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+            max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, top_k=top_k,
+            seed=seed)
         for i, generation in zip(need, generations, strict=True):
             hints[i] = clean_hint(generation.text) or FALLBACK_HINT
     return [clean_hint(h) if h else h for h in hints]

@@ -210,6 +210,8 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
                         [p.attempt_prompts[-1] for p in part],
                         max_new_tokens=loop.designer_max_tokens,
                         temperature=loop.designer_temperature,
+                        top_p=loop.designer_top_p, top_k=loop.designer_top_k,
+                        chat_template_kwargs=loop.template_kwargs("designer"),
                         seed=seed + 1000 * attempt + start)
                     timer.advance("design", len(part))
                 for proposal, generation in zip(part, generations, strict=True):
@@ -445,7 +447,8 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
                     c.hint_backend or c.backend, [playable[i].program for i in fresh],
                     [playable[i].first_observation for i in fresh], [provided[i] for i in fresh],
                     max_new_tokens=loop.hint_max_tokens, temperature=loop.hint_temperature,
-                    seed=seed, systems=[_hint_system(c, playable[i].family) for i in fresh]
+                    top_p=loop.hint_top_p, top_k=loop.hint_top_k, seed=seed,
+                    systems=[_hint_system(c, playable[i].family) for i in fresh]
                 ) if fresh else []
                 for i, hint in zip(fresh, hints, strict=True):
                     p = playable[i]
@@ -466,7 +469,9 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
                 episodes, conversations = run_rollouts(
                     c.sandbox, c.backend, requests, max_turns=loop.max_turns,
                     max_new_tokens=loop.agent_max_tokens, temperature=loop.agent_temperature,
-                    seed=seed, on_done=lambda n: timer.advance("rollout", n), sessions=sessions,
+                    top_p=loop.agent_top_p, top_k=loop.agent_top_k,
+                    chat_template_kwargs=loop.template_kwargs("agent"), seed=seed,
+                    on_done=lambda n: timer.advance("rollout", n), sessions=sessions,
                     batch=batch, end_on_truncation=loop.end_on_truncation)
         finally:
             batch.close([s for o in opened if not isinstance(o, SandboxError) for s in o[1:]])

@@ -11,7 +11,7 @@ worker. Untrusted code never runs in this process.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +62,9 @@ def run_rollouts(
     max_new_tokens: int,
     temperature: float,
     seed: int,
+    top_p: float | None = None,
+    top_k: int | None = None,
+    chat_template_kwargs: Mapping[str, Any] | None = None,
     on_done: Callable[[int], None] | None = None,
     sessions: Sequence[Sequence[SandboxSession]] | None = None,
     batch: SessionBatch | None = None,
@@ -73,7 +76,8 @@ def run_rollouts(
     ``open`` call: one worker hosting all their instances when the sandbox can. ``sessions``, when
     given, are already open (one per seed of each request; not yet reset) and are used instead;
     the caller then closes them. ``on_done(n)`` is told each time ``n`` more episodes have ended
-    (progress bars).
+    (progress bars). ``top_p``, ``top_k`` and ``chat_template_kwargs`` go to every generation
+    call (``None``: the backend's own).
 
     Each reply is stepped as its family's :meth:`~EnvFamily.action_from_reply`; the
     conversation keeps the reply itself. With ``end_on_truncation``, a reply cut off at
@@ -109,7 +113,8 @@ def run_rollouts(
             for group in by_tools.values():
                 generations = backend.generate(
                     [item.messages for item in group], max_new_tokens=max_new_tokens,
-                    temperature=temperature, seed=seed + turn, tools=group[0].tools)
+                    temperature=temperature, seed=seed + turn, tools=group[0].tools,
+                    top_p=top_p, top_k=top_k, chat_template_kwargs=chat_template_kwargs)
                 for item, generation in zip(group, generations, strict=True):
                     replies[id(item)] = generation.text
                     if end_on_truncation and generation.finish_reason == "length":

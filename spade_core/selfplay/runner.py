@@ -354,7 +354,8 @@ def open_window(c: Components, loop: Any, iteration: int,
                           rollout_logps=logps[k] if logps is not None else None,
                           fixed_reward=None if s.meta["played"] else float(s.reward),
                           meta={k: v for k, v in s.meta.items()
-                                if k in ("attempt", "repair", "temperature")})
+                                if k in ("attempt", "repair", "temperature",
+                                         "chat_template_kwargs")})
                for k, s in enumerate(held)]
     return Window(start=iteration, designs=designs,
                   env_ids=[p.env_id for p in proposals if p.difficulty is not None])

@@ -4,6 +4,8 @@ and the agent's unhinted episodes, with their rewards and the designer's advanta
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 from spade_core.config.schema import LoopSection
 from spade_core.interfaces import TrainingSample
 from spade_core.records import Episode, Role
@@ -23,6 +25,13 @@ def env_reward_scale(loop: LoopSection, agent_samples: int, designer_samples: in
     if agent_samples <= 0 or designer_samples <= 0:
         return 1.0
     return float(min(agent_samples / designer_samples * interval, loop.env_reward_scale_cap))
+
+
+def _template_meta(loop: LoopSection, role: Literal["designer", "agent"]) -> dict[str, Any]:
+    """``chat_template_kwargs`` in a sample's meta when its role set any, so that the trainer
+    renders the conversation as generation did."""
+    kwargs = loop.template_kwargs(role)
+    return {"chat_template_kwargs": kwargs} if kwargs else {}
 
 
 def designer_samples(loop: LoopSection, proposals: list[Proposal]) -> list[TrainingSample]:
@@ -45,6 +54,7 @@ def designer_samples(loop: LoopSection, proposals: list[Proposal]) -> list[Train
                 reward=reward, group=p.env_id,
                 meta={"attempt": attempt, "repair": prompt is not p.prompt,
                       "temperature": loop.designer_temperature,
+                      **_template_meta(loop, "designer"),
                       "skill": p.target.skill or p.family.name, "family": p.family.name,
                       "played": last and p.difficulty is not None}))
     return samples
@@ -60,7 +70,8 @@ def agent_samples(loop: LoopSection, proposals: list[Proposal]) -> list[Training
             if episode.hinted and not loop.train_on_hinted:
                 continue
             meta: dict[str, object] = {"seed": episode.seed, "hinted": episode.hinted,
-                                       "temperature": loop.agent_temperature}
+                                       "temperature": loop.agent_temperature,
+                                       **_template_meta(loop, "agent")}
             masked = masked_turns(episode, conversation)
             if masked:
                 meta["masked_turns"] = masked

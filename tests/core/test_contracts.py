@@ -95,7 +95,7 @@ def test_a_component_that_does_not_subclass_its_base_is_refused_when_built():
 def test_a_backend_batch_size_defaults_to_none():
     class Echo(GenerationBackend):
         def generate(self, conversations, *, max_new_tokens, temperature, seed=None,  # noqa
-                     tools=None):
+                     tools=None, top_p=None, top_k=None, chat_template_kwargs=None):
             return []
 
     assert Echo().batch_size is None

@@ -29,7 +29,8 @@ class FakeGoldBackend(GenerationBackend):
         turn = sum(1 for m in conversation if m.get("role") == "assistant")
         return replies[min(turn, len(replies) - 1)]
 
-    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
         return [Generation(text=self.reply(c, tools)) for c in conversations]
 
 
@@ -37,7 +38,8 @@ class FakeWrongBackend(GenerationBackend):
     """Always wrong: a junk boxed answer, or with tools a call to the first tool without
     arguments (so irrelevance items fail too)."""
 
-    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
         return [Generation(text=wrong_reply(tools)) for _ in conversations]
 
 

@@ -49,7 +49,8 @@ class OpenAITestServer:
             generation = self.backend.generate(
                 [body["messages"]], max_new_tokens=int(body.get("max_tokens", 16)),
                 temperature=float(body.get("temperature", 1.0)), seed=body.get("seed"),
-                tools=body.get("tools"))[0]
+                tools=body.get("tools"), top_p=body.get("top_p"), top_k=body.get("top_k"),
+                chat_template_kwargs=body.get("chat_template_kwargs"))[0]
         choice: dict[str, Any] = {
             "index": 0,
             "message": {"role": "assistant", "content": generation.text},

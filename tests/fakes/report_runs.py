@@ -63,7 +63,8 @@ class FakeRiddleFamily(FakeFamily):
 class FakeFateBackend(FakeScriptedBackend):
     """The agent's answer depends on the question's words (see the module docstring)."""
 
-    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
         out = super().generate(conversations, max_new_tokens=max_new_tokens,
                                temperature=temperature, seed=seed, tools=tools)
         fixed = []

@@ -101,12 +101,18 @@ class FakeScriptedBackend(GenerationBackend):
         self.repairable = repairable
         self.designer_prompts = []
         self.calls = 0
+        #: ``(role, temperature, top_p, top_k, chat_template_kwargs)`` of every prompt.
+        self.sampling = []
 
-    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
         self.calls += 1
         out = []
         for messages in conversations:
             system = messages[0]["content"]
+            role = ("designer" if system.startswith("You are an environment designer") else
+                    "hint" if system.startswith("You are a coach") else "agent")
+            self.sampling.append((role, temperature, top_p, top_k, chat_template_kwargs))
             text = " ".join(m["content"] for m in messages)
             if system.startswith("You are an environment designer"):
                 self.designer_prompts.append(messages)

@@ -52,7 +52,8 @@ class FakeScriptedBackend(GenerationBackend):
         self.replies = replies
         self.calls = 0
 
-    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
         out = []
         for _ in conversations:
             out.append(Generation(text=self.replies[self.calls % len(self.replies)]))

@@ -107,6 +107,35 @@ def test_without_repairs_a_retry_samples_the_first_prompt_again(tmp_path):
     assert prompts[0] == prompts[2]
 
 
+def test_each_role_samples_with_its_own_top_p_top_k_and_thinking(tmp_path):
+    """Designer, agent and hint calls each carry their role's loop keys (repair turns and
+    replays included); unset keys reach the backend as None, i.e. its own settings."""
+    plugin = FakeSelfPlayPlugin(texts=["broken doc"], repairable=True)
+    one_iteration(tmp_path, plugin, designer_temperature=0.6, designer_top_p=0.95,
+                  designer_top_k=20, designer_enable_thinking=True, agent_temperature=0.6,
+                  agent_top_p=0.9, agent_top_k=5, agent_enable_thinking=False, hint_top_p=0.8)
+    seen = {}
+    for role, *settings in plugin.backends[0].sampling:
+        seen.setdefault(role, set()).add(repr(settings))
+    assert seen == {
+        "designer": {repr([0.6, 0.95, 20, {"enable_thinking": True}])},
+        "agent": {repr([0.6, 0.9, 5, {"enable_thinking": False}])},
+        "hint": {repr([0.3, 0.8, None, None])},
+    }
+    plugin = FakeSelfPlayPlugin()
+    one_iteration(tmp_path / "defaults", plugin)
+    assert {tuple(s[2:]) for s in plugin.backends[0].sampling} == {(None, None, None)}
+
+
+def test_sampling_keys_are_validated(tmp_path):
+    from spade_core.errors import ConfigError
+
+    for key, value in [("agent_top_p", 0.0), ("designer_top_p", 1.5), ("hint_top_k", -1),
+                       ("designer_enable_thinking", "maybe")]:
+        with pytest.raises(ConfigError, match=key):
+            one_iteration(tmp_path, FakeSelfPlayPlugin(), **{key: value})
+
+
 def test_mastered_env_then_refused_as_duplicate(tmp_path):
     loop = dict(FAKE_RUN_CONFIG["loop"], schedule="frontier")
     run_dir, recorder = make_run(tmp_path, {"loop": loop}, always_right=True, texts=["same doc"])

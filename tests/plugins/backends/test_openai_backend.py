@@ -73,6 +73,29 @@ def test_tools_reach_the_server_and_its_template(fresh):
     assert fresh.requests[-1]["tools"] == [tool]
 
 
+def test_top_p_top_k_and_template_kwargs_reach_the_server(fresh):
+    """Sent only when given (OpenAI's own API refuses top_k and chat_template_kwargs), over
+    extra_body; the test server samples with them, so top_k=1 is greedy at any temperature."""
+    greedy = [bundled_backend().generate([c], max_new_tokens=8, temperature=0.0)[0].text
+              for c in CONVERSATIONS]
+    client = OpenAIBackend(fresh.url, "smollm2-test",
+                           extra_body={"chat_template_kwargs": {"enable_thinking": True,
+                                                                "custom": 1}})
+    plain = client.generate(CONVERSATIONS[:1], max_new_tokens=2, temperature=0.0)
+    assert plain[0].text and not {"top_p", "top_k"} & set(fresh.requests[-1])
+    assert fresh.requests[-1]["chat_template_kwargs"] == {"enable_thinking": True, "custom": 1}
+    fresh.requests.clear()
+    gens = client.generate(CONVERSATIONS, max_new_tokens=8, temperature=1.5, seed=2, top_k=1,
+                           top_p=0.95, chat_template_kwargs={"enable_thinking": False})
+    assert [g.text for g in gens] == greedy
+    for body in fresh.requests:
+        assert body["top_k"] == 1 and body["top_p"] == 0.95
+        assert body["chat_template_kwargs"] == {"enable_thinking": False, "custom": 1}
+    with pytest.raises(GenerationError, match="top_p must be in"):
+        client.generate(CONVERSATIONS, max_new_tokens=2, temperature=0.0, top_p=2.0)
+    client.close()
+
+
 def test_structured_tool_calls_become_protocol_text(monkeypatch):
     client = OpenAIBackend("http://127.0.0.1:9/v1", "m")
     reply = {"choices": [{"finish_reason": "tool_calls", "message": {"content": None, "tool_calls": [

@@ -129,6 +129,67 @@ def test_trl_template_can_be_chosen_for_tools():
         ChatFormatter(tokenizer, chat_template="no-such-template.jinja")
 
 
+def test_top_k_one_and_a_tiny_top_p_sample_the_greedy_reply(backend):
+    """Per-call truncation really reaches the sampler: with only the likeliest token left, any
+    temperature reproduces greedy decoding, while plain sampling at that temperature does not."""
+    greedy = backend.generate(CONVERSATIONS, max_new_tokens=12, temperature=0.0)
+    hot = dict(max_new_tokens=12, temperature=1.5, seed=3)
+    plain = backend.generate(CONVERSATIONS, **hot)
+    top_k = backend.generate(CONVERSATIONS, top_k=1, **hot)
+    top_p = backend.generate(CONVERSATIONS, top_p=1e-6, **hot)
+    ids = [g.completion_ids for g in greedy]
+    assert [g.completion_ids for g in plain] != ids
+    assert [g.completion_ids for g in top_k] == ids == [g.completion_ids for g in top_p]
+    # None keeps the backend's own setting (off here): the same draw as no argument at all
+    again = backend.generate(CONVERSATIONS, top_p=None, top_k=None, **hot)
+    assert [g.completion_ids for g in again] == [g.completion_ids for g in plain]
+    with pytest.raises(GenerationError, match="top_p must be in"):
+        backend.generate(CONVERSATIONS, top_p=0.0, **hot)
+    with pytest.raises(GenerationError, match="top_k must be >= 0"):
+        backend.generate(CONVERSATIONS, top_k=-1, **hot)
+
+
+def test_backend_top_k_option_is_the_default_a_call_overrides():
+    from plugins.backends.transformers_backend import TransformersBackend
+
+    narrow = TransformersBackend(bundled_model().path, device="cpu", top_k=1)
+    hot = dict(max_new_tokens=10, temperature=1.5, seed=3)
+    greedy = narrow.generate(CONVERSATIONS, max_new_tokens=10, temperature=0.0)
+    assert [g.completion_ids for g in narrow.generate(CONVERSATIONS, **hot)] == \
+        [g.completion_ids for g in greedy]
+    assert [g.completion_ids for g in narrow.generate(CONVERSATIONS, top_k=0, **hot)] != \
+        [g.completion_ids for g in greedy]
+    narrow.close()
+
+
+def test_chat_template_kwargs_reach_the_template(backend):
+    """SmolLM2's template ignores ``enable_thinking``; Qwen3's (TRL's copy) honours it, per call
+    and as the backend's option, and the prompt generation starts from shows it."""
+    from plugins.backends.transformers_backend import TransformersBackend
+
+    conv = CONVERSATIONS[:1]
+    assert backend.formatter.render(conv[0], chat_template_kwargs={"enable_thinking": False}) \
+        == backend.formatter.render(conv[0])
+    qwen = TransformersBackend(bundled_model().path, device="cpu", chat_template="trl:qwen3")
+    off = {"enable_thinking": False}
+    [default] = qwen.generate(conv, max_new_tokens=2, temperature=0.0)
+    [no_think] = qwen.generate(conv, max_new_tokens=2, temperature=0.0, chat_template_kwargs=off)
+    assert qwen.tokenizer.decode(default.prompt_ids).endswith("<|im_start|>assistant\n")
+    assert qwen.tokenizer.decode(no_think.prompt_ids).endswith(
+        "<|im_start|>assistant\n<think>\n\n</think>\n\n")
+    qwen.close()
+    quiet = TransformersBackend(bundled_model().path, device="cpu", chat_template="trl:qwen3",
+                                chat_template_kwargs=off)
+    assert quiet.formatter.render(conv[0]).endswith("</think>\n\n")
+    assert quiet.policy().chat_template_kwargs == off  # the trainer renders as generation did
+    # a call's own variables go over the backend's
+    assert quiet.formatter.render(conv[0], chat_template_kwargs={"enable_thinking": True}) \
+        .endswith("<|im_start|>assistant\n")
+    quiet.close()
+    with pytest.raises(ConfigError, match="tokenize are arguments of apply_chat_template"):
+        backend.formatter.render(conv[0], chat_template_kwargs={"tokenize": True})
+
+
 def test_invalid_requests_are_clear_errors(backend):
     with pytest.raises(GenerationError, match="max_new_tokens"):
         backend.generate(CONVERSATIONS, max_new_tokens=0, temperature=0.0)

@@ -160,6 +160,29 @@ def test_server_backend_sends_token_id_prompts_and_reads_token_ids(stub_server, 
     backend.close()
 
 
+def test_server_backend_sends_a_calls_sampling_and_renders_its_template_kwargs(stub_server,
+                                                                               tmp_path):
+    from fakes.bundled_model import bundled_model
+
+    from plugins.backends.vllm_server import VLLMServerBackend
+
+    backend = VLLMServerBackend(bundled_model().path, url=stub_server.url, weights_dir=tmp_path,
+                                startup_timeout_s=5, chat_template="trl:qwen3", top_p=0.9,
+                                top_k=40, chat_template_kwargs={"enable_thinking": True})
+    conv = [{"role": "user", "content": "hi"}]
+    [default] = backend.generate([conv], max_new_tokens=3, temperature=0.6, seed=1)
+    [chosen] = backend.generate([conv], max_new_tokens=3, temperature=0.6, seed=2, top_p=0.95,
+                                top_k=20, chat_template_kwargs={"enable_thinking": False})
+    bodies = {b["seed"]: b for b in stub_server.completions}
+    assert (bodies[1]["top_p"], bodies[1]["top_k"]) == (0.9, 40)  # the backend's options
+    assert (bodies[2]["top_p"], bodies[2]["top_k"]) == (0.95, 20)  # the call's
+    assert backend.tokenizer.decode(bodies[1]["prompt"]).endswith("<|im_start|>assistant\n")
+    assert backend.tokenizer.decode(bodies[2]["prompt"]).endswith("</think>\n\n")
+    assert chosen.prompt_ids == bodies[2]["prompt"] != default.prompt_ids
+    assert backend.policy().chat_template_kwargs == {"enable_thinking": True}
+    backend.close()
+
+
 def test_server_backend_pushes_weights_as_a_file_and_resets_the_cache(stub_server, tmp_path):
     import torch
 

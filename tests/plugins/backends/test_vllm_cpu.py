@@ -144,6 +144,11 @@ def _check_like_transformers(backend: Any, reference: Any, original_greedy: list
     again = backend.generate(PROMPTS[:2] * 2, max_new_tokens=16, temperature=1.0, seed=3)
     assert [g.completion_ids for g in sampled] == [g.completion_ids for g in again]
     assert sampled[0].completion_ids != sampled[2].completion_ids  # seed 3 against seed 5
+    # a call's top-k / top-p reach vLLM's sampler: only the likeliest token left is greedy
+    hot = dict(max_new_tokens=TOKENS, temperature=1.5, seed=3)
+    for narrow in (backend.generate(PROMPTS, top_k=1, **hot),
+                   backend.generate(PROMPTS, top_p=1e-6, **hot)):
+        assert [g.completion_ids for g in narrow] == [g.completion_ids for g in gens]
 
 
 def _check_weight_push(backend: Any, perturbed: tuple[dict[str, Any], list[Any]]) -> None:

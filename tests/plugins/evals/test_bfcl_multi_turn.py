@@ -56,7 +56,8 @@ class CountingBackend(GenerationBackend):
     def __init__(self, inner: GenerationBackend) -> None:
         self.inner, self.asked = inner, 0
 
-    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
         self.asked += len(conversations)
         return self.inner.generate(conversations, max_new_tokens=max_new_tokens,
                                    temperature=temperature, seed=seed, tools=tools)
@@ -68,7 +69,8 @@ class ScriptedBackend(GenerationBackend):
     def __init__(self, replies: list[str]) -> None:
         self.replies = list(replies)
 
-    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
         return [Generation(text=self.replies.pop(0) if self.replies else "<answer>done</answer>")
                 for _ in conversations]
 

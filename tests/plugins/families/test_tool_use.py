@@ -282,7 +282,8 @@ class FakeSolutionBackend:
     def __init__(self, replies: list[str]) -> None:
         self.replies, self.tools_seen = list(replies), []
 
-    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
         from spade_core.interfaces.backend import Generation
 
         self.tools_seen.append(tools)

@@ -76,6 +76,36 @@ def test_long_prompts_are_skipped_and_counted(encoder):
     assert encode_samples(no_turn, encoder, 2048)[1] == {"designer_samples_unencodable": 1}
 
 
+def test_a_roles_template_variables_render_the_sample_as_generation_did(tokenizer):
+    """Qwen3's template with ``enable_thinking`` false puts an empty think block in the prompt:
+    a sample whose role set it (meta) or whose backend set it (policy) trains on the reply
+    only; without the variable that block would be trained on as if the policy wrote it."""
+    from plugins.backends.chat_format import load_template
+    from plugins.trainers.samples import policy_render
+    from spade_core.interfaces import TrainablePolicy
+
+    end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    messages = [{"role": "user", "content": "6 x 7?"}, {"role": "assistant", "content": "42"}]
+
+    def trained(policy, meta):
+        encoder = ConversationEncoder(policy_render(policy), lambda text: tokenizer(
+            text, add_special_tokens=False)["input_ids"], [end])
+        [row], _ = encode_samples([TrainingSample("agent", messages, 1.0, meta=meta)], encoder,
+                                  2048)
+        return (tokenizer.decode(row.prompt_ids),
+                tokenizer.decode([t for t, m in zip(row.completion_ids, row.env_mask) if m]))
+
+    qwen3 = load_template("trl:qwen3")
+    plain = TrainablePolicy(tokenizer, qwen3, [end])
+    off = {"enable_thinking": False}
+    prompt, reply = trained(plain, {"chat_template_kwargs": off})
+    assert prompt.endswith("assistant\n<think>\n\n</think>\n\n") and reply == "42<|im_end|>"
+    assert trained(TrainablePolicy(tokenizer, qwen3, [end], chat_template_kwargs=off), {}) \
+        == (prompt, reply)
+    prompt, reply = trained(plain, {})
+    assert prompt.endswith("assistant\n") and reply.startswith("<think>")
+
+
 def _rows(rewards):
     return [EncodedSample(role, group, r, [1], [2], [1]) for role, group, r in rewards]
 
