@@ -235,7 +235,7 @@ class ToolUseFamily(SourceFamily):
         return tool_use_actions(solution, tools)
 
     def hint_instructions(self) -> str:
-        from spade_core.selfplay.hints import TOOL_USE_HINT_SYSTEM
+        from spade_core.hint_prompts import TOOL_USE_HINT_SYSTEM
 
         return TOOL_USE_HINT_SYSTEM
 

@@ -113,7 +113,7 @@ class EnvFamily(ABC):
         """The system prompt of the hint call for this family's environments (with
         ``hints.prompt: family``). The default asks for a game hint: the key insight and the
         answer format, never the answer; the ``tool-use`` family asks for a procedural strategy."""
-        from spade_core.selfplay.hints import GAME_HINT_SYSTEM
+        from spade_core.hint_prompts import GAME_HINT_SYSTEM
 
         return GAME_HINT_SYSTEM
 

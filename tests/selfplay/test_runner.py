@@ -281,7 +281,7 @@ def test_hints_backend_writes_the_hints_and_the_policy_writes_none(tmp_path):
 
 @pytest.mark.parametrize("prompt", ["family", "single"])
 def test_hints_prompt_picks_the_familys_instructions_or_the_single_prompt(tmp_path, prompt):
-    from spade_core.selfplay.hints import GAME_HINT_SYSTEM, HINT_SYSTEM
+    from spade_core.hint_prompts import GAME_HINT_SYSTEM, HINT_SYSTEM
 
     plugin = FakeSelfPlayPlugin()
     make_run_with = load_test_plugins(plugin, designer_plugin, estimators_plugin, trainers_plugin)

@@ -242,7 +242,7 @@ def test_documented_third_party_family_example_works():
 
 
 def test_hint_instructions_and_contradictions_are_the_familys():
-    from spade_core.selfplay.hints import GAME_HINT_SYSTEM, TOOL_USE_HINT_SYSTEM
+    from spade_core.hint_prompts import GAME_HINT_SYSTEM, TOOL_USE_HINT_SYSTEM
 
     assert ReasoningFamily().hint_instructions() == GAME_HINT_SYSTEM  # the default
     assert ToolUseFamily().hint_instructions() == TOOL_USE_HINT_SYSTEM

@@ -97,7 +97,8 @@ class FakeScriptedBackend:
     def __init__(self, script: list[tuple[str, str]]) -> None:
         self.script = list(script)
 
-    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
         text, finish = self.script.pop(0)
         return [Generation(text=text, finish_reason=finish) for _ in conversations]
 

@@ -318,7 +318,8 @@ class FakeScriptedToolBackend:
     def __init__(self, replies: list[str]) -> None:
         self.replies = list(replies)
 
-    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None):
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
         from spade_core.interfaces.backend import Generation
 
         reply = self.replies.pop(0)
