@@ -13,6 +13,17 @@ def spade():
     return run_spade
 
 
+@pytest.fixture(scope="module")
+def process_sandbox():
+    """The real ``process`` sandbox with its default options, one per test module (a test file
+    that needs other limits defines its own fixture of this name)."""
+    from spade_core.plugins import load_plugins
+
+    box = load_plugins().registry.build("sandbox", "process", {}, "sandbox")
+    yield box
+    box.close()
+
+
 @pytest.fixture(scope="session")
 def scoring_sandbox():
     """One real process sandbox (two fork servers) shared by the eval-suite tests, which

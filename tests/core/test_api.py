@@ -193,18 +193,6 @@ def _quickstart_program() -> str:
     return fill(CHOICE_SKELETON, CHOICE_EXAMPLES["logic"][1])
 
 
-@pytest.fixture(scope="module")
-def process_sandbox():
-    """The real ``process`` sandbox, for the rewards ``open_env`` must reproduce."""
-    from spade_core.plugins import load_plugins
-
-    registry = load_plugins().registry
-    if ("sandbox", "process") not in registry.components:
-        pytest.skip("no sandbox named 'process' is registered")
-    built = registry.build("sandbox", "process", {}, "sandbox")
-    yield built
-    built.close()
-
 
 def _sandbox_episode(sandbox, source, family, seed, actions):
     """Observations and rewards the sandbox itself gives for ``actions`` after ``reset(seed)``."""

@@ -109,18 +109,6 @@ def test_make_env_opens_lazily():
     env.close()
 
 
-@pytest.fixture(scope="module")
-def process_sandbox():
-    from spade_core.components import BuildContext
-    from spade_core.plugins import load_plugins
-
-    component = load_plugins().registry.components.get(("sandbox", "process"))
-    if component is None:
-        pytest.skip("no sandbox named 'process' is registered yet (`spade plugins`)")
-    sandbox = component.build(component.options() if component.options else {}, BuildContext())
-    yield sandbox
-    sandbox.close()
-
 
 @pytest.mark.slow
 @pytest.mark.parametrize("family,program", SEEDS, ids=IDS)

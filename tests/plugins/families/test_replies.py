@@ -103,18 +103,6 @@ class FakeScriptedBackend:
         return [Generation(text=text, finish_reason=finish) for _ in conversations]
 
 
-@pytest.fixture(scope="module")
-def process_sandbox():
-    from spade_core.components import BuildContext
-    from spade_core.plugins import load_plugins
-
-    component = load_plugins().registry.components.get(("sandbox", "process"))
-    if component is None:
-        pytest.skip("no sandbox named 'process' is registered (`spade plugins`)")
-    sandbox = component.build(component.options() if component.options else {}, BuildContext())
-    yield sandbox
-    sandbox.close()
-
 
 def _play(sandbox, family, script, **options):
     from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts

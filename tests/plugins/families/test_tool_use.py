@@ -326,18 +326,6 @@ class FakeScriptedToolBackend:
         return [Generation(text=reply) for _ in conversations]
 
 
-@pytest.fixture(scope="module")
-def process_sandbox():
-    from spade_core.components import BuildContext
-    from spade_core.plugins import load_plugins
-
-    component = load_plugins().registry.components.get(("sandbox", "process"))
-    if component is None:
-        pytest.skip("no sandbox named 'process' is registered (`spade plugins`)")
-    sandbox = component.build(component.options() if component.options else {}, BuildContext())
-    yield sandbox
-    sandbox.close()
-
 
 def test_reference_protocol_in_the_real_sandbox(process_sandbox):
     """Answer first, one call per reply, -0.1 for a malformed call (0.0 for an unknown tool), and
