@@ -64,3 +64,34 @@ def test_a_hint_contradicting_the_reasoning_programs_answer_is_counted(tmp_path)
     assert (rows[0]["hints"], rows[0]["hints_checked"], rows[0]["hints_contradict"]) == (1, 1, 1)
     (detail,) = [json.loads(p.read_text()) for p in run_dir.glob("envs/*.json")]
     assert detail["family"] == "reasoning" and detail["hint_diagnostics"]["contradicts"] is True
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ablation", ["corpus=none", "memory=none"])
+def test_the_quickstart_runs_without_a_corpus_and_without_a_memory(tmp_path, ablation):
+    """The no-corpus and no-memory ablations at quickstart size with the real model: the run
+    completes, its designs came from empty documents (or the run kept no memory folder)."""
+    run_dir = tmp_path / "run"
+    overrides = ["--set", ablation, "--set", f"run.dir={run_dir}", "--set", "run.iterations=1",
+                 "--set", "trainer=none", "--set", "loop.envs_per_iteration=2",
+                 "--set", "loop.rollouts_per_env=2", "--set", "loop.max_turns=1",
+                 "--set", "loop.designer_max_tokens=96", "--set", "loop.agent_max_tokens=24",
+                 "--set", "loop.hint_max_tokens=32"]
+    if ablation == "corpus=none":
+        overrides += ["--set", "memory.options.mastery_rollouts=2",
+                      "--set", "memory.options.too_hard_rollouts=2"]
+    else:
+        overrides += ["--set", "memory.options={}"]
+    result = run_spade("run", str(ROOT / "configs" / "quickstart.yaml"), *overrides,
+                       timeout=900, env={"OMP_NUM_THREADS": "1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["iterations_completed"] == 1
+    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert rows[0]["envs_proposed"] == 2
+    details = [json.loads(p.read_text()) for p in (run_dir / "envs").glob("*.json")]
+    assert details and all(d["designer_completion"].strip() for d in details)
+    if ablation == "corpus=none":
+        assert all(d["doc_id"].startswith("none:") for d in details)
+    else:
+        assert not (run_dir / "memory").exists()
