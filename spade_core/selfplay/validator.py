@@ -11,14 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from spade_core.interfaces import GenerationBackend
 from spade_core.records import Verdict, VerdictCategory
 
 if TYPE_CHECKING:
     from spade_core.config.schema import LLMValidatorSection
-    from spade_core.selfplay.iteration import Proposal
 
 __all__ = ["LLMValidator", "accepts", "validator_messages", "llm_validate"]
 
@@ -67,13 +66,14 @@ def _rejected(verdict: Verdict | None, reply: str) -> Verdict:
         reason = "..." + reason[-REASON_CHARS:]
     base = verdict or Verdict(valid=True, category=str(VerdictCategory.OK), message="valid")
     return replace(base, valid=False, category=str(VerdictCategory.LLM_REJECTED),
-                   message=f"the LLM validator judged the environment broken: {reason}",
+                   message=f"the LLM validator rejected the environment: {reason}",
                    details={**base.details, "llm_validator": reply})
 
 
 def llm_validate(validator: LLMValidator, policy: GenerationBackend,
-                 proposals: Sequence["Proposal"], seed: int) -> None:
-    """Ask the validator about each proposal (valid programs only: the caller picks them), in one
+                 proposals: Sequence[Any], seed: int) -> None:
+    """Ask the validator about each proposal (the loop's ``Proposal``: ``program``, ``family``,
+    ``verdict``, ``validator_verdicts``; valid programs only: the caller picks them), in one
     batched call; a rejection replaces the proposal's verdict with ``llm_rejected`` (the reply in
     its details). Each proposal's ``validator_verdicts`` records the call's outcome."""
     if not proposals:
