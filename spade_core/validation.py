@@ -8,6 +8,8 @@ full reward), triviality (junk actions must not) and termination (some episode m
 independent instances per program, opened with one ``open_many`` (one worker in the ``process``
 sandbox): the reference checks; the reset-determinism check and the solution replay; the
 step-determinism check and the junk episodes, separated by resets as an agent's episodes would be.
+With ``reset_gate``, a program that passes them all then meets the reference's "criteria at reset"
+gate (:func:`check_criteria_at_reset`), on three more instances.
 
 A sandbox provides isolation only. What it returns is checked here again (:func:`typed_step`),
 so a sandbox that forwards a program's values unchecked still gets the same verdicts.
