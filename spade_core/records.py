@@ -32,6 +32,8 @@ class VerdictCategory(StrEnum):
     TRIVIAL = "trivial"
     ENDLESS = "endless"
     CONTAMINATED = "contaminated"
+    CRITERIA_AT_RESET = "criteria_at_reset"
+    LLM_REJECTED = "llm_rejected"
 
 
 class EnvStatus(StrEnum):

@@ -8,6 +8,8 @@ full reward), triviality (junk actions must not) and termination (some episode m
 independent instances per program, opened with one ``open_many`` (one worker in the ``process``
 sandbox): the reference checks; the reset-determinism check and the solution replay; the
 step-determinism check and the junk episodes, separated by resets as an agent's episodes would be.
+With ``reset_gate``, a program that passes them all then meets the reference's "criteria at reset"
+gate (:func:`check_criteria_at_reset`), on three more instances.
 
 A sandbox provides isolation only. What it returns is checked here again (:func:`typed_step`),
 so a sandbox that forwards a program's values unchecked still gets the same verdicts.
@@ -68,13 +70,17 @@ class ValidationOptions:
     seeds: tuple[int, int] = (42, 123)
     #: Programs validated at once (``None``: two per CPU).
     concurrency: int | None = None
+    #: The "criteria at reset" gate (``validation.reset_gate``): refuse a program whose success
+    #: criteria raise on the state reset leaves, on every seed of ``reset_gate_seeds``.
+    reset_gate: bool = False
+    reset_gate_seeds: tuple[int, ...] = (0, 1, 2)
 
     @classmethod
     def from_config(cls, config: "SpadeConfig") -> "ValidationOptions":
         """A run's settings: the ``validation`` section and ``loop.success_threshold``."""
         section = config.validation
         return cls(junk_steps=section.junk_steps, max_solution_steps=section.max_solution_steps,
-                   concurrency=section.concurrency,
+                   concurrency=section.concurrency, reset_gate=section.reset_gate,
                    success_threshold=config.loop.success_threshold)
 
 
@@ -302,6 +308,54 @@ def check_outcome(options: ValidationOptions, found: Findings) -> None:
         raise Invalid("trivial", f"the junk action {found.trivial!r} repeated reaches full reward")
 
 
+def check_criteria_at_reset(sandbox: "Sandbox", program: str, family: "EnvFamily | None",
+                            options: ValidationOptions, found: Findings) -> None:
+    """The reference's "criteria at reset" gate, run in the sandbox: one instance per seed of
+    ``options.reset_gate_seeds`` is reset and sent the family's :meth:`~EnvFamily.criteria_probe`,
+    which applies each of the program's success criteria to its initial state. :class:`Invalid`
+    (``criteria_at_reset``) only when on every seed that could be evaluated at least one criterion
+    raised: such a step can never be completed, whatever the data. Seeds whose reset or probe
+    fails are skipped; a program without criteria, or a family without a probe, passes. Criteria
+    that are merely false (or already true) at reset pass."""
+    probe = family.criteria_probe() if family is not None else None
+    if not probe:
+        return
+    seeds = options.reset_gate_seeds
+    try:
+        sessions = sandbox.open_many(program, len(seeds), family=family)
+    except SandboxError:
+        return
+    reports: dict[str, Any] = {}
+    try:
+        for seed, session in zip(seeds, sessions, strict=True):
+            try:
+                session.reset(seed)
+                info = session.step(probe).info
+            except SandboxError:
+                continue
+            report = info.get("criteria_at_reset") if isinstance(info, dict) else None
+            if not isinstance(report, dict) or not isinstance(report.get("raised"), list):
+                continue
+            if not report.get("criteria"):
+                return  # no criteria: not a criteria-gated program
+            reports[str(seed)] = report
+    finally:
+        for session in sessions:
+            try:
+                session.close()
+            except SandboxError:
+                pass
+    found.details["criteria_at_reset"] = reports
+    if reports and all(r["raised"] for r in reports.values()):
+        first = {seed: r["raised"][0] for seed, r in reports.items()}
+        said = "; ".join(f"seed {seed}: criterion {e.get('index')} raised {e.get('error')}"
+                         for seed, e in first.items())
+        raise Invalid("criteria_at_reset", "a success criterion (_message_criteria) raises on "
+                      f"the state reset() leaves, on every seed tried ({said}); such a step can "
+                      "never be completed. Make every criterion read only keys and types that "
+                      "reset() puts in _state.")
+
+
 # -- programs -------------------------------------------------------------------------------------
 
 
@@ -331,6 +385,8 @@ def validate_program(sandbox: "Sandbox", program: str, family: "EnvFamily | None
         check_step_determinism(sessions[2], options, found)
         check_junk(sessions[2], family, options, found)
         check_outcome(options, found)
+        if options.reset_gate:
+            check_criteria_at_reset(sandbox, program, family, options, found)
     except Invalid as exc:
         return verdict(exc.category, str(exc))
     except SandboxError as exc:

@@ -24,6 +24,10 @@ from plugins.families.steering import (
     rotate,
 )
 
+#: The action ``ToolUseBaseEnv`` answers with its criteria applied to its state (the same string
+#: as the prelude's ``CRITERIA_PROBE``; a test keeps them equal).
+CRITERIA_PROBE = "<spade-criteria-probe/>"
+
 BASE_METHODS: tuple[str, ...] = (
     "__init__", "reset", "step", "solution", "close", "get_tools", "execute_tool",
     "_check_answer", "_advance_if_done", "_incorrect_answer_feedback", "_obs_suffix",
@@ -238,6 +242,16 @@ class ToolUseFamily(SourceFamily):
         from spade_core.hint_prompts import TOOL_USE_HINT_SYSTEM
 
         return TOOL_USE_HINT_SYSTEM
+
+    def validator_instructions(self) -> str:
+        from spade_core.validator_prompts import TOOL_USE_VALIDATOR_SYSTEM
+
+        return TOOL_USE_VALIDATOR_SYSTEM
+
+    def criteria_probe(self) -> str | None:
+        """``ToolUseBaseEnv`` answers this action with its ``_message_criteria`` applied to
+        ``_state`` (the prelude's ``CRITERIA_PROBE``)."""
+        return CRITERIA_PROBE
 
     def tools_from_info(self, info: dict[str, Any]) -> list[dict[str, Any]] | None:
         tools = info.get("tools") if isinstance(info, dict) else None

@@ -48,9 +48,11 @@ class ResolvedConfig:
         """The fully resolved config (defaults filled in), as written into the run directory."""
         data = self.config.model_dump(mode="json")
         for section, rc in self.components.items():
-            node, _, key = section.rpartition(".")  # ``hints.backend`` lives inside ``hints``
-            (data[node] if node else data)[key] = {"plugin": rc.component.name,
-                                                   "options": rc.options_dict()}
+            *nodes, key = section.split(".")  # ``hints.backend`` lives inside ``hints``
+            parent = data
+            for node in nodes:
+                parent = parent[node]
+            parent[key] = {"plugin": rc.component.name, "options": rc.options_dict()}
         data["families"] = [
             {"plugin": rc.component.name, "options": rc.options_dict()} for rc in self.families
         ]
@@ -260,6 +262,11 @@ def resolve_config(data: Any, registry: Registry, source: str) -> ResolvedConfig
         rc = resolve_one("hints.backend", config.hints.backend, SECTION_KINDS["backend"])
         if rc:
             resolved.components["hints.backend"] = rc
+    if config.validation.llm.backend is not None:  # the LLM validator's own backend
+        rc = resolve_one("validation.llm.backend", config.validation.llm.backend,
+                         SECTION_KINDS["backend"])
+        if rc:
+            resolved.components["validation.llm.backend"] = rc
     memory = resolved.components.get("memory")
     if memory is not None:
         problems.extend(window_problems(config, memory.options))

@@ -134,6 +134,28 @@ class LoopSection(Strict):
         return self
 
 
+class LLMValidatorSection(Strict):
+    """The optional LLM validator: after the sandbox's rules (and the reset gate) pass a program,
+    a model reads its source and answers ``\\boxed{yes}`` or ``\\boxed{no}`` (the family's
+    ``EnvFamily.validator_instructions``). A "no" is the verdict ``llm_rejected``; a reply without
+    a verdict, or a failed call, accepts (the reference's rule)."""
+
+    enabled: bool = False
+    #: A generation backend for the validator calls, selected like ``backend``; ``None``: the
+    #: policy (the reference's ``self``, both tool-use recipes' choice).
+    backend: Selection | None = None
+    temperature: float = Field(default=0.3, ge=0.0)
+    #: ``None``: the backend's own ``top_p`` option. The reference: its adapter's 0.9.
+    top_p: float | None = Field(default=0.9, gt=0.0, le=1.0)
+    top_k: int | None = Field(default=None, ge=0)
+    max_tokens: int = Field(default=16384, ge=16)
+
+    @field_validator("backend", mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return _selection(value)
+
+
 class ValidationSection(Strict):
     """How designed environments are validated (``spade_core.validation``), whatever the sandbox."""
 
@@ -141,6 +163,11 @@ class ValidationSection(Strict):
     max_solution_steps: int = Field(default=1000, ge=1)
     #: Programs validated at once; ``None``: two per CPU.
     concurrency: int | None = Field(default=None, ge=1, le=1024)
+    #: The reference's "criteria at reset" gate (``SPADE_RESET_GATE``): refuse a program whose
+    #: ``_message_criteria`` raise on the initial ``_state`` of every seed tried (0, 1, 2).
+    #: Not applied in iteration 0, as in the reference.
+    reset_gate: bool = False
+    llm: LLMValidatorSection = Field(default_factory=LLMValidatorSection)
 
 
 class CheckpointSection(Strict):

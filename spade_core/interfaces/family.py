@@ -117,6 +117,24 @@ class EnvFamily(ABC):
 
         return GAME_HINT_SYSTEM
 
+    def validator_instructions(self) -> str:
+        """The system prompt of the optional LLM validator (``validation.llm``) for this family's
+        programs. The default is lenient: reject only a clear fatal defect of a game (it cannot
+        be won, or winning does not pay and end it); the ``tool-use`` family audits whether every
+        criterion can be met with its tools."""
+        from spade_core.validator_prompts import GAME_VALIDATOR_SYSTEM
+
+        return GAME_VALIDATOR_SYSTEM
+
+    def criteria_probe(self) -> str | None:
+        """An action that makes this family's environments report, in that step's info under
+        ``criteria_at_reset``, how their success criteria fare on their current state:
+        ``{"criteria": n, "raised": [{"index": i, "error": "..."}, ...]}``, evaluated in the
+        sandbox. The "criteria at reset" gate (``validation.reset_gate``) sends it right after
+        ``reset``. ``None`` (the default): the family's environments have no such criteria and
+        the gate passes them."""
+        return None
+
     def hint_contradicts(self, hint: str, solution_actions: list[str] | None) -> bool | None:
         """Whether ``hint`` states an answer other than the one the seeded instance's solution
         (``solution_actions``, from :meth:`solution_actions`) ends with: ``True``/``False``, or

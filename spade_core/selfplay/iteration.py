@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from spade_core.config.schema import LoopSection
@@ -50,6 +50,7 @@ from spade_core.selfplay.hints import (
 from spade_core.selfplay.phases import PhaseTimer
 from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
 from spade_core.selfplay.sessions import SessionBatch
+from spade_core.selfplay.validator import LLMValidator, llm_validate
 from spade_core.validation import ValidationOptions, validate
 
 __all__ = ["Components", "PhaseTimer", "Proposal", "design", "dedupe", "draw_replay",
@@ -75,6 +76,8 @@ class Components:
     hint_backend: GenerationBackend | None = None
     #: ``family``: each family's hint instructions; ``single``: one prompt for all (``hints``).
     hint_prompt: str = "family"
+    #: The optional LLM validator (``validation.llm``); ``None``: off.
+    llm_validator: LLMValidator | None = None
 
 
 @dataclass
@@ -91,6 +94,8 @@ class Proposal:
     attempt_prompts: list[list[dict[str, str]]] = field(default_factory=list)
     #: Repair turns used: rejected answers sent back with their verdict.
     repairs: int = 0
+    #: The LLM validator's verdict on each attempt it judged (``True``: accepted).
+    validator_verdicts: list[bool] = field(default_factory=list)
     #: What the designer was asked for: skill, level, variant (from the family's rotation).
     target: DesignTarget = field(default_factory=DesignTarget)
     #: A frontier environment from the memory, played again (no designer sample: its proposal
@@ -220,9 +225,14 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
                                                               proposal.target)
                     proposal.verdict = None if proposal.program else _no_program(generation.text)
                 timer.expect("validate", len(part))
-                running.append(validator.submit(_validate_chunk, c, part, timer))
+                running.append(validator.submit(_validate_chunk, c, part, timer, iteration))
             for future in running:
                 future.result()
+            if c.llm_validator is not None:  # on this thread: the policy may be the validator
+                with timer.phase("validate"):
+                    llm_validate(c.llm_validator, c.backend,
+                                 [p for p in pending if p.verdict and p.verdict.valid],
+                                 seed=seed + 1000 * attempt + 999)
             for proposal in pending:
                 proposal.attempt_categories.append(proposal.verdict.category)
             pending = [p for p in pending if not (p.verdict and p.verdict.valid)]
@@ -235,10 +245,11 @@ def design_chunk(backend: GenerationBackend, loop: LoopSection, pending: int) ->
     return max(1, min(int(chunk), pending))
 
 
-def _validate_chunk(c: Components, part: list[Proposal], timer: PhaseTimer) -> None:
+def _validate_chunk(c: Components, part: list[Proposal], timer: PhaseTimer,
+                    iteration: int) -> None:
     start = time.perf_counter()
     try:
-        _validate(c, [p for p in part if p.program])
+        _validate(c, [p for p in part if p.program], iteration)
     finally:
         timer.add_seconds("validate", time.perf_counter() - start)
         timer.advance("validate", len(part))
@@ -349,13 +360,17 @@ def retire_aged(c: Components, loop: LoopSection, proposals: list[Proposal]) -> 
     return retired
 
 
-def _validate(c: Components, proposals: list[Proposal]) -> None:
+def _validate(c: Components, proposals: list[Proposal], iteration: int) -> None:
+    """The sandbox's rules, then (from iteration 1 on, as the reference) the reset gate."""
+    options = c.validation
+    if iteration == 0 and options.reset_gate:
+        options = replace(options, reset_gate=False)
     by_family: dict[str, list[Proposal]] = {}
     for proposal in proposals:
         by_family.setdefault(proposal.family.name, []).append(proposal)
     for group in by_family.values():
         verdicts = validate(c.sandbox, [p.program for p in group], family=group[0].family,
-                            options=c.validation)
+                            options=options)
         for proposal, verdict in zip(group, verdicts, strict=True):
             proposal.verdict = verdict
 

@@ -40,7 +40,8 @@ def iteration_metrics(iteration: int, proposals: list[Proposal], mastered: int,
                       retired: int = 0, memory_counts: dict[str, int] | None = None
                       ) -> dict[str, Any]:
     """One row of ``metrics.jsonl``. Designer figures (proposed, attempts, repairs, validity,
-    duplicates, verdicts, designer reward) count this iteration's new proposals; play figures
+    duplicates, verdicts, the LLM validator's accepted and rejected attempts, designer reward)
+    count this iteration's new proposals; play figures
     (played, regret, success, mastered, too hard, retired) count every environment played,
     replayed ones included; ``memory_counts`` (records by status) gives the pool sizes."""
     fresh = [p for p in proposals if not p.replayed]
@@ -78,6 +79,8 @@ def iteration_metrics(iteration: int, proposals: list[Proposal], mastered: int,
         "turns_masked": sum(t.masked for p in played for e in p.unhinted + p.hinted
                             for t in e.turns),
         **hint_counts(played),
+        "validator_accepted": sum(v for p in fresh for v in p.validator_verdicts),
+        "validator_rejected": sum(not v for p in fresh for v in p.validator_verdicts),
         "verdicts": categories,
         "skills": _by_target(proposals, lambda p: p.target.skill),
         "levels": _by_target(proposals, lambda p: str(p.target.level) if p.target.level else None),

@@ -53,6 +53,7 @@ from spade_core.selfplay.samples import (
     scale_designer,
     training_samples,
 )
+from spade_core.selfplay.validator import LLMValidator
 from spade_core.selfplay.window import HeldDesign, Window, Windows, release
 from spade_core.validation import ValidationOptions
 
@@ -113,7 +114,23 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
     return Components(corpus=corpus, designer=designer, families=families, sandbox=sandbox,
                       estimator=estimator, memory=memory, backend=backend, trainer=trainer,
                       validation=ValidationOptions.from_config(resolved.config),
-                      hint_backend=hint_backend, hint_prompt=resolved.config.hints.prompt)
+                      hint_backend=hint_backend, hint_prompt=resolved.config.hints.prompt,
+                      llm_validator=_llm_validator(resolved, context, opened))
+
+
+def _llm_validator(resolved: ResolvedConfig, context: Callable[[], BuildContext],
+                   opened: list[Any]) -> LLMValidator | None:
+    """``validation.llm`` when enabled, with its own backend built (after the trainer, like
+    ``hints.backend``) when one is selected; ``None`` when off."""
+    section = resolved.config.validation.llm
+    if not section.enabled:
+        return None
+    backend = None
+    if "validation.llm.backend" in resolved.components:
+        rc = resolved.components["validation.llm.backend"]
+        backend = rc.component.build(rc.options, context())
+        opened.append(backend)
+    return LLMValidator.from_config(section, backend)
 
 
 def _require_followers(resolved: ResolvedConfig, trainer: Any, launch: LaunchInfo) -> None:

@@ -188,3 +188,11 @@ def test_the_hints_backend_is_checked_like_the_main_one(loaded, tmp_path):
     assert found.startswith("hints.backend.options.model: ") and "no config.json" in found
     with pytest.raises(ConfigError, match="hints.backend.plugin"):
         problems(loaded, "hints.backend=no-such-backend")
+
+
+def test_the_validator_backend_is_checked_like_the_main_one(loaded, tmp_path):
+    (found,) = problems(loaded, "validation.llm.backend.plugin=transformers",
+                        f"validation.llm.backend.options.model={tmp_path}")
+    assert found.startswith("validation.llm.backend.options.model: ") and "no config.json" in found
+    with pytest.raises(ConfigError, match="validation.llm.backend.plugin"):
+        problems(loaded, "validation.llm.backend=no-such-backend")

@@ -18,6 +18,7 @@ from spade_core.plugins import load_plugins
 from spade_core.records import Verdict
 from spade_core.validation import (
     Invalid,
+    ValidationOptions,
     check_env_methods,
     env_class,
     typed_reset,
@@ -140,3 +141,78 @@ def test_the_default_batched_methods_keep_input_order_and_return_failures():
     results = sandbox.step_many([(a, "p"), (c, "q"), (b, "r")])
     assert results[0].observation == "p" and results[2].observation == "r"
     assert isinstance(results[1], SandboxError) and results[1].verdict.category == "interface"
+
+
+# -- the "criteria at reset" gate (validation.reset_gate), in the real sandbox -------------------
+
+BANK = (ROOT / "plugins" / "families" / "seeds" / "tool_use" / "bank_rebalance.py").read_text()
+#: Criterion 3 reads a key that only the freezing tool adds: it raises on every seed at reset,
+#: though the solution's replay (which adds the key first) completes the task.
+RAISES_AT_RESET = BANK.replace(
+    'lambda s: s["cards"][self.lost_card]["status"] == "frozen"',
+    'lambda s: self.lost_card in s["frozen"]').replace(
+    '        self._state["cards"][card_id]["status"] = status\n',
+    '        self._state["cards"][card_id]["status"] = status\n'
+    '        if status == "frozen":\n'
+    '            self._state.setdefault("frozen", []).append(card_id)\n')
+#: Raises at reset on seed 0 only: seed-dependent, so kept.
+RAISES_ON_ONE_SEED = BANK.replace(
+    "        rng = random.Random(seed)\n",
+    "        rng = random.Random(seed)\n        self.first_seed = seed == 0\n").replace(
+    'lambda s: len(s["looked_up"]) == len(s["accounts"])',
+    'lambda s: s["nothing"] if self.first_seed else len(s["looked_up"]) == len(s["accounts"])')
+
+
+@pytest.fixture(scope="module")
+def tool_use():
+    return load_plugins().registry.build("env_family", "tool-use", {}, "test")
+
+
+def test_reset_gate_refuses_criteria_that_raise_at_reset_on_every_seed(process_sandbox, tool_use):
+    assert RAISES_AT_RESET != BANK and RAISES_ON_ONE_SEED != BANK
+    gate = ValidationOptions(reset_gate=True)
+    raising, false_at_reset, one_seed = validate(
+        process_sandbox, [RAISES_AT_RESET, BANK, RAISES_ON_ONE_SEED], family=tool_use,
+        options=gate)
+    assert (raising.valid, raising.category) == (False, "criteria_at_reset"), raising.message
+    assert "criterion 2 raised KeyError" in raising.message and "seed 0" in raising.message
+    assert set(raising.details["criteria_at_reset"]) == {"0", "1", "2"}
+    # The seed program's criteria are merely False at reset; one seed raising is not enough.
+    assert (false_at_reset.valid, false_at_reset.category) == (True, "ok")
+    assert all(r == {"criteria": 4, "raised": []}
+               for r in false_at_reset.details["criteria_at_reset"].values())
+    assert (one_seed.valid, one_seed.category) == (True, "ok"), one_seed.message
+    assert one_seed.details["criteria_at_reset"]["0"]["raised"][0]["index"] == 0
+    # Off (the default), the sandbox's rules alone pass it.
+    (off,) = validate(process_sandbox, [RAISES_AT_RESET], family=tool_use)
+    assert (off.valid, "criteria_at_reset" in off.details) == (True, False)
+
+
+def test_reset_gate_passes_programs_without_criteria(process_sandbox, tool_use):
+    gate = ValidationOptions(reset_gate=True)
+    single = next(p.source for p in tool_use.seed_programs()
+                  if "_message_criteria" not in p.source)
+    reasoning = load_plugins().registry.build("env_family", "reasoning", {}, "test")
+    (no_criteria,) = validate(process_sandbox, [single], family=tool_use, options=gate)
+    assert no_criteria.valid and "criteria_at_reset" not in no_criteria.details
+    game = reasoning.seed_programs()[0].source
+    (no_probe,) = validate(process_sandbox, [game], family=reasoning, options=gate)
+    assert no_probe.valid and reasoning.criteria_probe() is None
+
+
+def test_the_probe_is_answered_by_programs_with_their_own_step(process_sandbox, tool_use):
+    from plugins.families.tool_use import CRITERIA_PROBE
+
+    assert f'CRITERIA_PROBE = "{CRITERIA_PROBE}"' in tool_use.prelude
+    own_step = RAISES_AT_RESET.replace(
+        "    def solution(self):",
+        "    def step(self, action):\n        return super().step(action)\n\n"
+        "    def solution(self):", 1)
+    session = process_sandbox.open(own_step, family=tool_use)
+    try:
+        session.reset(5)
+        result = session.step(CRITERIA_PROBE)
+        assert result.info["criteria_at_reset"]["raised"][0]["index"] == 2
+        assert (result.reward, result.terminated) == (0.0, False)
+    finally:
+        session.close()

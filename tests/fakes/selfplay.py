@@ -88,8 +88,13 @@ class FakeScriptedBackend(GenerationBackend):
 
     HINT = "Think, then box the number. ```code``` The answer is 42."
 
-    def __init__(self, always_right=False, repairable=False, learn_after=None, hint=HINT):
+    def __init__(self, always_right=False, repairable=False, learn_after=None, hint=HINT,
+                 validator=None):
         self.always_right = always_right
+        #: How LLM validator calls are answered: ``validator(program text)`` gives the reply
+        #: (default ``\\boxed{yes}``); ``validator_prompts`` records each such conversation.
+        self.validator = validator or (lambda program: "\\boxed{yes}")
+        self.validator_prompts = []
         #: What every hint call answers; ``hint_prompts`` records each hint call's conversation.
         self.hint = hint
         self.hint_prompts = []
@@ -111,7 +116,8 @@ class FakeScriptedBackend(GenerationBackend):
         for messages in conversations:
             system = messages[0]["content"]
             role = ("designer" if system.startswith("You are an environment designer") else
-                    "hint" if system.startswith("You are a coach") else "agent")
+                    "hint" if system.startswith("You are a coach") else
+                    "validator" if system.startswith("You review") else "agent")
             self.sampling.append((role, temperature, top_p, top_k, chat_template_kwargs))
             text = " ".join(m["content"] for m in messages)
             if system.startswith("You are an environment designer"):
@@ -125,6 +131,9 @@ class FakeScriptedBackend(GenerationBackend):
                     doc = (first["content"].split("Document:\n")[1].split("\n")[0] if first
                            else f"undocumented {len(self.designer_prompts)}")  # corpus: none
                     out.append(Generation(text=f"QUESTION: what is {doc}?\nANSWER: 42"))
+            elif role == "validator":
+                self.validator_prompts.append(messages)
+                out.append(Generation(text=self.validator(messages[1]["content"])))
             elif system.startswith("You are a coach"):
                 self.hint_prompts.append(messages)
                 out.append(Generation(text=self.hint))
@@ -265,11 +274,15 @@ class FakeListCorpus(CorpusSampler):
 class FakeSelfPlayPlugin:
     def __init__(self, always_right=False, texts=("six times seven", "forty two"),
                  repairable=False, learn_after=None, family=FakeFamily,
-                 hint=FakeScriptedBackend.HINT):
+                 hint=FakeScriptedBackend.HINT, validator=None):
         self.always_right = always_right
         self.hint = hint
         #: Backends built as ``fake-hint-backend`` (config ``hints.backend``).
         self.hint_backends = []
+        #: The policy's answers to validator calls (``FakeScriptedBackend.validator``); backends
+        #: built as ``fake-validator-backend`` (``validation.llm.backend``) never give a verdict.
+        self.validator = validator
+        self.validator_backends = []
         self.repairable = repairable
         self.learn_after = learn_after
         self.family = family
@@ -278,8 +291,14 @@ class FakeSelfPlayPlugin:
 
     def _backend(self, options, context):
         self.backends.append(FakeScriptedBackend(self.always_right, self.repairable,
-                                                 self.learn_after, self.hint))
+                                                 self.learn_after, self.hint,
+                                                 self.validator))
         return self.backends[-1]
+
+    def _validator_backend(self, options, context):
+        self.validator_backends.append(FakeScriptedBackend(
+            validator=lambda program: "It looks playable to me."))
+        return self.validator_backends[-1]
 
     def _hint_backend(self, options, context):
         self.hint_backends.append(FakeScriptedBackend(hint="Count carefully, then box it."))
@@ -289,6 +308,7 @@ class FakeSelfPlayPlugin:
     def register_generation_backends(self, register):
         register("fake-backend", self._backend)
         register("fake-hint-backend", self._hint_backend)
+        register("fake-validator-backend", self._validator_backend)
 
     @hookimpl
     def register_sandboxes(self, register):

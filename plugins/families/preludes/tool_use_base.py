@@ -22,6 +22,9 @@ _ANSWER = _re.compile(r"<answer>(.*?)</answer>", _re.DOTALL)
 _CLOSED_TOOL_CALL = _re.compile(r"<tool_call>(.*?)</tool_call>", _re.DOTALL)
 _XML_FUNCTION = _re.compile(r"<function=([\w.\-]+)>(.*?)(?:</function>|$)", _re.DOTALL)
 _XML_PARAMETER = _re.compile(r"<parameter=([\w\-]+)>(.*?)</parameter>", _re.DOTALL)
+#: The action that asks an instance how its ``_message_criteria`` fare on its current ``_state``
+#: (the "criteria at reset" gate sends it right after ``reset``); never a turn of the episode.
+CRITERIA_PROBE = "<spade-criteria-probe/>"
 _TYPE_ALIASES = {
     "str": "string", "string": "string", "int": "integer", "integer": "integer",
     "float": "number", "number": "number", "double": "number", "bool": "boolean",
@@ -111,6 +114,19 @@ def _signature(name, parameters):
     return f"{name}({', '.join(parts)})"
 
 
+def _probing_step(own_step):
+    """A program's own ``step``, answering :data:`CRITERIA_PROBE` before it sees an action."""
+
+    def step(self, action):
+        if isinstance(action, str) and action == CRITERIA_PROBE:
+            return self._criteria_report()
+        return own_step(self, action)
+
+    step._spade_wrapped = True
+    step.__doc__ = own_step.__doc__
+    return step
+
+
 class ToolUseBaseEnv:
     """Base environment for tool-use tasks.
 
@@ -143,6 +159,9 @@ class ToolUseBaseEnv:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        own_step = cls.__dict__.get("step")
+        if own_step is not None and not getattr(own_step, "_spade_wrapped", False):
+            cls.step = _probing_step(own_step)
         own_reset = cls.__dict__.get("reset")
         if own_reset is None or getattr(own_reset, "_spade_wrapped", False):
             return
@@ -275,6 +294,25 @@ class ToolUseBaseEnv:
         return (f"\n\n[STEP {self._current_msg} COMPLETE \u2014 NEW INSTRUCTION] "
                 f"{messages[self._current_msg]}")
 
+    def _criteria_report(self):
+        """The answer to :data:`CRITERIA_PROBE`: each ``_message_criteria`` callable applied to
+        ``_state`` here, in the sandbox; the step's info says how many there are and which raised
+        (``{"criteria": n, "raised": [{"index": i, "error": "KeyError: 'x'"}]}``; ``n`` is 0 when
+        the program has no criteria or no state). Not a turn: nothing is counted or changed but
+        what a criterion itself changes."""
+        criteria = getattr(self, "_message_criteria", None)
+        state = getattr(self, "_state", None)
+        if not isinstance(criteria, (list, tuple)) or state is None:
+            criteria = ()
+        raised = []
+        for index, criterion in enumerate(criteria):
+            try:
+                criterion(state)
+            except Exception as exc:
+                raised.append({"index": index, "error": f"{type(exc).__name__}: {exc}"[:200]})
+        report = {"criteria": len(criteria), "raised": raised}
+        return "criteria probe", 0.0, False, False, {"criteria_at_reset": report}
+
     def _progress_info(self):
         if not self._multi_step():
             return {}
@@ -357,6 +395,8 @@ class ToolUseBaseEnv:
     def step(self, action):
         """Run the tool calls in ``action``, then check an ``<answer>`` if there is one (see
         :attr:`protocol`)."""
+        if isinstance(action, str) and action == CRITERIA_PROBE:
+            return self._criteria_report()
         if self.protocol == "reference":
             return self._reference_step(action)
         self.turn_count += 1
