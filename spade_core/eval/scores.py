@@ -47,6 +47,8 @@ class SuiteResult:
     overall: BucketScore
     buckets: dict[str, BucketScore] = field(default_factory=dict)
     items: list[dict[str, Any]] = field(default_factory=list)
+    #: Parts of the suite left out, with the reason (e.g. a dataset the installed library lacks).
+    skipped: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -84,7 +86,9 @@ def play_items(suite: EvalSuite, name: str, items: Sequence[EvalItem],
                backend: GenerationBackend, settings: EvalSettings) -> SuiteResult:
     """``items`` of ``suite`` played with ``backend`` and summarised."""
     scores = suite.play(items, backend, settings)
-    return summarise(name, items, scores, settings.samples, settings.success_threshold)
+    result = summarise(name, items, scores, settings.samples, settings.success_threshold)
+    result.skipped = dict(getattr(suite, "skipped", {}) or {})
+    return result
 
 
 def results_from_json(payload: dict[str, Any]) -> list[SuiteResult]:
@@ -94,7 +98,7 @@ def results_from_json(payload: dict[str, Any]) -> list[SuiteResult]:
     try:
         return [SuiteResult(suite=s["suite"], k=s["k"], overall=BucketScore(**s["overall"]),
                             buckets={b: BucketScore(**v) for b, v in s["buckets"].items()},
-                            items=s.get("items", []))
+                            items=s.get("items", []), skipped=s.get("skipped", {}))
                 for s in payload["suites"]]
     except (KeyError, TypeError) as exc:
         raise UsageError(f"eval --baseline: not a file written by spade eval --out ({exc})"
