@@ -57,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "JSON file written by --out")
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
     parser.add_argument("--out", metavar="FILE", help="also write the JSON result to FILE")
+    parser.add_argument("--table", choices=("rq1", "rq2"),
+                        help="print the paper's RQ1 or RQ2 columns (pass@1 with a 95 %% interval "
+                             "over items; n/a where the suite was not run)")
     parser.add_argument("--save-replies", action="store_true",
                         help="keep each item's prompt, replies, extracted answers and scores in "
                              "the JSON result (off by default: large)")
@@ -106,5 +109,11 @@ def run(args: argparse.Namespace) -> int:
         scored = payload["scored"]
         print(f"scored: {scored['model']}" + (f", checkpoint {scored['checkpoint']}"
                                               if scored["checkpoint"] else ""))
-        print(table(evaluation.results, evaluation.baseline, (label, "baseline")))
+        if args.table:
+            from spade_core.eval.paper_table import paper_table
+
+            print(paper_table(args.table, evaluation.results, evaluation.baseline,
+                              (label, "baseline")))
+        else:
+            print(table(evaluation.results, evaluation.baseline, (label, "baseline")))
     return 0
