@@ -28,6 +28,11 @@ class ReasoningGymSuiteOptions(BaseModel):
     datasets: list[str | dict[str, Any]] = Field(default_factory=list, description=(
         "further reasoning-gym datasets, as names or {name, config} mappings, evaluated as "
         "the bucket 'extra' (generated and scored in the sandbox like the others)"))
+    overrides: dict[str, dict[str, Any]] = Field(default_factory=dict, description=(
+        "hard dataset -> config fields replacing its published hard parameters (appendix A.3 "
+        "of arXiv 2505.24760), e.g. {sokoban: {max_w: 12}}"))
+    exclude: list[str] = Field(default_factory=list, description=(
+        "hard datasets left out of their buckets"))
 
 
 class BfclSuiteOptions(BaseModel):

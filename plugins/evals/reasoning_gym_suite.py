@@ -1,21 +1,25 @@
-"""The ``reasoning-gym`` eval suite: four hard buckets (math, algorithmic, cognition, logic),
-generated offline with fixed seeds and scored by each dataset's own ``score_answer``, asked with
-the reasoning-gym family's agent instructions. Generation and scoring run in the sandbox, as the
-family's environments (docs/sandbox.md, "Trusted code that interprets text"). The datasets and
-settings of each bucket are in ``HARD_BUCKETS`` and ``docs/eval.md``."""
+"""The ``reasoning-gym`` eval suite: reasoning-gym's "hard" split as the reasoning-gym paper defines
+it (arXiv 2505.24760, appendix A.3: 100 datasets at their hard parameters), in four buckets (math,
+algorithmic, cognition, logic), generated offline with fixed seeds and scored by each dataset's
+own ``score_answer``, asked with the reasoning-gym family's agent instructions. Generation and
+scoring run in the sandbox, as the family's environments (docs/sandbox.md, "Trusted code that
+interprets text"). The parameters and buckets are data: ``data/rg_a3_hard.json``."""
 
 from __future__ import annotations
 
+import json
+import sys
 import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from spade_core.errors import ConfigError, SandboxError
 from spade_core.interfaces import EvalItem, EvalSuite, Sandbox
 from spade_core.sandboxed_scoring import ScoringJob, score_in_sandbox
 
-from plugins.evals.items import per_bucket, spread
+from plugins.evals.items import final_answer, per_bucket, spread
 from plugins.evals.options import ReasoningGymSuiteOptions
 from plugins.families.reasoning_gym import (
     AGENT_INSTRUCTIONS,
@@ -23,7 +27,9 @@ from plugins.families.reasoning_gym import (
     LIBRARY,
     DatasetChoice,
     ReasoningGymFamily,
+    config_problems,
     program_source,
+    registry,
 )
 
 #: Held-out items use seeds far from the ones a run's reasoning-gym family draws (0, 1, ...).
@@ -39,46 +45,28 @@ EXTRA_BUCKET = "extra"
 DEFAULT_PER_BUCKET = 50
 
 
+#: The published hard parameters and buckets (source in the file's header, docs/eval.md).
+A3_DATA = Path(__file__).parent / "data" / "rg_a3_hard.json"
+
+
 @dataclass(frozen=True)
 class HardDataset:
-    """One dataset of a bucket, with settings harder than reasoning-gym's defaults."""
+    """One dataset of a bucket, with its hard parameters (reasoning-gym config fields)."""
 
     name: str
     config: dict[str, Any] = field(default_factory=dict)
 
 
-#: bucket -> datasets with their hard settings (documented in docs/eval.md).
-HARD_BUCKETS: dict[str, tuple[HardDataset, ...]] = {
-    "math": (
-        HardDataset("basic_arithmetic", {"min_terms": 5, "max_terms": 8, "min_digits": 2,
-                                         "max_digits": 4}),
-        HardDataset("chain_sum", {"min_terms": 6, "max_terms": 10, "min_digits": 3,
-                                  "max_digits": 5}),
-        HardDataset("gcd", {"min_numbers": 3, "max_numbers": 4, "min_value": 1000,
-                            "max_value": 100000}),
-        HardDataset("prime_factorization", {"min_value": 1000, "max_value": 100000}),
-    ),
-    "algorithmic": (
-        HardDataset("number_sorting", {"min_numbers": 10, "max_numbers": 20, "min_decimals": 1,
-                                       "max_decimals": 3}),
-        HardDataset("word_sorting", {"min_words": 10, "max_words": 20}),
-        HardDataset("caesar_cipher", {"min_words": 10, "max_words": 20}),
-        HardDataset("base_conversion", {"min_value": 1000, "max_value": 100000}),
-    ),
-    "cognition": (
-        HardDataset("number_sequence", {"min_terms": 6, "max_terms": 10, "max_complexity": 3}),
-        HardDataset("color_cube_rotation", {"min_rotations": 3, "max_rotations": 6}),
-        HardDataset("rectangle_count", {"max_rectangles": 15}),
-    ),
-    "logic": (
-        HardDataset("knights_knaves", {"n_people": 4, "depth_constraint": 3,
-                                       "width_constraint": 3}),
-        HardDataset("circuit_logic", {"min_terms": 5, "max_terms": 8, "min_inputs": 4,
-                                      "max_inputs": 6}),
-        HardDataset("zebra_puzzles", {"num_people": 5, "num_characteristics": 5}),
-        HardDataset("syllogism", {}),
-    ),
-}
+def load_hard(path: Path = A3_DATA) -> dict[str, tuple[HardDataset, ...]]:
+    """bucket -> datasets at their published hard parameters, read from ``path``."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {bucket: tuple(HardDataset(name, dict(config)) for name, config in datasets.items())
+            for bucket, datasets in data["buckets"].items()}
+
+
+#: bucket -> datasets with their hard parameters (``data/rg_a3_hard.json``, docs/eval.md).
+HARD_BUCKETS: dict[str, tuple[HardDataset, ...]] = load_hard()
+
 
 class ReasoningGymSuite(EvalSuite):
     """Items of the hard buckets. Each item is a ``ReasoningGymEnv`` program of the
@@ -89,7 +77,9 @@ class ReasoningGymSuite(EvalSuite):
     name = "reasoning-gym"
 
     def __init__(self, buckets: list[str] | None, sandbox: Sandbox,
-                 datasets: Sequence[str | dict[str, Any]] = ()) -> None:
+                 datasets: Sequence[str | dict[str, Any]] = (),
+                 overrides: dict[str, dict[str, Any]] | None = None,
+                 exclude: Sequence[str] = ()) -> None:
         chosen = list(HARD_BUCKETS) if buckets is None else list(buckets)
         unknown = [b for b in chosen if b not in HARD_BUCKETS]
         if unknown:
@@ -98,27 +88,66 @@ class ReasoningGymSuite(EvalSuite):
         if importlib.util.find_spec(LIBRARY) is None:
             raise ConfigError("the reasoning-gym eval suite needs the reasoning-gym library: "
                               f"{EXTRA_HINT}")
-        self.buckets = {b: HARD_BUCKETS[b] for b in chosen}
+        hard = {d.name for specs in HARD_BUCKETS.values() for d in specs}
+        named = [n for n in [*(overrides or {}), *exclude] if n not in hard]
+        if named:
+            raise ConfigError(f"reasoning-gym suite: overrides/exclude name {', '.join(named)}, "
+                              "not one of the hard datasets (docs/eval.md lists them; further "
+                              "datasets go in the option datasets)")
+        overrides = overrides or {}
+        self.buckets = {b: tuple(HardDataset(d.name, {**d.config, **overrides.get(d.name, {})})
+                                 for d in HARD_BUCKETS[b] if d.name not in exclude)
+                        for b in chosen}
         if datasets:
             self.buckets[EXTRA_BUCKET] = tuple(_extra(d) for d in datasets)
-        if not self.buckets:
+        #: dataset -> why it is left out (missing in the installed reasoning-gym, a config key
+        #: it lacks, no seed that generates); reported in the JSON result and on stderr.
+        self.skipped: dict[str, str] = {}
+        self._check_installed()
+        if not any(self.buckets.values()):
             raise ConfigError("reasoning-gym suite: no bucket and no dataset to evaluate; set "
                               "buckets or datasets")
         self.sandbox = sandbox
         self.family = ReasoningGymFamily([])
+
+    def _check_installed(self) -> None:
+        """Leave out (with the reason) the hard datasets the installed reasoning-gym lacks or
+        whose published parameters its config rejects; the extra datasets the user named must
+        all be valid."""
+        installed = registry()
+        for bucket, specs in self.buckets.items():
+            kept = []
+            for spec in specs:
+                problems = (["not a dataset of the installed reasoning-gym"]
+                            if spec.name not in installed
+                            else config_problems(spec.name, spec.config, installed))
+                if not problems:
+                    kept.append(spec)
+                elif bucket == EXTRA_BUCKET:
+                    raise ConfigError(f"reasoning-gym suite: datasets: {problems[0]}")
+                else:
+                    self._skip(spec.name, problems[0])
+            self.buckets[bucket] = tuple(kept)
+
+    def _skip(self, name: str, reason: str) -> None:
+        self.skipped[name] = reason
+        print(f"reasoning-gym suite: dataset {name} left out: {reason}", file=sys.stderr)
+
+    def extract(self, item: EvalItem, reply: str) -> str | None:
+        """The answer the dataset's scorer reads from ``reply`` (text only, nothing evaluated)."""
+        return final_answer(reply)
 
     def program(self, spec: HardDataset) -> str:
         """The environment program of one dataset at its hard settings."""
         return program_source(DatasetChoice(spec.name, dict(spec.config)))
 
     def items(self, limit: int | None, seed: int) -> list[EvalItem]:
-        per = per_bucket(limit, len(self.buckets)) or DEFAULT_PER_BUCKET
+        buckets = {b: specs for b, specs in self.buckets.items() if specs}
+        per = per_bucket(limit, len(buckets)) or DEFAULT_PER_BUCKET
         by_bucket: dict[str, list[EvalItem]] = {}
-        for bucket, specs in self.buckets.items():
-            sizes = [per // len(specs) + (1 if i < per % len(specs) else 0)
-                     for i in range(len(specs))]
+        for bucket, specs in buckets.items():
             columns = [self._generate(bucket, spec, seed, size)
-                       for spec, size in zip(specs, sizes) if size]
+                       for spec, size in zip(specs, _sizes(per, len(specs))) if size]
             # Interleave the datasets so a small limit still mixes them.
             by_bucket[bucket] = _interleave(columns)
         return spread(by_bucket, limit)
@@ -137,8 +166,8 @@ class ReasoningGymSuite(EvalSuite):
             try:
                 sessions = self.sandbox.open_many(program, len(seeds), family=self.family)
             except SandboxError as exc:
-                raise ConfigError(f"reasoning-gym suite: dataset {spec.name} {spec.config}: "
-                                  f"{exc.verdict.message}") from None
+                self._skip(spec.name, f"its program does not open: {exc.verdict.message}")
+                return []
             try:
                 firsts = self.sandbox.reset_many(list(zip(sessions, seeds)))
                 for item_seed, session, first in zip(seeds, sessions, firsts, strict=True):
@@ -155,8 +184,9 @@ class ReasoningGymSuite(EvalSuite):
                 for session in sessions:
                     session.close()
         if len(found) < size:
-            raise ConfigError(f"reasoning-gym suite: dataset {spec.name} {spec.config} failed to "
-                              f"generate {len(problems)} seeds: {'; '.join(problems[:3])}")
+            self._skip(spec.name, f"{len(problems)} seeds failed to generate: "
+                                  f"{'; '.join(problems[:3])}")
+            return []
         found.sort()
         return [EvalItem(
             id=f"{spec.name}/{index}", bucket=bucket,
@@ -185,6 +215,13 @@ def _extra(spec: str | dict[str, Any]) -> HardDataset:
     return HardDataset(spec["name"], dict(spec.get("config") or {}))
 
 
+def _sizes(per: int, datasets: int) -> list[int]:
+    """Items per dataset for ``per`` items in a bucket of ``datasets``: as even as possible, the
+    remainder spread evenly over the list (so a small limit samples the whole bucket)."""
+    extra = {i * datasets // (per % datasets) for i in range(per % datasets)}
+    return [per // datasets + (1 if i in extra else 0) for i in range(datasets)]
+
+
 def _interleave(columns: list[list[EvalItem]]) -> list[EvalItem]:
     return spread({str(i): c for i, c in enumerate(columns)}, sum(len(c) for c in columns))
 
@@ -194,4 +231,5 @@ def build(options: ReasoningGymSuiteOptions, context: Any) -> ReasoningGymSuite:
     if sandbox is None:
         raise ConfigError("the reasoning-gym suite generates and scores its items in a sandbox; "
                           "none was built")
-    return ReasoningGymSuite(options.buckets, sandbox, options.datasets)
+    return ReasoningGymSuite(options.buckets, sandbox, options.datasets, options.overrides,
+                             options.exclude)

@@ -57,6 +57,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "JSON file written by --out")
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
     parser.add_argument("--out", metavar="FILE", help="also write the JSON result to FILE")
+    parser.add_argument("--table", choices=("rq1", "rq2"),
+                        help="print the paper's RQ1 or RQ2 columns (pass@1 with a 95 %% interval "
+                             "over items; n/a where the suite was not run)")
+    parser.add_argument("--save-replies", action="store_true",
+                        help="keep each item's prompt, replies, extracted answers and scores in "
+                             "the JSON result (off by default: large)")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         metavar="KEY=VALUE", help="override a config key, as for spade run")
 
@@ -90,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
         resolved, loaded.registry, config_label=str(args.config), suites=args.suite,
         options=suite_options(args.option), limit=args.limit, samples=args.samples,
         temperature=args.temperature, max_new_tokens=args.max_new_tokens, seed=args.seed,
-        model=args.model, checkpoint=args.checkpoint, baseline=args.baseline)
+        model=args.model, checkpoint=args.checkpoint, baseline=args.baseline,
+        save_replies=args.save_replies)
     payload = evaluation.payload
     if args.out:
         Path(args.out).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
@@ -99,5 +106,14 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         label = "checkpoint" if args.checkpoint else "model"
-        print(table(evaluation.results, evaluation.baseline, (label, "baseline")))
+        scored = payload["scored"]
+        print(f"scored: {scored['model']}" + (f", checkpoint {scored['checkpoint']}"
+                                              if scored["checkpoint"] else ""))
+        if args.table:
+            from spade_core.eval.paper_table import paper_table
+
+            print(paper_table(args.table, evaluation.results, evaluation.baseline,
+                              (label, "baseline")))
+        else:
+            print(table(evaluation.results, evaluation.baseline, (label, "baseline")))
     return 0

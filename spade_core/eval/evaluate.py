@@ -29,6 +29,8 @@ class EvalRequest:
     max_new_tokens: int | None = None
     seed: int | None = None
     model_override: str | None = None
+    #: Keep each item's prompt, replies, extracted answers and scores in the result.
+    save_replies: bool = False
 
 
 def settings_for(resolved: Any, request: EvalRequest) -> EvalSettings:
@@ -55,6 +57,7 @@ def evaluate(resolved: Any, registry: Registry, request: EvalRequest,
     chosen = [(name, *resolve_suite(registry, name, request.options.get(name, {})))
               for name in request.suites]  # before any model is loaded
     opened: list[Any] = []
+    scored: str | None = None
     context = BuildContext(seed=settings.seed, model=resolved.config.model.path,
                            success_threshold=settings.success_threshold)
     try:
@@ -68,7 +71,7 @@ def evaluate(resolved: Any, registry: Registry, request: EvalRequest,
         if checkpoint:
             from spade_core.eval.checkpoint import load_checkpoint
 
-            load_checkpoint(backend, checkpoint)
+            scored = str(load_checkpoint(backend, checkpoint))
         components: dict[str, Any] = {"generation_backend": backend}
         # Every suite gets the sandbox: replies are scored there unless a suite declares its
         # scorer safe in this process (docs/eval.md).
@@ -87,7 +90,8 @@ def evaluate(resolved: Any, registry: Registry, request: EvalRequest,
             suite = component.build(options, context)
             opened.append(suite)
             suites.append(suite)
-        results = [run_suite(suite, name, backend, settings, request.limit)
+        results = [run_suite(suite, name, backend, settings, request.limit,
+                             request.save_replies)
                    for suite, name in zip(suites, request.suites)]
     finally:
         for instance in reversed(opened):
@@ -95,7 +99,7 @@ def evaluate(resolved: Any, registry: Registry, request: EvalRequest,
                 instance.close()
             except Exception:  # noqa: BLE001 - closing must not hide the results
                 pass
-    return results, asdict(settings) | {"limit": request.limit}
+    return results, asdict(settings) | {"limit": request.limit, "checkpoint_folder": scored}
 
 
 def resolve_suite(registry: Registry, name: str, options: dict[str, Any]) -> tuple[Any, Any]:

@@ -35,7 +35,7 @@ def run_eval(resolved: Any, registry: Registry, *, config_label: str,
              samples: int = 1, temperature: float | None = None,
              max_new_tokens: int | None = None, seed: int | None = None,
              model: str | None = None, checkpoint: str | Path | None = None,
-             baseline: str | Path | None = None) -> EvalRun:
+             baseline: str | Path | None = None, save_replies: bool = False) -> EvalRun:
     """Evaluate the model of ``resolved`` (already loaded with ``model.path`` set to ``model`` when
     one is given) on ``suites`` (default ``eval.suites``, else :data:`DEFAULT_SUITES`).
     ``options``: ``{suite: {key: value}}`` over ``eval.options``; ``checkpoint``: a run's trained
@@ -61,7 +61,7 @@ def run_eval(resolved: Any, registry: Registry, *, config_label: str,
     request = EvalRequest(
         suites=chosen, options=merged, limit=limit if limit is not None else section.limit,
         samples=samples, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed,
-        model_override=model)
+        model_override=model, save_replies=save_replies)
     compared: list[SuiteResult] | None = None
     compared_label = None
     if baseline:
@@ -69,9 +69,14 @@ def run_eval(resolved: Any, registry: Registry, *, config_label: str,
     started = time.perf_counter()
     checkpoint = str(checkpoint) if checkpoint else checkpoint
     results, settings = evaluate(resolved, registry, request, checkpoint=checkpoint)
+    folder = settings.pop("checkpoint_folder", None)
     payload: dict[str, Any] = {
         "config": config_label, "model": resolved.config.model.path,
-        "checkpoint": checkpoint, "settings": settings,
+        "checkpoint": checkpoint,
+        # What was scored: the model, and the trained weights merged into it (their folder).
+        "scored": {"model": resolved.config.model.path, "checkpoint": folder,
+                   "save_replies": save_replies},
+        "settings": settings,
         "seconds": round(time.perf_counter() - started, 1),
         "suites": [r.to_dict() for r in results]}
     if compared is not None:
@@ -90,5 +95,5 @@ def _baseline(source: str, resolved: Any, registry: Registry, request: Any
     if path.is_file():
         return results_from_json(json.loads(path.read_text(encoding="utf-8"))), str(path)
     checkpoint = None if source == "base" else source
-    results, _ = evaluate(resolved, registry, request, checkpoint=checkpoint)
-    return results, source
+    results, settings = evaluate(resolved, registry, request, checkpoint=checkpoint)
+    return results, settings.get("checkpoint_folder") or source

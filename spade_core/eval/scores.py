@@ -47,6 +47,8 @@ class SuiteResult:
     overall: BucketScore
     buckets: dict[str, BucketScore] = field(default_factory=dict)
     items: list[dict[str, Any]] = field(default_factory=list)
+    #: Parts of the suite left out, with the reason (e.g. a dataset the installed library lacks).
+    skipped: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,11 +82,57 @@ def _mean(values: Sequence[float]) -> float:
     return round(sum(values) / len(values), 4) if values else 0.0
 
 
+class ReplyRecorder:
+    """A generation backend that passes every call to ``backend`` and keeps each conversation
+    with its reply (``--save-replies``); everything else is the wrapped backend's."""
+
+    def __init__(self, backend: GenerationBackend) -> None:
+        self.backend = backend
+        self.calls: list[tuple[list[dict[str, Any]], str]] = []
+
+    def generate(self, conversations: Any, **kwargs: Any) -> Any:
+        generations = self.backend.generate(conversations, **kwargs)
+        self.calls.extend((list(c), g.text) for c, g in zip(conversations, generations))
+        return generations
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.backend, name)
+
+
+def keep_replies(suite: EvalSuite, items: Sequence[EvalItem], result: SuiteResult,
+                 calls: Sequence[tuple[list[dict[str, Any]], str]]) -> None:
+    """Add to each item row its prompt and, per sample, the reply, the answer the suite extracts
+    (when it has an ``extract``) and the score. Replies are matched to single-turn items by their
+    prompt; items an interactive suite plays get none."""
+    by_prompt: dict[str, list[str]] = {}
+    for conversation, reply in calls:
+        by_prompt.setdefault(repr(conversation), []).append(reply)
+    extract = getattr(suite, "extract", None)
+    for item, row in zip(items, result.items, strict=True):
+        row["prompt"] = list(item.prompt)
+        replies = by_prompt.get(repr(list(item.prompt)), []) if item.prompt else []
+        kept = []
+        for reply, score in zip(replies, row["scores"]):
+            entry: dict[str, Any] = {"reply": reply}
+            answer = extract(item, reply) if extract else None
+            if answer is not None:
+                entry["answer"] = answer
+            kept.append(entry | {"score": score})
+        row["replies"] = kept
+
+
 def play_items(suite: EvalSuite, name: str, items: Sequence[EvalItem],
-               backend: GenerationBackend, settings: EvalSettings) -> SuiteResult:
-    """``items`` of ``suite`` played with ``backend`` and summarised."""
-    scores = suite.play(items, backend, settings)
-    return summarise(name, items, scores, settings.samples, settings.success_threshold)
+               backend: GenerationBackend, settings: EvalSettings,
+               save_replies: bool = False) -> SuiteResult:
+    """``items`` of ``suite`` played with ``backend`` and summarised (with each item's prompt and
+    replies when ``save_replies``)."""
+    recorder = ReplyRecorder(backend) if save_replies else None
+    scores = suite.play(items, recorder or backend, settings)  # type: ignore[arg-type]
+    result = summarise(name, items, scores, settings.samples, settings.success_threshold)
+    result.skipped = dict(getattr(suite, "skipped", {}) or {})
+    if recorder is not None:
+        keep_replies(suite, items, result, recorder.calls)
+    return result
 
 
 def results_from_json(payload: dict[str, Any]) -> list[SuiteResult]:
@@ -94,7 +142,7 @@ def results_from_json(payload: dict[str, Any]) -> list[SuiteResult]:
     try:
         return [SuiteResult(suite=s["suite"], k=s["k"], overall=BucketScore(**s["overall"]),
                             buckets={b: BucketScore(**v) for b, v in s["buckets"].items()},
-                            items=s.get("items", []))
+                            items=s.get("items", []), skipped=s.get("skipped", {}))
                 for s in payload["suites"]]
     except (KeyError, TypeError) as exc:
         raise UsageError(f"eval --baseline: not a file written by spade eval --out ({exc})"
@@ -102,6 +150,7 @@ def results_from_json(payload: dict[str, Any]) -> list[SuiteResult]:
 
 
 def run_suite(suite: EvalSuite, name: str, backend: GenerationBackend, settings: EvalSettings,
-              limit: int | None) -> SuiteResult:
+              limit: int | None, save_replies: bool = False) -> SuiteResult:
     """Items of ``suite`` for the seed, played and summarised."""
-    return play_items(suite, name, suite.items(limit, settings.seed), backend, settings)
+    return play_items(suite, name, suite.items(limit, settings.seed), backend, settings,
+                      save_replies)

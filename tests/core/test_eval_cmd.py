@@ -88,3 +88,26 @@ def test_eval_on_the_bundled_model(capsys):
     for suite in payload["suites"]:
         assert suite["overall"]["items"] == 4
         assert 0.0 <= suite["overall"]["pass_at_1"] <= 1.0
+
+
+def test_save_replies_keeps_prompt_reply_answer_and_score_and_the_header_names_the_model(
+        tmp_path, capsys):
+    plugins = _with_fake_backend()
+    argv = ["eval", QUICKSTART, "--set", "backend=fake-wrong", "--suite", "reasoning-gym",
+            "--limit", "4", "--json"]
+    assert main(argv, plugins=plugins) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert "replies" not in plain["suites"][0]["items"][0]
+    assert plain["scored"] == {"model": plain["model"], "checkpoint": None,
+                               "save_replies": False}
+    assert main([*argv, "--save-replies", "--samples", "2"], plugins=plugins) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["scored"]["save_replies"] is True
+    for row in payload["suites"][0]["items"]:
+        assert row["prompt"][0]["role"] == "system" and row["prompt"][1]["role"] == "user"
+        assert row["replies"] == [{"reply": "\\boxed{spade-wrong-answer}",
+                                   "answer": "spade-wrong-answer", "score": s}
+                                  for s in row["scores"]]
+        assert len(row["replies"]) == 2
+    assert main(argv[:-1], plugins=plugins) == 0
+    assert capsys.readouterr().out.startswith(f"scored: {plain['model']}\n")

@@ -4,6 +4,7 @@ replies scores 1.0 on each suite, one that answers wrongly 0.0, one right on eve
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import math
 import shutil
@@ -171,3 +172,80 @@ def test_summary_per_bucket_and_overall_and_table():
 def test_spread_takes_round_robin():
     assert spread({"a": [1, 2, 3], "b": [4], "c": [5, 6]}, 5) == [1, 4, 5, 2, 6]
     assert spread({"a": [1, 2], "b": [3]}, None) == [1, 2, 3]
+
+
+def test_reasoning_gym_spade_eval_uses_the_appendix_a3_parameters(monkeypatch, capsys):
+    """``spade eval configs/quickstart.yaml --suite reasoning-gym --limit 20 --json``: every
+    dataset the suite generates runs at its published hard parameters (the data file, and a few
+    values checked by hand against the reference's ``rg_a3_hard.py``)."""
+    import json
+    from importlib import metadata
+
+    from spade_core.cli import main
+    from spade_core.hookspecs import hookimpl
+
+    from fakes.eval_backends import FakeWrongBackend
+    from plugins.evals.reasoning_gym_suite import A3_DATA, ReasoningGymSuite
+
+    class FakeBackendPlugin:
+        @hookimpl
+        def register_generation_backends(self, register):
+            register("fake-wrong", lambda options, context: FakeWrongBackend())
+
+    built: dict[str, str] = {}
+    original = ReasoningGymSuite.program
+
+    def spy(self, spec):
+        built[spec.name] = original(self, spec)
+        return built[spec.name]
+
+    monkeypatch.setattr(ReasoningGymSuite, "program", spy)
+    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
+                if ep.dist is not None and ep.dist.name == "spade-rl"]
+    plugins = load_test_plugins(*builtins, FakeBackendPlugin())
+    assert main(["eval", str(ROOT / "configs" / "quickstart.yaml"), "--set", "backend=fake-wrong",
+                 "--suite", "reasoning-gym", "--limit", "20", "--json"], plugins=plugins) == 0
+    [suite] = json.loads(capsys.readouterr().out)["suites"]
+    assert suite["overall"]["items"] == 20 and suite["skipped"] == {}
+    assert {b: s["items"] for b, s in suite["buckets"].items()} == {
+        "math": 5, "algorithmic": 5, "cognition": 5, "logic": 5}
+    published = {name: (bucket, config) for bucket, datasets in
+                 json.loads(A3_DATA.read_text())["buckets"].items()
+                 for name, config in datasets.items()}
+    assert len(published) == 100
+    played = {row["id"].split("/")[0] for row in suite["items"]}
+    assert len(played) == 20 and played <= set(built)
+    for row in suite["items"]:
+        name = row["id"].split("/")[0]
+        assert row["bucket"] == published[name][0]
+        source = built[name]
+        config = ast.literal_eval(source.split("config = ", 1)[1]) if published[name][1] else {}
+        assert config == published[name][1], name
+    # By hand, from the reference's A3_HARD_CONFIGS and RG_GOLDEN_GOOSE.
+    assert published["leg_counting"] == ("math", {"max_animals": 30, "max_instances": 256,
+                                                  "min_animals": 20, "min_instances": 64})
+    assert published["knights_knaves"][0] == "logic"
+    assert published["rush_hour"] == ("cognition", {"max_moves": 50, "min_moves": 25})
+    assert published["count_primes"] == ("algorithmic", {"max_n": 50000, "min_n": 10000})
+    assert published["syllogism"] == ("logic", {"allow_all": True, "allow_no": True,
+                                                "allow_some": False, "allow_some_not": False})
+    assert {"leg_counting", "rush_hour", "count_primes", "syllogism"} <= played
+
+
+def test_reasoning_gym_overrides_exclude_and_unknown_datasets_are_reported(monkeypatch):
+    from plugins.evals import reasoning_gym_suite as rg
+
+    suite = _suite("reasoning-gym", {"buckets": ["logic"], "exclude": ["acre"],
+                                     "overrides": {"aiw": {"max_entities": 4}}})
+    specs = {d.name: d.config for d in suite.buckets["logic"]}
+    assert "acre" not in specs and specs["aiw"]["max_entities"] == 4
+    assert specs["aiw"]["task_type_weights"] == [0.5, 0.25, 0.25]
+    with pytest.raises(Exception, match="not one of the hard datasets"):
+        _suite("reasoning-gym", {"overrides": {"nope": {}}})
+    # A dataset or a parameter the installed reasoning-gym lacks is left out with its reason.
+    monkeypatch.setitem(rg.HARD_BUCKETS, "logic", (
+        *rg.HARD_BUCKETS["logic"], rg.HardDataset("no_such_dataset"),
+        rg.HardDataset("syllogism", {"no_such_key": 1})))
+    suite = _suite("reasoning-gym", {"buckets": ["logic"]})
+    assert "not a dataset" in suite.skipped["no_such_dataset"]
+    assert "no_such_key" in suite.skipped["syllogism"]

@@ -1,0 +1,89 @@
+"""The paper's tables (``--table rq1|rq2``): cells, deltas against a baseline, n/a for suites not
+run, and the 95 % interval checked by hand on a small case; and through ``spade eval``."""
+
+from __future__ import annotations
+
+import json
+from importlib import metadata
+
+from spade_core.cli import main
+from spade_core.hookspecs import hookimpl
+from spade_core.testing import load_test_plugins
+from spade_core.eval.paper_table import COLUMNS, cell, paper_table
+from spade_core.eval.scores import summarise
+from spade_core.interfaces import EvalItem
+
+from fakes.cli import ROOT
+from fakes.eval_backends import FakeWrongBackend
+
+QUICKSTART = str(ROOT / "configs" / "quickstart.yaml")
+
+
+class FakeBackendPlugin:
+    @hookimpl
+    def register_generation_backends(self, register):
+        register("fake-wrong", lambda options, context: FakeWrongBackend())
+
+
+def _with_fake_backend():
+    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
+                if ep.dist is not None and ep.dist.name == "spade-rl"]
+    return load_test_plugins(*builtins, FakeBackendPlugin())
+
+
+def _result(suite, per_bucket):
+    items, scores = [], []
+    for bucket, values in per_bucket.items():
+        for i, value in enumerate(values):
+            items.append(EvalItem(id=f"{bucket}/{i}", bucket=bucket))
+            scores.append(value)
+    return summarise(suite, items, scores, 1, 1.0)
+
+
+def test_interval_by_hand():
+    # Items 1, 0, 1, 1: mean 0.75, sample sd sqrt(0.25) = 0.5, half-width 1.96 * 0.5 / 2 = 0.49.
+    result = _result("reasoning-gym", {"math": [[1.0], [0.0], [1.0], [1.0]]})
+    mean, half, items = cell([result], "reasoning-gym", "math")
+    assert (mean, items) == (0.75, 4) and abs(half - 0.49) < 1e-9
+    # Two samples per item: pass@1 per item is c/n (0.5 and 1.0): mean 0.75, sd 0.3536.
+    result = _result("reasoning-gym", {"logic": [[1.0, 0.0], [1.0, 1.0]]})
+    mean, half, _ = cell([result], "reasoning-gym", "logic")
+    assert mean == 0.75 and abs(half - 1.96 * (0.5 ** 0.5 / 2) / 2 ** 0.5) < 1e-9
+
+
+def test_rq1_cells_deltas_and_na():
+    model = [_result("reasoning-gym", {"math": [[1.0], [1.0]], "algorithmic": [[0.0], [1.0]],
+                                       "cognition": [[0.0], [0.0]], "logic": [[1.0], [0.0]]}),
+             _result("aime", {"2025": [[1.0], [0.0], [0.0], [0.0]]})]
+    base = [_result("reasoning-gym", {"math": [[0.0], [1.0]], "algorithmic": [[0.0], [0.0]],
+                                      "cognition": [[0.0], [0.0]], "logic": [[0.0], [0.0]]})]
+    text = paper_table("rq1", model, base, ("checkpoint", "baseline"))
+    rows = {line.split("  ")[0]: line.split() for line in text.splitlines()[2:]}
+    assert list(rows) == [c for c, _, _ in COLUMNS["rq1"]]
+    assert "100.0 ± 0.0" in text.splitlines()[6] and text.splitlines()[6].endswith("+50.0")
+    aime25 = text.splitlines()[2]
+    assert "25.0 ± 49.0" in aime25 and aime25.rstrip().endswith("n/a")
+    assert text.splitlines()[3].split()[-2:] == ["n/a", "n/a"]  # AIME-26 not run at all
+    assert text.splitlines()[9].rstrip().endswith("+50.0")  # RG Logic: 50 % against 0 %
+
+
+def test_rq2_names_the_paper_columns():
+    text = paper_table("rq2", [])
+    for column in ("BFCL-v4", "τ²-Retail", "τ²-Airline", "τ²-Telecom", "ACEBench Normal",
+                   "ACEBench Special", "ACEBench Agent"):
+        assert column in text
+    assert text.count("n/a") == 8
+
+
+def test_spade_eval_table_rq1_with_a_baseline(tmp_path, capsys):
+    plugins = _with_fake_backend()
+    out = tmp_path / "base.json"
+    argv = ["eval", QUICKSTART, "--set", "backend=fake-wrong", "--suite", "reasoning-gym",
+            "--limit", "4"]
+    assert main([*argv, "--json", "--out", str(out)], plugins=plugins) == 0
+    capsys.readouterr()
+    assert json.loads(out.read_text())["suites"][0]["suite"] == "reasoning-gym"
+    assert main([*argv, "--table", "rq1", "--baseline", str(out)], plugins=plugins) == 0
+    text = capsys.readouterr().out
+    assert "RG Math" in text and "GPQA-Diamond" in text and "delta" in text
+    assert "0.0 ± 0.0" in text and "+0.0" in text
