@@ -42,7 +42,8 @@ DEFAULT_BUCKET = "diamond"
 
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|mathrm|mathbf|mbox|bf|rm)\s*\{([^{}]*)\}")
 _BOXED_LETTER = re.compile(r"\(?([A-Da-d])\)?(?:[.:)].*)?", re.DOTALL)
-_STATED_LETTER = re.compile(r"(?i:answer(?:\s+is)?)\s*:?\s*\(?([A-D])\)?(?!\w)")
+#: No two adjacent repeats can share a character run (a reply of long blank runs stays linear).
+_STATED_LETTER = re.compile(r"(?i:answer)(?:\s+is)?(?:\s*:)?\s*\(?([A-D])\)?(?!\w)")
 
 
 def chosen_letter(reply: str) -> str | None:

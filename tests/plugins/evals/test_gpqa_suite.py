@@ -85,6 +85,16 @@ def test_chosen_letter(reply, letter):
     assert chosen_letter(reply) == letter
 
 
+def test_hostile_replies_are_read_in_linear_time():
+    import time
+
+    started = time.perf_counter()
+    for reply in ("answer" + " " * 50_000 + "x", ("answer is " + " " * 200) * 2_000,
+                  "\\boxed{" + "(" * 50_000 + "}"):
+        assert chosen_letter(reply) is None
+    assert time.perf_counter() - started < 2.0
+
+
 def test_missing_data_or_columns_fail_clearly(tmp_path):
     gone = tmp_path / "gpqa_diamond.csv"
     with pytest.raises(ConfigError, match="no such file or folder") as absent:
