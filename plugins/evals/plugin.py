@@ -1,6 +1,7 @@
 """Registers the built-in eval suites ``reasoning-gym``, ``bfcl``, ``pool``, ``aime`` and
-``gpqa-diamond`` (played by the core's ``spade eval``) and the ``spade bench scoring`` and ``spade bench learning`` benchmarks. Light at
-import: each factory and command imports its module when built or typed."""
+``gpqa-diamond`` (played by the core's ``spade eval``) and the ``spade bench scoring`` and
+``spade bench learning`` benchmarks. Light at import: each factory and command imports its
+module when built or typed."""
 
 from __future__ import annotations
 
