@@ -50,3 +50,28 @@ class PoolSuiteOptions(BaseModel):
     path: str = Field(description="a folder of .py programs or a .jsonl file of them")
     field: str | None = Field(default=None, description="JSONL field holding the program "
                                                         "(None: the usual ones)")
+
+#: The ``data`` option of suites that read public files (filled from ``eval.data.<suite>``).
+DATA_DESCRIPTION = ("where the data is: a local file or folder (.jsonl, .json, .parquet, .csv), "
+                    "a save_to_disk folder, or hf:DATASET[:CONFIG] in the local datasets cache "
+                    "(never downloaded); a list reads several. Default: eval.data.<suite>")
+
+
+class AimeSuiteOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    data: str | list[str] | None = Field(default=None, description=DATA_DESCRIPTION)
+    years: list[int] | None = Field(default=None, description=(
+        "years to evaluate, each a bucket (None: every year the data holds; the paper reports "
+        "2025 and 2026, the reference also runs 2024)"))
+    last_integer: bool = Field(default=False, description=(
+        "score a reply without \\boxed{} by its last integer (the reference scores it 0)"))
+
+
+class GpqaDiamondSuiteOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    data: str | list[str] | None = Field(default=None, description=DATA_DESCRIPTION)
+    shuffles: int = Field(default=1, ge=1, description=(
+        "orders of the four choices per question, each played as an item and averaged (1: one "
+        "fixed order per question, as the reference's figure)"))
+    shuffle_seed: int = Field(default=42, description=(
+        "seed of the choice orders (42: the reference's)"))

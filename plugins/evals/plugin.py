@@ -1,6 +1,7 @@
-"""Registers the built-in eval suites ``reasoning-gym``, ``bfcl`` and ``pool`` (played by the core's
-``spade eval``) and the ``spade bench scoring`` and ``spade bench learning`` benchmarks. Light at
-import: each factory and command imports its module when built or typed."""
+"""Registers the built-in eval suites ``reasoning-gym``, ``bfcl``, ``pool``, ``aime`` and
+``gpqa-diamond`` (played by the core's ``spade eval``) and the ``spade bench scoring`` and
+``spade bench learning`` benchmarks. Light at import: each factory and command imports its
+module when built or typed."""
 
 from __future__ import annotations
 
@@ -28,9 +29,27 @@ def _pool(options: Any, context: Any) -> Any:
     return build(options, context)
 
 
+def _aime(options: Any, context: Any) -> Any:
+    from plugins.evals.aime_suite import build
+
+    return build(options, context)
+
+
+def _gpqa_diamond(options: Any, context: Any) -> Any:
+    from plugins.evals.gpqa_suite import build
+
+    return build(options, context)
+
+
 @hookimpl
 def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
-    from plugins.evals.options import BfclSuiteOptions, PoolSuiteOptions, ReasoningGymSuiteOptions
+    from plugins.evals.options import (
+        AimeSuiteOptions,
+        BfclSuiteOptions,
+        GpqaDiamondSuiteOptions,
+        PoolSuiteOptions,
+        ReasoningGymSuiteOptions,
+    )
 
     register("reasoning-gym", _reasoning_gym, ReasoningGymSuiteOptions,
              "reasoning-gym hard buckets (math, algorithmic, cognition, logic), own scorers")
@@ -39,6 +58,12 @@ def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
              "AST and multi-turn checkers")
     register("pool", _pool, PoolSuiteOptions,
              "a folder or JSONL of environment programs, played unhinted in the sandbox")
+    register("aime", _aime, AimeSuiteOptions,
+             "AIME 2024-2026 by year from local data (eval.data.aime), scored by the final "
+             "integer, avg@k over the samples")
+    register("gpqa-diamond", _gpqa_diamond, GpqaDiamondSuiteOptions,
+             "GPQA Diamond multiple choice from local data (eval.data.gpqa-diamond), shuffled "
+             "choices, scored by the chosen letter")
 
 
 @hookimpl

@@ -200,6 +200,10 @@ class EvalSection(Strict):
     suites: list[str] = Field(default_factory=list)
     limit: int | None = Field(default=None, ge=1)
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: Where suites whose data ships on no package index read it, by suite: a local file or
+    #: folder, or ``hf:DATASET[:CONFIG]`` (the local datasets cache only). Given to a suite as
+    #: its ``data`` option unless ``options.<suite>.data`` sets one (docs/eval.md).
+    data: dict[str, str | list[str]] = Field(default_factory=dict)
     contamination: ContaminationSection = Field(default_factory=ContaminationSection)
     #: In-run evaluation: after the training of every ``every``-th iteration, ``suites`` are
     #: played with the live policy and scored into that iteration's ``metrics.jsonl`` row

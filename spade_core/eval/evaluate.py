@@ -31,6 +31,8 @@ class EvalRequest:
     model_override: str | None = None
     #: Keep each item's prompt, replies, extracted answers and scores in the result.
     save_replies: bool = False
+    #: ``eval.data``: each suite's data location, set as its ``data`` option (:func:`with_data`).
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 def settings_for(resolved: Any, request: EvalRequest) -> EvalSettings:
@@ -54,7 +56,8 @@ def evaluate(resolved: Any, registry: Registry, request: EvalRequest,
     ``checkpoint`` into it; returns the results and the settings used. Components built here are
     closed before returning."""
     settings = settings_for(resolved, request)
-    chosen = [(name, *resolve_suite(registry, name, request.options.get(name, {})))
+    chosen = [(name, *resolve_suite(registry, name, request.options.get(name, {}),
+                                    request.data.get(name)))
               for name in request.suites]  # before any model is loaded
     opened: list[Any] = []
     scored: str | None = None
@@ -102,11 +105,34 @@ def evaluate(resolved: Any, registry: Registry, request: EvalRequest,
     return results, asdict(settings) | {"limit": request.limit, "checkpoint_folder": scored}
 
 
-def resolve_suite(registry: Registry, name: str, options: dict[str, Any]) -> tuple[Any, Any]:
-    """The registered suite ``name`` and its validated options; a ``ConfigError`` saying what is
-    wrong (an unknown name with the installed ones, a missing or misspelled option)."""
+def with_data(registry: Registry, name: str, options: dict[str, Any], data: Any) -> dict[str, Any]:
+    """``options`` of the suite ``name`` with its ``data`` option set to ``data`` (its entry of
+    ``eval.data``) unless the options already set one; a ``ConfigError`` when the suite's options
+    have no ``data`` field (it reads no data files). The one place where ``eval.data`` reaches a
+    suite, for ``spade eval``, the in-run evaluation and the contamination guard."""
+    if data is None or "data" in options:
+        return options
+    component = registry.resolve("eval_suite", name, f"eval.data.{name}")
+    if component.options is None or "data" not in component.options.model_fields:
+        raise ConfigError(f"eval.data.{name}: the eval suite {name!r} reads no data location "
+                          "(its options have no 'data' field); remove the entry")
+    return {**options, "data": data}
+
+
+def configured_options(registry: Registry, section: Any, name: str) -> dict[str, Any]:
+    """The options of the suite ``name`` as the config's ``eval`` section sets them:
+    ``eval.options.<name>`` and its ``eval.data`` entry."""
+    return with_data(registry, name, dict(section.options.get(name, {})), section.data.get(name))
+
+
+def resolve_suite(registry: Registry, name: str, options: dict[str, Any],
+                  data: Any = None) -> tuple[Any, Any]:
+    """The registered suite ``name`` and its validated options (``data``: its ``eval.data``
+    entry, see :func:`with_data`); a ``ConfigError`` saying what is wrong (an unknown name with
+    the installed ones, a missing or misspelled option)."""
     where = f"--suite {name}"
     component = registry.resolve("eval_suite", name, where)
+    options = with_data(registry, name, options, data)
     if component.options is None:
         return component, options
     try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from spade_core.components import BuildContext, Registry
+from spade_core.eval.evaluate import configured_options
 from spade_core.eval.scores import SuiteResult, play_items
 from spade_core.interfaces import EvalItem, EvalSettings, EvalSuite, GenerationBackend
 from spade_core.selfplay.phases import PhaseTimer
@@ -89,7 +90,8 @@ def open_evaluator(resolved: Any, registry: Registry,
     evaluator = LoopEvaluator(section.every, settings, suites)
     try:
         for name in section.suites:
-            suite = registry.build("eval_suite", name, section.options.get(name, {}),
+            suite = registry.build("eval_suite", name,
+                                   configured_options(registry, section, name),
                                    f"eval.suites: {name}", context)
             suites.append((name, suite, []))  # closed by the evaluator should items() fail
             suites[-1][2].extend(suite.items(section.limit, settings.seed))

@@ -61,7 +61,7 @@ def run_eval(resolved: Any, registry: Registry, *, config_label: str,
     request = EvalRequest(
         suites=chosen, options=merged, limit=limit if limit is not None else section.limit,
         samples=samples, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed,
-        model_override=model, save_replies=save_replies)
+        model_override=model, save_replies=save_replies, data=dict(section.data))
     compared: list[SuiteResult] | None = None
     compared_label = None
     if baseline:

@@ -114,7 +114,10 @@ def open_guard(resolved: Any, registry: Registry, run_dir: Path,
     section = resolved.config.eval
     if section.contamination.threshold is None or not section.suites:
         return None
-    texts = eval_item_texts(registry, section.suites, section.options,
+    from spade_core.eval.evaluate import configured_options
+
+    options = {name: configured_options(registry, section, name) for name in section.suites}
+    texts = eval_item_texts(registry, section.suites, options,
                             section.contamination.limit, resolved.config.run.seed, context)
     rc = resolved.components["memory"]
     index = rc.component.build(rc.options, BuildContext(

@@ -62,3 +62,16 @@ def wrong_reply(tools: list[dict[str, Any]] | None) -> str:
         name = tools[0].get("function", tools[0]).get("name", "tool")
         return "<tool_call>" + json.dumps({"name": name, "arguments": {}}) + "</tool_call>"
     return "\\boxed{" + WRONG_TEXT + "}"
+
+
+class FakeEvenSeedBackend(FakeGoldBackend):
+    """Gold when asked with an even seed, wrong with an odd one: sample ``j`` of a suite's
+    default ``play`` uses seed ``seed + j``, so over an even number of samples every item scores
+    half (avg@k 0.5) and pass@k is 1."""
+
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
+        if (seed or 0) % 2:
+            return [Generation(text=wrong_reply(tools)) for _ in conversations]
+        return super().generate(conversations, max_new_tokens=max_new_tokens,
+                                temperature=temperature, seed=seed, tools=tools)

@@ -54,12 +54,13 @@ def _three_ways(suite: EvalSuite, limit: int) -> tuple[float, ...]:
 
 def test_hook_register_eval_suites():
     assert load_test_plugins(evals_plugin).registry.names("eval_suite") == [
-        "bfcl", "pool", "reasoning-gym"]
+        "aime", "bfcl", "gpqa-diamond", "pool", "reasoning-gym"]
 
 
 def test_installed_plugin_registers_the_suites():
     loaded = load_plugins()
-    assert {"bfcl", "pool", "reasoning-gym"} <= set(loaded.registry.names("eval_suite"))
+    assert {"aime", "bfcl", "gpqa-diamond", "pool", "reasoning-gym"} <= set(
+        loaded.registry.names("eval_suite"))
 
 
 @pytest.mark.parametrize("name", ["reasoning-gym", "bfcl"])
@@ -124,7 +125,8 @@ def test_unknown_category_or_missing_option_is_a_config_error_before_any_model()
         resolve_suite(registry, "bfcl", {"categories": ["simpel"]})
     with pytest.raises(ConfigError, match="path: Field required"):
         resolve_suite(registry, "pool", {})
-    with pytest.raises(ConfigError, match="Installed: bfcl, pool, reasoning-gym"):
+    with pytest.raises(ConfigError,
+                       match="Installed: aime, bfcl, gpqa-diamond, pool, reasoning-gym"):
         resolve_suite(registry, "bfc", {})
     with pytest.raises(ConfigError, match="categories are"):
         BfclSuite(["simpel"])
