@@ -1,4 +1,4 @@
-"""Registers the built-in eval suites ``reasoning-gym``, ``bfcl`` and ``pool`` (played by the core's
+"""Registers the built-in eval suites ``reasoning-gym``, ``bfcl``, ``livecodebench`` and ``pool`` (played by the core's
 ``spade eval``) and the ``spade bench scoring`` and ``spade bench learning`` benchmarks. Light at
 import: each factory and command imports its module when built or typed."""
 
@@ -22,6 +22,12 @@ def _bfcl(options: Any, context: Any) -> Any:
     return build(options, context)
 
 
+def _livecodebench(options: Any, context: Any) -> Any:
+    from plugins.evals.livecodebench_suite import build
+
+    return build(options, context)
+
+
 def _pool(options: Any, context: Any) -> Any:
     from plugins.evals.pool_suite import build
 
@@ -30,13 +36,21 @@ def _pool(options: Any, context: Any) -> Any:
 
 @hookimpl
 def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
-    from plugins.evals.options import BfclSuiteOptions, PoolSuiteOptions, ReasoningGymSuiteOptions
+    from plugins.evals.options import (
+        BfclSuiteOptions,
+        LiveCodeBenchSuiteOptions,
+        PoolSuiteOptions,
+        ReasoningGymSuiteOptions,
+    )
 
     register("reasoning-gym", _reasoning_gym, ReasoningGymSuiteOptions,
              "reasoning-gym hard buckets (math, algorithmic, cognition, logic), own scorers")
     register("bfcl", _bfcl, BfclSuiteOptions,
              "Berkeley Function Calling Leaderboard v4 categories (multi-turn opt-in), BFCL's "
              "AST and multi-turn checkers")
+    register("livecodebench", _livecodebench, LiveCodeBenchSuiteOptions,
+             "LiveCodeBench code generation (release_v6 problems), pass@1, programs run "
+             "against the tests in the sandbox")
     register("pool", _pool, PoolSuiteOptions,
              "a folder or JSONL of environment programs, played unhinted in the sandbox")
 
