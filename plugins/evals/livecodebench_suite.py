@@ -54,9 +54,11 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
 @cache
 def scorer_family() -> ScorerFamily:
     """The sandbox scorer that runs a candidate program against its tests."""
+    from plugins.evals.preludes import lcb_scorer
+
     source = resources.files("plugins.evals.preludes").joinpath(SCORER_SOURCE).read_text(
         encoding="utf-8")
-    return ScorerFamily("livecodebench", source)
+    return ScorerFamily("livecodebench", source, lcb_scorer.PRELOAD)
 
 
 def prompt_text(question: str, starter_code: str) -> str:

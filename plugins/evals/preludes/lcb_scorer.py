@@ -32,6 +32,11 @@ from decimal import Decimal as _Decimal, InvalidOperation as _InvalidOperation
 
 __all__ = list(globals().get("__all__", []))
 
+#: What the fork servers import before forking (a worker may not read the library files after
+#: it drops privileges).
+PRELOAD = ("ast", "base64", "decimal", "io", "pickle", "time", "zlib", "sandbox.guards",
+           "sandbox.modules", "sandbox.policy", "RestrictedPython")
+
 #: Most characters a candidate may write per test before the test fails.
 _MAX_OUTPUT = 1 << 24
 #: The recursion limit LiveCodeBench's runner sets; a candidate may raise it up to the cap.
