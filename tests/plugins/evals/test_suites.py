@@ -53,7 +53,7 @@ def _three_ways(suite: EvalSuite, limit: int) -> tuple[float, ...]:
 
 def test_hook_register_eval_suites():
     assert load_test_plugins(evals_plugin).registry.names("eval_suite") == [
-        "bfcl", "pool", "reasoning-gym"]
+        "bfcl", "livecodebench", "pool", "reasoning-gym"]
 
 
 def test_installed_plugin_registers_the_suites():
