@@ -165,3 +165,31 @@ def test_registered_with_its_options(scoring_sandbox):
     with pytest.raises(ValueError):
         LiveCodeBenchSuiteOptions(data=str(FIXTURE), release="v6")
     assert LiveCodeBenchSuiteOptions().test_seconds == 6.0
+
+
+def test_spade_eval_runs_the_suite_on_the_fixture(capsys, scoring_sandbox):
+    from importlib import metadata
+
+    from spade_core.cli import main
+    from spade_core.hookspecs import hookimpl
+
+    from fakes.cli import ROOT
+
+    suite = _suite(scoring_sandbox, **WINDOW)
+    backend = FakeGoldBackend(_gold(suite))
+
+    class FakeBackendPlugin:
+        @hookimpl
+        def register_generation_backends(self, register):
+            register("fake-gold", lambda options, context: backend)
+
+    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
+                if ep.dist is not None and ep.dist.name == "spade-rl"]
+    args = ["eval", str(ROOT / "configs" / "quickstart.yaml"), "--suite", "livecodebench",
+            "--set", "backend=fake-gold", "--option", f"livecodebench.data={FIXTURE}",
+            "--option", "livecodebench.start_date=2025-01-01", "--json"]
+    assert main(args, plugins=load_test_plugins(*builtins, FakeBackendPlugin())) == 0
+    (result,) = json.loads(capsys.readouterr().out)["suites"]
+    assert result["overall"]["pass_at_1"] == 1.0
+    assert sorted(i["id"] for i in result["items"]) == [
+        f"livecodebench/spade-lcb-{n}" for n in (1, 2, 3, 4)]
