@@ -3,6 +3,7 @@ imports them)."""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -75,3 +76,18 @@ class GpqaDiamondSuiteOptions(BaseModel):
         "fixed order per question, as the reference's figure)"))
     shuffle_seed: int = Field(default=42, description=(
         "seed of the choice orders (42: the reference's)"))
+
+
+class LiveCodeBenchSuiteOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    data: str | None = Field(default=None, description=(
+        "LiveCodeBench's code_generation_lite JSONL (test6.jsonl: the release_v6 problems), "
+        "or a folder holding it (a Hugging Face cache of the dataset works); also set by "
+        "eval.data.livecodebench. Nothing is downloaded"))
+    start_date: date | None = Field(default=None, description=(
+        "keep problems whose contest_date is on or after this day (None: from the file's first)"))
+    end_date: date | None = Field(default=None, description=(
+        "keep problems whose contest_date is on or before this day (None: to the file's last)"))
+    test_seconds: float = Field(default=6.0, gt=0, description=(
+        "a test that runs longer fails (LiveCodeBench's per-test timeout); the whole item is "
+        "also bounded by the sandbox's step_seconds"))

@@ -1,7 +1,7 @@
-"""Registers the built-in eval suites ``reasoning-gym``, ``bfcl``, ``pool``, ``aime`` and
-``gpqa-diamond`` (played by the core's ``spade eval``) and the ``spade bench scoring`` and
-``spade bench learning`` benchmarks. Light at import: each factory and command imports its
-module when built or typed."""
+"""Registers the built-in eval suites ``reasoning-gym``, ``bfcl``, ``pool``, ``aime``,
+``gpqa-diamond`` and ``livecodebench`` (played by the core's ``spade eval``) and the ``spade bench
+scoring`` and ``spade bench learning`` benchmarks. Light at import: each factory and command
+imports its module when built or typed."""
 
 from __future__ import annotations
 
@@ -19,6 +19,12 @@ def _reasoning_gym(options: Any, context: Any) -> Any:
 
 def _bfcl(options: Any, context: Any) -> Any:
     from plugins.evals.bfcl_suite import build
+
+    return build(options, context)
+
+
+def _livecodebench(options: Any, context: Any) -> Any:
+    from plugins.evals.livecodebench_suite import build
 
     return build(options, context)
 
@@ -47,6 +53,7 @@ def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
         AimeSuiteOptions,
         BfclSuiteOptions,
         GpqaDiamondSuiteOptions,
+        LiveCodeBenchSuiteOptions,
         PoolSuiteOptions,
         ReasoningGymSuiteOptions,
     )
@@ -56,6 +63,9 @@ def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
     register("bfcl", _bfcl, BfclSuiteOptions,
              "Berkeley Function Calling Leaderboard v4 categories (multi-turn opt-in), BFCL's "
              "AST and multi-turn checkers")
+    register("livecodebench", _livecodebench, LiveCodeBenchSuiteOptions,
+             "LiveCodeBench code generation (release_v6 problems), pass@1, programs run "
+             "against the tests in the sandbox")
     register("pool", _pool, PoolSuiteOptions,
              "a folder or JSONL of environment programs, played unhinted in the sandbox")
     register("aime", _aime, AimeSuiteOptions,

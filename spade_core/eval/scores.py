@@ -102,19 +102,18 @@ class ReplyRecorder:
 def keep_replies(suite: EvalSuite, items: Sequence[EvalItem], result: SuiteResult,
                  calls: Sequence[tuple[list[dict[str, Any]], str]]) -> None:
     """Add to each item row its prompt and, per sample, the reply, the answer the suite extracts
-    (when it has an ``extract``) and the score. Replies are matched to single-turn items by their
+    (:meth:`EvalSuite.extract`, when it has one) and the score. Replies are matched to single-turn items by their
     prompt; items an interactive suite plays get none."""
     by_prompt: dict[str, list[str]] = {}
     for conversation, reply in calls:
         by_prompt.setdefault(repr(conversation), []).append(reply)
-    extract = getattr(suite, "extract", None)
     for item, row in zip(items, result.items, strict=True):
         row["prompt"] = list(item.prompt)
         replies = by_prompt.get(repr(list(item.prompt)), []) if item.prompt else []
         kept = []
         for reply, score in zip(replies, row["scores"]):
             entry: dict[str, Any] = {"reply": reply}
-            answer = extract(item, reply) if extract else None
+            answer = suite.extract(item, reply)
             if answer is not None:
                 entry["answer"] = answer
             kept.append(entry | {"score": score})

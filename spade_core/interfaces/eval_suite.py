@@ -75,6 +75,11 @@ class EvalSuite(ABC):
         """The reply's score in [0, 1] by the benchmark's own rules (single-turn suites)."""
         raise NotImplementedError(f"{type(self).__name__} scores by play(), not score()")
 
+    def extract(self, item: EvalItem, reply: str) -> str | None:
+        """The answer the scorer reads from ``reply``, for ``--save-replies``; ``None`` when the
+        suite does not say (the default). Host code: plain string processing only."""
+        return None
+
     def score_many(self, pairs: Sequence[tuple[EvalItem, str]]) -> list[float]:
         """Scores of many ``(item, reply)`` pairs, in order. Suites that score in the sandbox
         override it; this default calls :meth:`score` in this process, which only a suite that

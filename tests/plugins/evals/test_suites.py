@@ -54,7 +54,7 @@ def _three_ways(suite: EvalSuite, limit: int) -> tuple[float, ...]:
 
 def test_hook_register_eval_suites():
     assert load_test_plugins(evals_plugin).registry.names("eval_suite") == [
-        "aime", "bfcl", "gpqa-diamond", "pool", "reasoning-gym"]
+        "aime", "bfcl", "gpqa-diamond", "livecodebench", "pool", "reasoning-gym"]
 
 
 def test_installed_plugin_registers_the_suites():
