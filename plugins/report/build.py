@@ -140,6 +140,26 @@ def _pct(value: Any) -> str:
     return "–" if number is None else f"{100 * number:.0f}%"
 
 
+def paper_tables(metrics: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(title, text) of the paper's RQ1 and RQ2 tables for the run's latest in-run evaluation,
+    each only when one of its suites was evaluated; empty without any evaluation."""
+    from spade_core.eval.paper_table import COLUMNS, render
+
+    from plugins.report.rundata import eval_cell, latest_eval
+
+    latest = latest_eval(metrics)
+    if latest is None:
+        return []
+    iteration, figures = latest
+    tables = []
+    for name, columns in COLUMNS.items():
+        if any(suite in figures for _, suite, _ in columns):
+            text = render(name, lambda suite, bucket: eval_cell(figures, suite, bucket),
+                          labels=(f"iteration {iteration}", "baseline"))
+            tables.append((f"{name.upper()} (evaluation after iteration {iteration})", text))
+    return tables
+
+
 def render_html(data: RunData, neighbours: int = 5, max_envs: int = 0) -> str:
     """The report page of ``data`` as one HTML string."""
     import jinja2
@@ -171,6 +191,7 @@ def render_html(data: RunData, neighbours: int = 5, max_envs: int = 0) -> str:
         cards=build_cards(envs, memory.neighbours),
         envs_left_out=len(data.envs) - len(envs), memory=memory, totals=totals(data),
         code_css=code_css(), status_colours=STATUS_COLOURS, version=__version__,
+        paper_tables=paper_tables(data.metrics),
         generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"), last=data.metrics[-1]
         if data.metrics else None)
 

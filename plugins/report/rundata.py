@@ -211,6 +211,37 @@ def held_out(metrics: list[dict[str, Any]]) -> dict[str, tuple[list[int], list[f
     return series
 
 
+def latest_eval(metrics: list[dict[str, Any]]) -> tuple[int, dict[str, Any]] | None:
+    """(iteration, ``eval`` figures) of the last row that has an in-run evaluation, or None."""
+    for row in reversed(metrics):
+        iteration, figures = as_number(row.get("iteration")), row.get("eval")
+        if iteration is not None and isinstance(figures, dict) and figures:
+            return int(iteration), figures
+    return None
+
+
+def eval_cell(figures: dict[str, Any], suite: str, bucket: str) -> Any:
+    """One column of the paper's tables (:class:`spade_core.eval.paper_table.Cell`) from an
+    ``eval`` entry of a metrics row, or None when the suite or bucket was not evaluated. Rows of
+    runs older than ``ci95`` give the figure without an interval."""
+    from spade_core.eval.paper_table import Cell
+
+    result = figures.get(suite)
+    if not isinstance(result, dict):
+        return None
+    if bucket == "overall":
+        mean, items = as_number(result.get("pass@1")), as_number(result.get("items"))
+    else:
+        buckets, counts = result.get("buckets"), result.get("bucket_items")
+        mean = as_number(buckets.get(bucket)) if isinstance(buckets, dict) else None
+        items = as_number(counts.get(bucket)) if isinstance(counts, dict) else None
+    if mean is None:
+        return None
+    intervals = result.get("ci95")
+    half = as_number(intervals.get(bucket)) if isinstance(intervals, dict) else None
+    return Cell(mean, half, int(items or 0))
+
+
 def _read_jsonl(path: Path, warnings: list[str]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     if not path.is_file():

@@ -29,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``spade eval``."""
     from spade_core.eval.run import DEFAULT_SUITES
 
-    parser.add_argument("config", metavar="CONFIG", help="run config (its model and backend)")
+    parser.add_argument("config", metavar="CONFIG", nargs="?",
+                        help="run config (its model and backend); not needed with --results")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--checkpoint", metavar="DIR",
                         help="a run directory (latest checkpoint), RUN_DIR/checkpoints/iter-N or "
@@ -52,14 +53,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-new-tokens", type=int, metavar="N",
                         help="tokens per reply (default loop.agent_max_tokens)")
     parser.add_argument("--seed", type=int, help="item and sampling seed (default run.seed)")
-    parser.add_argument("--baseline", metavar="DIR",
+    parser.add_argument("--baseline", metavar="DIR", action="append",
                         help="compare with a checkpoint DIR, 'base' (the untrained model) or a "
-                             "JSON file written by --out")
+                             "JSON file written by --out; with --results, one --out file per "
+                             "seed (repeatable)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
     parser.add_argument("--out", metavar="FILE", help="also write the JSON result to FILE")
     parser.add_argument("--table", choices=("rq1", "rq2"),
                         help="print the paper's RQ1 or RQ2 columns (pass@1 with a 95 %% interval "
-                             "over items; n/a where the suite was not run)")
+                             "over items, or over seeds with several --results; n/a where the "
+                             "suite was not run)")
+    parser.add_argument("--results", nargs="+", metavar="FILE",
+                        help="evaluate nothing: print --table for these files written by --out, "
+                             "one per seed (the interval is then over the seeds)")
     parser.add_argument("--save-replies", action="store_true",
                         help="keep each item's prompt, replies, extracted answers and scores in "
                              "the JSON result (off by default: large)")
@@ -85,10 +91,18 @@ def suite_options(pairs: list[str]) -> dict[str, dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     from spade_core.api import load_config
+    from spade_core.errors import UsageError
     from spade_core.eval.run import run_eval
     from spade_core.eval.table import table
     from spade_core.plugins import load_plugins
 
+    if args.results:
+        return _saved_table(args)
+    if not args.config:
+        raise UsageError("eval: name a CONFIG to evaluate, or --results FILE ... with --table")
+    if args.baseline and len(args.baseline) > 1:
+        raise UsageError("eval: give --baseline once when evaluating; several --baseline files "
+                         "(one per seed) go with --results")
     loaded = getattr(args, "_plugins", None) or load_plugins()
     overrides = list(args.overrides) + ([f"model.path={args.model}"] if args.model else [])
     resolved = load_config(args.config, overrides, loaded)
@@ -96,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
         resolved, loaded.registry, config_label=str(args.config), suites=args.suite,
         options=suite_options(args.option), limit=args.limit, samples=args.samples,
         temperature=args.temperature, max_new_tokens=args.max_new_tokens, seed=args.seed,
-        model=args.model, checkpoint=args.checkpoint, baseline=args.baseline,
+        model=args.model, checkpoint=args.checkpoint,
+        baseline=args.baseline[0] if args.baseline else None,
         save_replies=args.save_replies)
     payload = evaluation.payload
     if args.out:
@@ -117,3 +132,42 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(table(evaluation.results, evaluation.baseline, (label, "baseline")))
     return 0
+
+
+def _saved_table(args: argparse.Namespace) -> int:
+    """``--results FILE ...``: the paper's table from earlier ``--out`` files, one per seed; the
+    baseline from ``--baseline`` files, else from the baselines those files hold."""
+    from spade_core.errors import UsageError
+    from spade_core.eval.paper_table import paper_table
+    from spade_core.eval.scores import results_from_json
+
+    if not args.table:
+        raise UsageError("eval: --results prints the paper's table: add --table rq1 or rq2")
+    if args.config or args.checkpoint or args.model or args.suite or args.json or args.out:
+        raise UsageError("eval: --results evaluates nothing: drop CONFIG, --checkpoint, --model, "
+                         "--suite, --json and --out")
+    payloads = [_read_result(path) for path in args.results]
+    runs = [results_from_json(p) for p in payloads]
+    if args.baseline:
+        baseline = [results_from_json(_read_result(path)) for path in args.baseline]
+    elif all("baseline" in p for p in payloads):
+        baseline = [results_from_json(p["baseline"]) for p in payloads]
+    else:
+        baseline = None
+    models = dict.fromkeys(str(p.get("scored", {}).get("checkpoint") or p.get("model"))
+                           for p in payloads)
+    print(f"scored: {', '.join(models)} ({len(runs)} result file{'s' * (len(runs) > 1)})")
+    print(paper_table(args.table, runs, baseline, ("model", "baseline")))
+    return 0
+
+
+def _read_result(path: str) -> dict[str, Any]:
+    from spade_core.errors import UsageError
+
+    try:
+        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"eval --results/--baseline: cannot read {path}: {exc}") from None
+    if not isinstance(payload, dict) or "suites" not in payload:
+        raise UsageError(f"eval: {path} is not a file written by spade eval --out")
+    return payload

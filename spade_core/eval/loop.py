@@ -56,11 +56,21 @@ class LoopEvaluator:
 
 
 def row_figures(result: SuiteResult) -> dict[str, Any]:
-    """The compact figures of a suite result that go into a metrics row."""
+    """The compact figures of a suite result that go into a metrics row: pass@1 overall and per
+    bucket, the items per bucket and the half-width of each one's 95 % interval over the items
+    (``ci95``, as ``spade eval --table`` computes it), so ``spade report`` can show the paper's
+    table."""
+    from spade_core.eval.paper_table import cell
+
     row: dict[str, Any] = {"pass@1": result.overall.pass_at_1, "items": result.overall.items}
     if result.k > 1:
         row[f"pass@{result.k}"] = result.overall.pass_at_k
     row["buckets"] = {bucket: score.pass_at_1 for bucket, score in result.buckets.items()}
+    row["bucket_items"] = {bucket: score.items for bucket, score in result.buckets.items()}
+    row["ci95"] = {}
+    for bucket in ["overall", *result.buckets]:
+        figure = cell([result], result.suite, bucket)
+        row["ci95"][bucket] = round(figure.half, 4) if figure and figure.half is not None else None
     return row
 
 

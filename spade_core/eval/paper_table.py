@@ -1,12 +1,17 @@
-"""The paper's two result tables (``spade eval --table rq1|rq2``): each column is one suite's
-bucket (or overall) pass@1, with a 95 % interval over the items, and a baseline column and the
-difference when a baseline is given. A column whose suite was not run reads ``n/a``. The mapping
-follows the reference's ``eval_offline/table_mapping.py`` (docs/eval.md)."""
+"""The paper's two result tables (``spade eval --table rq1|rq2``, and ``spade report`` for a
+run's in-loop evaluations): each column is one suite's bucket (or overall) pass@1 with a 95 %
+interval, and a baseline column and the difference when a baseline is given. A column whose
+suite was not run reads ``n/a``. The mapping follows the reference's
+``eval_offline/table_mapping.py`` (docs/eval.md).
+
+The interval is over the items for one run (seed), and over the seeds when several runs are
+given: Student's t-interval of the per-seed means."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from spade_core.eval.scores import SuiteResult
 
@@ -24,13 +29,40 @@ COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
 }
 #: The normal quantile of a two-sided 95 % interval.
 Z95 = 1.96
+#: Student's t quantile 0.975 for 1..30 degrees of freedom (beyond: the Cornish-Fisher series).
+T975 = (12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281,
+        2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860,
+        2.0796, 2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423)
 
 
-def cell(results: Sequence[SuiteResult], suite: str, bucket: str
-         ) -> tuple[float, float, int] | None:
-    """(pass@1, half-width of its 95 % interval, items) of one column, or ``None`` when the suite
-    or bucket was not run. The interval is the normal one over the items' pass@1 values
-    (``c/n`` each): ``1.96 * s / sqrt(m)``, ``s`` their sample standard deviation."""
+class Cell(NamedTuple):
+    """One column's figure: pass@1, the half-width of its 95 % interval (``None`` when unknown,
+    e.g. an older run's metrics), the items (summed over seeds) and the seeds it pools."""
+
+    mean: float
+    half: float | None
+    items: int
+    seeds: int = 1
+
+
+#: A column's figure by (suite, bucket), ``None`` when not run.
+Lookup = Callable[[str, str], "Cell | None"]
+
+
+def t975(df: int) -> float:
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (two-sided 95 %)."""
+    if df < 1:
+        raise ValueError("t975: degrees of freedom must be at least 1")
+    if df <= len(T975):
+        return T975[df - 1]
+    z = 1.959964
+    return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df * df)
+
+
+def cell(results: Sequence[SuiteResult], suite: str, bucket: str) -> Cell | None:
+    """One run's column, or ``None`` when the suite or bucket was not run. The interval is the
+    normal one over the items' pass@1 values (``c/n`` each): ``1.96 * s / sqrt(m)``, ``s`` their
+    sample standard deviation."""
     for result in results:
         if result.suite != suite:
             continue
@@ -40,33 +72,83 @@ def cell(results: Sequence[SuiteResult], suite: str, bucket: str
         values = [r["correct"] / r["n"] if r["n"] else 0.0 for r in rows]
         mean = sum(values) / len(values)
         if len(values) < 2:
-            return mean, 0.0, len(values)
-        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
-        return mean, Z95 * sd / math.sqrt(len(values)), len(values)
+            return Cell(mean, 0.0, len(values))
+        return Cell(mean, Z95 * _sd(values, mean) / math.sqrt(len(values)), len(values))
     return None
 
 
-def paper_table(name: str, results: Sequence[SuiteResult],
-                baseline: Sequence[SuiteResult] | None = None,
+def seed_cell(runs: Sequence[Sequence[SuiteResult]], suite: str, bucket: str) -> Cell | None:
+    """A column over several runs (seeds): with one run that has the column, its own cell; with
+    ``S >= 2``, the mean of the per-seed pass@1 and the t-interval ``t(0.975, S-1) * s /
+    sqrt(S)`` of those means (``s`` their sample standard deviation). Runs without the column
+    are left out."""
+    cells = [c for c in (cell(run, suite, bucket) for run in runs) if c is not None]
+    if len(cells) < 2:
+        return cells[0] if cells else None
+    means = [c.mean for c in cells]
+    mean = sum(means) / len(means)
+    half = t975(len(means) - 1) * _sd(means, mean) / math.sqrt(len(means))
+    return Cell(mean, half, sum(c.items for c in cells), len(cells))
+
+
+def runs_lookup(runs: Sequence[Sequence[SuiteResult]]) -> Lookup:
+    """The columns of one or more runs (seeds) of ``spade eval``."""
+    return lambda suite, bucket: seed_cell(runs, suite, bucket)
+
+
+def paper_table(name: str, results: Sequence[SuiteResult] | Sequence[Sequence[SuiteResult]],
+                baseline: Sequence[SuiteResult] | Sequence[Sequence[SuiteResult]] | None = None,
                 labels: tuple[str, str] = ("model", "baseline")) -> str:
     """One row per column of the paper's table ``name``: the model's pass@1 ± interval (in %),
-    and with a baseline its figure and the difference."""
-    head = ["column", "suite/bucket", labels[0]] + ([labels[1], "delta"] if baseline else [])
-    rows = []
+    and with a baseline its figure and the difference. ``results`` (and ``baseline``) are one
+    run's suite results, or a list of runs, one per seed."""
+    return render(name, runs_lookup(_as_runs(results)),
+                  runs_lookup(_as_runs(baseline)) if baseline is not None else None, labels)
+
+
+def render(name: str, mine: Lookup, other: Lookup | None = None,
+           labels: tuple[str, str] = ("model", "baseline")) -> str:
+    """The table ``name`` from column figures; a last line says what the intervals are over."""
+    head = ["column", "suite/bucket", labels[0]] + ([labels[1], "delta"] if other is not None else [])
+    rows, seeds = [], set()
     for column, suite, bucket in COLUMNS[name]:
-        mine = cell(results, suite, bucket)
-        row = [column, f"{suite}/{bucket}", _show(mine)]
-        if baseline is not None:
-            other = cell(baseline, suite, bucket)
-            row += [_show(other), f"{100 * (mine[0] - other[0]):+.1f}" if mine and other
-                    else "n/a"]
+        figure = mine(suite, bucket)
+        row = [column, f"{suite}/{bucket}", show(figure)]
+        if other is not None:
+            compared = other(suite, bucket)
+            row += [show(compared), f"{100 * (figure.mean - compared.mean):+.1f}"
+                    if figure and compared else "n/a"]
+            seeds.add(compared.seeds if compared else None)
+        seeds.add(figure.seeds if figure else None)
         rows.append(row)
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w)
                        for i, (c, w) in enumerate(zip(r, widths))) for r in [head, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    many = sorted(s for s in seeds if s and s > 1)
+    lines.append("pass@1 in % ± 95 % interval, "
+                 + (f"over seeds (t-interval of per-seed means; seeds: "
+                    f"{', '.join(map(str, many))})" if many else "over items"))
     return "\n".join(lines)
 
 
-def _show(figure: tuple[float, float, int] | None) -> str:
-    return "n/a" if figure is None else f"{100 * figure[0]:.1f} ± {100 * figure[1]:.1f}"
+def show(figure: Cell | None) -> str:
+    """A cell as printed: ``45.0 ± 3.1`` (in %), ``45.0`` without an interval, ``n/a``."""
+    if figure is None:
+        return "n/a"
+    if figure.half is None:
+        return f"{100 * figure.mean:.1f}"
+    return f"{100 * figure.mean:.1f} ± {100 * figure.half:.1f}"
+
+
+def _as_runs(results: Sequence[SuiteResult] | Sequence[Sequence[SuiteResult]] | None
+             ) -> list[Sequence[SuiteResult]]:
+    if not results:
+        return []
+    if isinstance(results[0], SuiteResult):
+        return [results]  # type: ignore[list-item]
+    return list(results)  # type: ignore[arg-type]
+
+
+def _sd(values: Sequence[float], mean: float) -> float:
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))

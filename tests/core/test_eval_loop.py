@@ -81,7 +81,10 @@ def rows(run_dir):
     return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
 
 
-HALF = {"pass@1": 0.5, "items": 4, "buckets": {"hinted": 1.0, "plain": 0.0}}
+# Item values 1, 1, 0, 0: sample sd sqrt(1/3), half-width 1.96 * 0.57735 / 2 = 0.5658.
+HALF = {"pass@1": 0.5, "items": 4, "buckets": {"hinted": 1.0, "plain": 0.0},
+        "bucket_items": {"hinted": 2, "plain": 2},
+        "ci95": {"overall": 0.5658, "hinted": 0.0, "plain": 0.0}}
 
 
 def test_every_iteration_gets_the_held_out_scores(tmp_path):
@@ -116,7 +119,9 @@ def test_samples_and_limit(tmp_path):
                                      "limit": 2}, learn_after=1)
     (row,) = [r for r in rows(run_dir) if "eval" in r]
     assert row["eval"]["fake-suite"] == {"pass@1": 0.5, "items": 2, "pass@2": 1.0,
-                                         "buckets": {"hinted": 0.5, "plain": 0.5}}
+                                         "buckets": {"hinted": 0.5, "plain": 0.5},
+                                         "bucket_items": {"hinted": 1, "plain": 1},
+                                         "ci95": {"overall": 0.0, "hinted": 0.0, "plain": 0.0}}
 
 
 def test_off_by_default(tmp_path):

@@ -9,7 +9,7 @@ from importlib import metadata
 from spade_core.cli import main
 from spade_core.hookspecs import hookimpl
 from spade_core.testing import load_test_plugins
-from spade_core.eval.paper_table import COLUMNS, cell, paper_table
+from spade_core.eval.paper_table import COLUMNS, cell, paper_table, seed_cell, t975
 from spade_core.eval.scores import summarise
 from spade_core.interfaces import EvalItem
 
@@ -43,12 +43,39 @@ def _result(suite, per_bucket):
 def test_interval_by_hand():
     # Items 1, 0, 1, 1: mean 0.75, sample sd sqrt(0.25) = 0.5, half-width 1.96 * 0.5 / 2 = 0.49.
     result = _result("reasoning-gym", {"math": [[1.0], [0.0], [1.0], [1.0]]})
-    mean, half, items = cell([result], "reasoning-gym", "math")
+    mean, half, items, _ = cell([result], "reasoning-gym", "math")
     assert (mean, items) == (0.75, 4) and abs(half - 0.49) < 1e-9
     # Two samples per item: pass@1 per item is c/n (0.5 and 1.0): mean 0.75, sd 0.3536.
     result = _result("reasoning-gym", {"logic": [[1.0, 0.0], [1.0, 1.0]]})
-    mean, half, _ = cell([result], "reasoning-gym", "logic")
+    mean, half, _, _ = cell([result], "reasoning-gym", "logic")
     assert mean == 0.75 and abs(half - 1.96 * (0.5 ** 0.5 / 2) / 2 ** 0.5) < 1e-9
+
+
+def test_t_quantiles():
+    assert t975(1) == 12.7062 and t975(2) == 4.3027 and t975(30) == 2.0423
+    assert abs(t975(40) - 2.0211) < 1e-3 and abs(t975(120) - 1.9799) < 1e-3  # series beyond 30
+    assert abs(t975(10 ** 6) - 1.96) < 1e-3
+
+
+def test_interval_over_seeds_by_hand():
+    # Three seeds with math pass@1 0.5, 0.75, 1.0: mean 0.75, sd 0.25,
+    # half-width t(0.975, 2) * 0.25 / sqrt(3) = 4.3027 * 0.144338 = 0.62104.
+    seeds = [[_result("reasoning-gym", {"math": values})]
+             for values in ([[1.0], [0.0]], [[1.0], [1.0], [1.0], [0.0]], [[1.0], [1.0]])]
+    mean, half, items, count = seed_cell(seeds, "reasoning-gym", "math")
+    assert (mean, items, count) == (0.75, 8, 3)
+    assert abs(half - 4.3027 * 0.25 / 3 ** 0.5) < 1e-9 and abs(half - 0.62104) < 1e-5
+    # Two seeds 0.5 and 1.0: sd sqrt(0.125), half-width 12.7062 * 0.353553 / sqrt(2) = 3.17655.
+    mean, half, _, count = seed_cell(seeds[::2], "reasoning-gym", "math")
+    assert (mean, count) == (0.75, 2) and abs(half - 3.17655) < 1e-4
+    # A seed without the column is left out; one seed left: its interval over items.
+    alone = seed_cell([seeds[0], [_result("aime", {"2025": [[1.0]]})]], "reasoning-gym", "math")
+    assert alone == cell(seeds[0], "reasoning-gym", "math") and alone.seeds == 1
+    text = paper_table("rq1", seeds, seeds[:1])
+    math_row = [line for line in text.splitlines() if line.startswith("RG Math")][0]
+    assert "75.0 ± 62.1" in math_row and "50.0 ± 98.0" in math_row
+    assert math_row.rstrip().endswith("+25.0")
+    assert text.splitlines()[-1].endswith("over seeds (t-interval of per-seed means; seeds: 3)")
 
 
 def test_rq1_cells_deltas_and_na():
@@ -58,7 +85,7 @@ def test_rq1_cells_deltas_and_na():
     base = [_result("reasoning-gym", {"math": [[0.0], [1.0]], "algorithmic": [[0.0], [0.0]],
                                       "cognition": [[0.0], [0.0]], "logic": [[0.0], [0.0]]})]
     text = paper_table("rq1", model, base, ("checkpoint", "baseline"))
-    rows = {line.split("  ")[0]: line.split() for line in text.splitlines()[2:]}
+    rows = {line.split("  ")[0]: line.split() for line in text.splitlines()[2:-1]}
     assert list(rows) == [c for c, _, _ in COLUMNS["rq1"]]
     assert "100.0 ± 0.0" in text.splitlines()[6] and text.splitlines()[6].endswith("+50.0")
     aime25 = text.splitlines()[2]
@@ -87,3 +114,31 @@ def test_spade_eval_table_rq1_with_a_baseline(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "RG Math" in text and "GPQA-Diamond" in text and "delta" in text
     assert "0.0 ± 0.0" in text and "+0.0" in text
+
+
+def test_spade_eval_results_of_several_seeds(tmp_path, capsys):
+    # Three --out files (seeds), each holding its baseline: the table pools the seeds.
+    values = ([[1.0], [0.0]], [[1.0], [1.0], [1.0], [0.0]], [[1.0], [1.0]])
+    paths = []
+    for seed, math in enumerate(values):
+        result = _result("reasoning-gym", {"math": math})
+        base = _result("reasoning-gym", {"math": [[0.0], [1.0]]})
+        path = tmp_path / f"seed{seed}.json"
+        path.write_text(json.dumps({"model": "m", "scored": {"checkpoint": None},
+                                    "suites": [result.to_dict()],
+                                    "baseline": {"source": "base", "suites": [base.to_dict()]}}))
+        paths.append(str(path))
+    assert main(["eval", "--table", "rq1", "--results", *paths]) == 0
+    text = capsys.readouterr().out
+    math_row = [line for line in text.splitlines() if line.startswith("RG Math")][0]
+    # The baselines: 0.5 on every seed, sd 0, half-width 0.
+    assert "75.0 ± 62.1" in math_row and "50.0 ± 0.0" in math_row and "+25.0" in math_row
+    assert text.startswith("scored: m (3 result files)")
+    # --baseline files replace the ones inside; a missing --table or a stray CONFIG is an error.
+    assert main(["eval", "--table", "rq1", "--results", *paths, "--baseline", paths[0]]) == 0
+    assert "50.0 ± 98.0" in capsys.readouterr().out
+    assert main(["eval", "--results", *paths]) == 2
+    assert "add --table" in capsys.readouterr().err
+    assert main(["eval", QUICKSTART, "--table", "rq1", "--results", *paths]) == 2
+    assert main(["eval", "--table", "rq1", "--results", str(tmp_path / "none.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err

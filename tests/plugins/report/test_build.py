@@ -368,3 +368,33 @@ def test_the_report_shows_how_the_hints_fared(tmp_path):
     assert html.count("contradicts the solution</span>") == 2
     assert "contradicts the solution's answer yes" in html
     assert "hinted plays worse than unhinted no" in html
+
+
+def test_paper_tables_of_the_latest_in_run_evaluation(finished_run, tmp_path):
+    # The latest row with `eval` wins; RQ1 is shown (reasoning-gym was evaluated), RQ2 is not.
+    from plugins.report.build import paper_tables
+
+    rg = {"pass@1": 0.5, "items": 8, "buckets": {"math": 0.75, "logic": 0.25},
+          "bucket_items": {"math": 4, "logic": 4},
+          "ci95": {"overall": 0.3, "math": 0.49, "logic": 0.49}}
+    old = {"pass@1": 0.1, "items": 8, "buckets": {"math": 0.1}}  # a row older than ci95
+    metrics = [{"iteration": 0, "eval": {"reasoning-gym": old}}, {"iteration": 1},
+               {"iteration": 2, "eval": {"reasoning-gym": rg}}, {"iteration": 3}]
+    ((title, text),) = paper_tables(metrics)
+    assert title.startswith("RQ1") and "iteration 2" in title
+    lines = {line.split("  ")[0]: line for line in text.splitlines()}
+    assert lines["RG Math"].rstrip().endswith("75.0 ± 49.0")
+    assert lines["RG Logic"].rstrip().endswith("25.0 ± 49.0")
+    assert lines["RG Cognition"].rstrip().endswith("n/a")
+    assert lines["AIME-25"].rstrip().endswith("n/a")
+    ((_, text),) = paper_tables(metrics[:2])  # no ci95 yet: the figure without an interval
+    assert [line for line in text.splitlines() if line.startswith("RG Math")][0].endswith(" 10.0")
+    assert paper_tables([{"iteration": 0}]) == []
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(finished_run, run_dir)
+    with (run_dir / "metrics.jsonl").open("a") as f:
+        f.write(json.dumps({"iteration": 2, "eval": {"reasoning-gym": rg}}) + "\n")
+    html = build_report(run_dir, tmp_path / "r.html").read_text()
+    assert 'id="paper-table-1"' in html and "75.0 ± 49.0" in html
+    assert "paper-table" not in build_report(finished_run, tmp_path / "p.html").read_text()
