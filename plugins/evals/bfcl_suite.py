@@ -1,8 +1,10 @@
 """The ``bfcl`` eval suite: Berkeley Function Calling Leaderboard (v4) categories from the data
 shipped in the ``bfcl-eval`` package, asked in the tool-use family's format
 (``<tool_call>{json}</tool_call>``, schemas through ``tools=``). Single-turn categories are scored
-by BFCL's own AST checker in a sandbox worker (``plugins/evals/bfcl_checker.py``); irrelevance
-categories pass when the reply calls no tool, as BFCL scores them. Multi-turn categories (opt-in)
+by BFCL's own AST checker in a sandbox worker (``plugins/evals/bfcl_checker.py``), the Java and
+JavaScript ones with BFCL's type converters for those languages (``bfcl_languages.py``);
+irrelevance categories pass when the reply calls no tool and relevance ones when it calls any, as
+BFCL scores them. Multi-turn categories (opt-in)
 are played turn by turn against BFCL's stateful simulators and scored by its
 ``multi_turn_checker``, both in a sandbox worker per episode (``plugins/evals/bfcl_multi_turn.py``)."""
 
@@ -21,6 +23,7 @@ from spade_core.sandboxed_scoring import ScoringJob, request_job, score_in_sandb
 
 from plugins.evals.bfcl_checker import INSTALL_HINT, require_bfcl, scorer_family
 from plugins.evals.bfcl_format import decode_calls, tool_schemas
+from plugins.evals.bfcl_languages import LANGUAGES, literal, shown_functions
 from plugins.evals.bfcl_multi_turn import (
     MULTI_TURN_CATEGORIES,
     entry_functions,
@@ -45,10 +48,14 @@ CATEGORIES: dict[str, str] = {
     "live_parallel": "live_parallel",
     "live_parallel_multiple": "live_parallel_multiple",
     "live_irrelevance": "live_irrelevance",
+    "live_relevance": "live_relevance",
+    "java": "simple_java",
+    "javascript": "simple_javascript",
 }
 #: Single-turn and multi-turn categories together (the names the ``categories`` option takes).
 ALL_CATEGORIES: dict[str, str] = {**CATEGORIES, **MULTI_TURN_CATEGORIES}
-#: Multi-turn categories are opt-in: each item takes several generation calls per user turn.
+#: The default: BFCL's non-live Python categories (live, Java, JavaScript and multi-turn ones are
+#: opt-in; multi-turn items take several generation calls per user turn).
 DEFAULT_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance")
 REFUSAL = "None of the available tools can do this, so I will not call one."
 
@@ -66,17 +73,40 @@ def _read(relative: str) -> list[dict[str, Any]]:
 
 
 
-def gold_reply(ground_truth: list[dict[str, Any]] | None) -> str:
+def gold_reply(ground_truth: list[dict[str, Any]] | None,
+               functions: list[dict[str, Any]] | None = None, language: str = "python") -> str:
     """A reply that BFCL accepts: each expected call with the first possible value of each
-    parameter (optional parameters whose first possibility is "omit" are left out)."""
+    parameter (optional parameters whose first possibility is "omit" are left out); for Java and
+    JavaScript each value written as the literal BFCL's converter reads back. Without a ground
+    truth, a refusal (irrelevance)."""
     if not ground_truth:
         return REFUSAL
     blocks = []
     for call in ground_truth:
         (name, params), = call.items()
-        blocks.append("<tool_call>" + json.dumps({"name": name, "arguments": _chosen(params)})
+        arguments = _chosen(params)
+        if language != "python":
+            schemas = _properties(functions or [], name)
+            arguments = {k: literal(params[k][0] if isinstance(params[k], list) else params[k],
+                                 schemas.get(k, {}), language)
+                         for k in arguments}
+        blocks.append("<tool_call>" + json.dumps({"name": name, "arguments": arguments})
                       + "</tool_call>")
     return "\n".join(blocks)
+
+
+def _properties(functions: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    for function in functions:
+        if function.get("name") == name:
+            return function.get("parameters", {}).get("properties", {})
+    return {}
+
+
+def relevance_reply(functions: list[dict[str, Any]]) -> str:
+    """A reply that BFCL's relevance categories accept: any decodable call (here the first
+    function, without arguments)."""
+    return "<tool_call>" + json.dumps({"name": functions[0]["name"], "arguments": {}}) + \
+        "</tool_call>"
 
 
 def _chosen(possibilities: dict[str, Any], depth: int = 0) -> dict[str, Any]:
@@ -99,6 +129,11 @@ def _value(value: Any, depth: int) -> Any:
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
         return [_chosen(v, depth + 1) for v in value]
     return value
+
+
+def is_relevance(category: str) -> bool:
+    """Whether ``category`` passes an item when the reply makes any call (``live_relevance``)."""
+    return "relevance" in category and "irrelevance" not in category
 
 
 def is_multi_turn(item: EvalItem) -> bool:
@@ -158,18 +193,22 @@ class BfclSuite(EvalSuite):
         if category in MULTI_TURN_CATEGORIES:
             return self._multi_turn_category(category)
         stem = VERSION_PREFIX + CATEGORIES[category] + ".json"
-        answers = {} if "irrelevance" in category else {
+        answers = {} if "relevance" in category else {  # irrelevance too
             a["id"]: a["ground_truth"] for a in _read("possible_answer/" + stem)}
+        language = LANGUAGES.get(category, "python")
         items = []
         for entry in _read(stem):
             turns = entry["question"]
             messages = [m for m in turns[0] if m.get("role") in ("system", "user")]
             truth = answers.get(entry["id"])
             question = "\n".join(m["content"] for m in messages if m["role"] == "user")
+            shown = entry["function"] if language == "python" else shown_functions(entry)
+            gold = (relevance_reply(entry["function"]) if is_relevance(category)
+                    else gold_reply(truth, entry["function"], language))
             items.append(EvalItem(
                 id=entry["id"], bucket=category,
                 prompt=({"role": "system", "content": AGENT_INSTRUCTIONS}, *messages),
-                tools=tool_schemas(entry["function"]), gold=(gold_reply(truth),), text=question,
+                tools=tool_schemas(shown), gold=(gold,), text=question,
                 data={"functions": entry["function"], "answer": truth}))
         return items
 
@@ -216,21 +255,25 @@ class BfclSuite(EvalSuite):
 
     def score_many(self, pairs: Sequence[tuple[EvalItem, str]]) -> list[float]:
         """Single-turn replies: the ``<tool_call>`` blocks are decoded here (JSON only); an
-        irrelevance item passes when there is none; every other item's calls go to BFCL's
-        checker in the sandbox."""
+        irrelevance item passes when there is none, a relevance item when there is one; every
+        other item's calls go to BFCL's checker in the sandbox (with the item's language)."""
         scores: list[float | None] = []
         jobs: list[ScoringJob] = []
         for item, reply in pairs:
             if is_multi_turn(item):
                 raise NotImplementedError("bfcl multi-turn items are scored by play()")
             calls = decode_calls(reply)
+            if is_relevance(item.bucket):
+                scores.append(1.0 if calls else 0.0)
+                continue
             if "irrelevance" in item.bucket or not calls:
                 scores.append(0.0 if calls or "irrelevance" not in item.bucket else 1.0)
                 continue
             scores.append(None)
             jobs.append(request_job(scorer_family(), {
                 "functions": item.data["functions"], "calls": calls,
-                "answer": item.data["answer"], "category": CATEGORIES[item.bucket]}))
+                "answer": item.data["answer"], "category": CATEGORIES[item.bucket],
+                "language": LANGUAGES.get(item.bucket, "python")}))
         checked = iter(score_in_sandbox(self._sandbox(), jobs) if jobs else [])
         return [next(checked) if score is None else score for score in scores]
 

@@ -11,14 +11,16 @@ from pydantic import BaseModel, ConfigDict, Field
 REASONING_GYM_BUCKETS = ("math", "algorithmic", "cognition", "logic")
 BFCL_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance",
                    "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
-                   "live_irrelevance", "multi_turn_base", "multi_turn_miss_func",
-                   "multi_turn_miss_param", "multi_turn_long_context")
+                   "live_irrelevance", "live_relevance", "java", "javascript",
+                   "multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
+                   "multi_turn_long_context")
 BFCL_DEFAULT_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance")
 Bucket = Literal["math", "algorithmic", "cognition", "logic"]
 Category = Literal["simple", "multiple", "parallel", "parallel_multiple", "irrelevance",
                    "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
-                   "live_irrelevance", "multi_turn_base", "multi_turn_miss_func",
-                   "multi_turn_miss_param", "multi_turn_long_context"]
+                   "live_irrelevance", "live_relevance", "java", "javascript",
+                   "multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
+                   "multi_turn_long_context"]
 
 
 class ReasoningGymSuiteOptions(BaseModel):
@@ -40,7 +42,7 @@ class BfclSuiteOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     categories: list[Category] = Field(default_factory=lambda: list(BFCL_DEFAULT_CATEGORIES),
                                   description="BFCL categories: " + ", ".join(BFCL_CATEGORIES)
-                                              + " (multi_turn_* are opt-in)")
+                                              + " (default: the five non-live Python ones)")
     max_steps: int | None = Field(default=None, ge=1, description=(
         "multi-turn: steps with tool calls per user turn before an entry is force-terminated "
         "(None: BFCL's MAXIMUM_STEP_LIMIT, 20)"))

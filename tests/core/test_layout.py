@@ -90,6 +90,7 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "plugins/designer/skeleton.py": "tests/plugins/designer/test_strategies.py",
     "plugins/evals/bfcl_checker.py": "tests/plugins/evals/test_suites.py",
     "plugins/evals/bfcl_format.py": "tests/plugins/evals/test_suites.py",
+    "plugins/evals/bfcl_languages.py": "tests/plugins/evals/test_suites.py",
     "plugins/evals/bfcl_suite.py": "tests/plugins/evals/test_suites.py",
     "plugins/evals/items.py": "tests/plugins/evals/test_suites.py",
     "plugins/evals/options.py": "tests/plugins/evals/test_suites.py",

@@ -2,7 +2,7 @@
 
 Trusted prelude source of the ``bfcl`` suite's scorer (``spade_core.sandboxed_scoring``), run in
 a sandbox worker after ``SCORER_BASE``; also importable, for tests. It defines
-``score_request({"functions", "calls", "answer", "category"})``: 1.0 when BFCL's checker accepts
+``score_request({"functions", "calls", "answer", "category", "language"})``: 1.0 when BFCL's checker accepts
 the decoded calls. The checker is BFCL's code, unchanged, but third-party code fed with the
 model's values, so it runs in the worker rather than in the host process.
 
@@ -54,10 +54,11 @@ def bfcl_checker():
             _sys.modules[_TABLE] = previous
 
 
-def check_calls(functions, calls, possible_answer, category):
+def check_calls(functions, calls, possible_answer, category, language="python"):
     """BFCL's verdict (``{"valid": bool, "error": [...], ...}``) for decoded ``calls``
-    (``[{name: {param: value}}]``) against ``possible_answer`` of a Python ``category``."""
-    language = _importlib.import_module("bfcl_eval.constants.enums").Language.PYTHON
+    (``[{name: {param: value}}]``) against ``possible_answer`` of ``category``; ``language``
+    (python, java, javascript) chooses BFCL's type checks and converters."""
+    language = _importlib.import_module("bfcl_eval.constants.enums").Language(language)
     return bfcl_checker().ast_checker(functions, calls, possible_answer, language, category,
                                       "spade")
 
@@ -66,7 +67,7 @@ def score_request(request):
     """1.0 when BFCL's checker accepts ``request["calls"]``, else 0.0."""
     try:
         verdict = check_calls(request["functions"], request["calls"], request["answer"],
-                              request["category"])
+                              request["category"], request.get("language", "python"))
     except Exception:  # noqa: BLE001 - the checker choking on odd values is a failure
         return 0.0
     return 1.0 if verdict.get("valid") else 0.0

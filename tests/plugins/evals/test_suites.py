@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 
 from spade_core.components import BuildContext
-from spade_core.eval.scores import pass_at_k, summarise
+from spade_core.eval.scores import pass_at_k, run_suite, summarise
 from spade_core.eval.table import table
 from spade_core.interfaces import EvalSettings, EvalSuite
 from spade_core.plugins import load_plugins
 from spade_core.testing import check_component, load_test_plugins
 
 import plugins.evals.plugin as evals_plugin
+from fakes.eval_backends import FakeGoldBackend, FakeHalfBackend, FakeWrongBackend
 from fakes.eval_runs import three_ways
 from plugins.evals.items import spread
 from fakes.cli import ROOT
@@ -111,6 +112,60 @@ def test_bfcl_checker_rules():
     assert len(calls) > 1
     assert suite.score(parallel, "\n".join(reversed(calls))) == 1.0  # order-free, as BFCL
     assert suite.score(parallel, calls[0]) == 0.0
+
+
+@needs_bfcl
+def test_bfcl_java_and_javascript_gold_wrong_half():
+    # Gold writes each value as the Java / JavaScript literal BFCL's converters read back; the
+    # wrong fake calls the first tool without its required arguments.
+    suite = _suite("bfcl", {"categories": ["java", "javascript"]})
+    assert _three_ways(suite, 10) == (1.0, 0.0, 0.5)
+
+
+@needs_bfcl
+def test_bfcl_java_and_javascript_use_bfcl_type_checks():
+    suite = _suite("bfcl", {"categories": ["java", "javascript"]})
+    java, js = suite.items(2, 0)
+    assert (java.id, js.id) == ("simple_java_0", "simple_javascript_0")
+    # The model sees BFCL's language-specific documents: every parameter a string, with a hint.
+    for item, hint in ((java, "Java 8 SDK syntax"), (js, "JavaScript syntax")):
+        function = item.tools[0]["function"]
+        assert hint in function["description"]
+        assert {p["type"] for p in function["parameters"]["properties"].values()} == {"string"}
+    # The checker reads the original types: simple_javascript_0's isComplete is a Boolean, so
+    # the literal true passes and Python's True (not a JavaScript literal) fails.
+    assert '"isComplete": "true"' in js.gold[0]
+    assert suite.score(js, js.gold[0]) == 1.0
+    assert suite.score(js, js.gold[0].replace('"true"', '"True"')) == 0.0
+    assert suite.score(js, js.gold[0].replace('"true"', "true")) == 0.0  # not a string
+    (java_1,) = [i for i in _suite("bfcl", {"categories": ["java"]}).items(2, 0)
+                 if i.id == "simple_java_1"]
+    # A HashMap written as Java: new HashMap<String, Object>() {{ put("limit", 50); ... }}.
+    assert "new HashMap<String, Object>()" in java_1.gold[0]
+    assert suite.score(java_1, java_1.gold[0]) == 1.0
+    assert suite.score(java_1, java_1.gold[0].replace("50", "51")) == 0.0
+
+
+@needs_bfcl
+def test_bfcl_live_relevance_passes_any_call():
+    suite = _suite("bfcl", {"categories": ["live_relevance", "live_irrelevance"]})
+    relevance, irrelevance = suite.items(2, 0)
+    assert relevance.bucket == "live_relevance" and "<tool_call>" in relevance.gold[0]
+    assert suite.score(relevance, relevance.gold[0]) == 1.0
+    assert suite.score(relevance, "None of these tools fit.") == 0.0
+    assert suite.score(relevance, "<tool_call>not json</tool_call>") == 0.0
+    assert suite.score(irrelevance, irrelevance.gold[0]) == 1.0
+    # Relevance and irrelevance are opposites: gold on one is wrong on the other, through play.
+    items = suite.items(4, 0)
+    gold = suite.gold(items)
+    result = run_suite(suite, "bfcl", FakeGoldBackend(gold), SETTINGS, 4)
+    assert result.buckets["live_relevance"].pass_at_1 == 1.0 == result.overall.pass_at_1
+    refusing = run_suite(suite, "bfcl", FakeWrongBackend(), EvalSettings(
+        samples=1, max_new_tokens=16, seed=0, max_turns=12), 4)
+    assert refusing.buckets["live_irrelevance"].pass_at_1 == 0.0  # it calls a tool
+    assert refusing.buckets["live_relevance"].pass_at_1 == 1.0
+    half = run_suite(suite, "bfcl", FakeHalfBackend(gold), SETTINGS, 4)
+    assert half.overall.pass_at_1 == 0.5
 
 
 def test_unknown_category_or_missing_option_is_a_config_error_before_any_model():
