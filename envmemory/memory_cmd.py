@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from spade_core.errors import SpadeError, UsageError
+from spade_core.text import plural
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -93,8 +94,8 @@ def run_stats(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(counts, indent=1))
         return 0
-    print(f"memory {folder}: {counts['records']} environments "
-          f"({counts['proposals']} proposals), embedder {counts['embedder']}, "
+    print(f"memory {folder}: {plural(counts['records'], 'environment')} "
+          f"({plural(counts['proposals'], 'proposal')}), embedder {counts['embedder']}, "
           f"text {counts['representation']}")
     print("  " + ", ".join(f"{s} {n}" for s, n in counts["by_status"].items()))
     for family, row in sorted(counts["by_family"].items()):
@@ -157,5 +158,5 @@ def run_export(args: argparse.Namespace) -> int:
         if args.output:
             out.close()
     if args.output:
-        print(f"exported {count} environments to {args.output}", file=sys.stderr)
+        print(f"exported {plural(count, 'environment')} to {args.output}", file=sys.stderr)
     return 0

@@ -20,6 +20,8 @@ import argparse
 import json
 import sys
 
+from spade_core.text import plural
+
 #: The built-in formats (a plugin may register more).
 FORMATS = ("jsonl", "hf-dataset", "verifiers", "openenv")
 
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"exported {result['environments']} environments as {result['format']} to "
+        print(f"exported {plural(result['environments'], 'environment')} as {result['format']} to "
               f"{result['out']}")
     if not result["environments"]:
         print("# no environment matched --status/--family", file=sys.stderr)
