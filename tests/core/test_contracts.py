@@ -3,6 +3,7 @@ their kind's base class refused when built, the contract checker failing what br
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -146,3 +147,27 @@ def test_the_enums_are_their_stored_strings():
     assert EnvStatus.MASTERED == "mastered" and f"{EnvStatus.TOO_HARD}" == "too_hard"
     assert VerdictCategory.OK == "ok" and Role.AGENT == "agent"
     assert EnvProgram(source="x", family=Role.AGENT).family == "agent"
+
+
+def test_the_plugin_guide_documents_every_build_context_field():
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "plugins.md").read_text()
+    rows = {line.split("|")[1].strip().strip("`") for line in text.splitlines()
+            if line.startswith("  | `")}
+    assert {f.name for f in dataclasses.fields(BuildContext)} <= rows
+
+
+def test_the_estimator_docs_name_where_records_are_imported_from():
+    import spade_core.interfaces as interfaces
+    import spade_core.records as records
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "plugins.md").read_text()
+    assert ("from spade_core.interfaces import DifficultyEstimator, EstimateInput, EnvIteration"
+            in text and "from spade_core.records import Difficulty, EnvProgram" in text)
+    assert interfaces.EnvIteration is records.EnvIteration
+    assert [f.name for f in dataclasses.fields(records.EnvIteration)] == [
+        "iteration", "hinted", "unhinted", "figures", "designer_reward", "at"]
+    assert ("`EnvIteration(iteration, hinted=[], unhinted=[], figures={}, designer_reward=0.0, "
+            "at=0.0)`" in text)
