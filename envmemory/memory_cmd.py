@@ -24,11 +24,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         q.add_argument("--memory-path", default="memory",
                        help="memory folder inside RUN_DIR (default: memory)")
 
-    stats = msub.add_parser("stats", help="counts by status and family, index state")
+    stats = msub.add_parser("stats", help="counts by status and family, index state",
+                            description="Count a run's stored environments by status and by "
+                                        "family, with the embedder, the text representation "
+                                        "and the state of the search index.")
     common(stats)
     stats.add_argument("--json", action="store_true", help="print one JSON object")
 
-    search = msub.add_parser("search", help="nearest stored environments to a text or a file")
+    search = msub.add_parser("search", help="nearest stored environments to a text or a file",
+                             description="The stored environments nearest to a text or to an "
+                                         "environment program, in the memory's embedding "
+                                         "space.")
     common(search)
     search.add_argument("query", metavar="TEXT_OR_FILE",
                         help="free text, or a file holding an environment program")
@@ -38,7 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     search.add_argument("--family", help="only records of this family")
     search.add_argument("--json", action="store_true", help="print a JSON list")
 
-    export = msub.add_parser("export", help="every record as JSON lines")
+    export = msub.add_parser("export", help="every record as JSON lines",
+                             description="Write every stored environment record as JSON lines "
+                                         "(history included), to stdout or --output.")
     common(export)
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
     export.add_argument("--embeddings", action="store_true", help="include embedding vectors")
