@@ -38,8 +38,15 @@ def run_check(args: argparse.Namespace) -> int:
     resolved = load_config(args.config, loaded.registry, args.overrides)
     if not args.schema_only:
         from spade_core.config.preflight import preflight
+        from spade_core.errors import ConfigError
 
-        preflight(resolved, loaded)
+        try:
+            preflight(resolved, loaded)
+        except ConfigError as exc:
+            raise ConfigError(
+                f"{exc} The config itself is valid; to check only that on a machine that is not "
+                f"meant to run it (a GPU config on a laptop): spade config check {args.config} "
+                "--schema-only") from None
     data = resolved.to_dict()
     if args.json:
         print(json.dumps(data, indent=2))
