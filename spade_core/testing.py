@@ -225,4 +225,5 @@ def check_component(
     return instance
 
 
-__all__ = ["REGRET_TOLERANCE", "PluginError", "check_component", "default_options", "load_test_plugins"]
+__all__ = ["REGRET_TOLERANCE", "PluginError", "check_component", "default_options",
+           "load_test_plugins"]

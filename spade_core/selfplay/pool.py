@@ -118,7 +118,8 @@ class PoolSampler:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state.get("size") != len(self.envs):
-            raise ConfigError(f"loop.pool: the pool now has {plural(len(self.envs), 'environment')} but the "
+            raise ConfigError(f"loop.pool: the pool now has "
+                              f"{plural(len(self.envs), 'environment')} but the "
                               f"checkpoint was taken with {state.get('size')}; resume with the "
                               "same pool")
 
