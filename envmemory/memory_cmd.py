@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from spade_core.errors import SpadeError, UsageError
+from spade_core.text import plural
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,11 +24,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         q.add_argument("--memory-path", default="memory",
                        help="memory folder inside RUN_DIR (default: memory)")
 
-    stats = msub.add_parser("stats", help="counts by status and family, index state")
+    stats = msub.add_parser("stats", help="counts by status and family, index state",
+                            description="Count a run's stored environments by status and by "
+                                        "family, with the embedder, the text representation "
+                                        "and the state of the search index.")
     common(stats)
     stats.add_argument("--json", action="store_true", help="print one JSON object")
 
-    search = msub.add_parser("search", help="nearest stored environments to a text or a file")
+    search = msub.add_parser("search", help="nearest stored environments to a text or a file",
+                             description="The stored environments nearest to a text or to an "
+                                         "environment program, in the memory's embedding "
+                                         "space.")
     common(search)
     search.add_argument("query", metavar="TEXT_OR_FILE",
                         help="free text, or a file holding an environment program")
@@ -37,7 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     search.add_argument("--family", help="only records of this family")
     search.add_argument("--json", action="store_true", help="print a JSON list")
 
-    export = msub.add_parser("export", help="every record as JSON lines")
+    export = msub.add_parser("export", help="every record as JSON lines",
+                             description="Write every stored environment record as JSON lines "
+                                         "(history included), to stdout or --output.")
     common(export)
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
     export.add_argument("--embeddings", action="store_true", help="include embedding vectors")
@@ -93,8 +102,8 @@ def run_stats(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(counts, indent=1))
         return 0
-    print(f"memory {folder}: {counts['records']} environments "
-          f"({counts['proposals']} proposals), embedder {counts['embedder']}, "
+    print(f"memory {folder}: {plural(counts['records'], 'environment')} "
+          f"({plural(counts['proposals'], 'proposal')}), embedder {counts['embedder']}, "
           f"text {counts['representation']}")
     print("  " + ", ".join(f"{s} {n}" for s, n in counts["by_status"].items()))
     for family, row in sorted(counts["by_family"].items()):
@@ -157,5 +166,5 @@ def run_export(args: argparse.Namespace) -> int:
         if args.output:
             out.close()
     if args.output:
-        print(f"exported {count} environments to {args.output}", file=sys.stderr)
+        print(f"exported {plural(count, 'environment')} to {args.output}", file=sys.stderr)
     return 0

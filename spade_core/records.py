@@ -160,27 +160,26 @@ class Difficulty:
     """What a difficulty estimator says about one environment.
 
     ``regret`` is the mean hinted minus mean unhinted episode reward (the loop's metrics, the
-    memory's ranking and the designer's examples read it), ``designer_reward`` is what the
-    designer is trained on, and ``figures`` holds any further named numbers for logs and the
-    memory (e.g. ``win_rate``). ``figures["regret"]`` always equals ``regret``.
+    memory's ranking and the designer's examples read it); it is required and must be given
+    explicitly: it is never taken from ``figures``. ``designer_reward`` is what the designer is
+    trained on, and ``figures`` holds any further named numbers for logs and the memory (e.g.
+    ``win_rate``). ``figures["regret"]`` is set to ``regret`` (a copy for the logs), whatever the
+    estimator put there.
     """
 
     figures: dict[str, float]
     designer_reward: float
-    regret: float = math.nan
+    regret: float
 
     def __post_init__(self) -> None:
-        regret = self.regret
-        if isinstance(regret, float) and math.isnan(regret) and "regret" in self.figures:
-            regret = float(self.figures["regret"])  # estimators written before the field
-            object.__setattr__(self, "regret", regret)
-        if not (isinstance(regret, float) and math.isnan(regret)):
-            object.__setattr__(self, "figures", {**self.figures, "regret": float(regret)})
+        if isinstance(self.regret, (int, float)) and not isinstance(self.regret, bool):
+            object.__setattr__(self, "figures", {**self.figures, "regret": float(self.regret)})
 
     @property
     def has_regret(self) -> bool:
         """Whether the estimator filled ``regret`` with a finite number (the contract)."""
-        return isinstance(self.regret, (int, float)) and math.isfinite(self.regret)
+        return (isinstance(self.regret, (int, float)) and not isinstance(self.regret, bool)
+                and math.isfinite(self.regret))
 
 
 @dataclass(frozen=True)

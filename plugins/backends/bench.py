@@ -95,14 +95,18 @@ def build_backend(name: str, model: str, options: Sequence[str]) -> Any:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``spade bench generation``."""
-    parser.add_argument("--model", default="bundled:smollm2-135m")
+    parser.add_argument("--model", default="bundled:smollm2-135m", metavar="SPEC",
+                        help="the model, as model.path takes it: bundled:NAME, a local "
+                             "directory, a .gguf file or hf:ORG/NAME (default: "
+                             "bundled:smollm2-135m)")
     parser.add_argument("--backend", default="transformers",
                         help="a registered generation backend, e.g. transformers, vllm, "
                              "vllm-server")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="a backend option, e.g. --option enforce_eager=true (repeatable)")
     parser.add_argument("--batch-sizes", default="1,8", help="comma-separated, e.g. 1,4,8")
-    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--max-new-tokens", type=int, default=64, metavar="N",
+                        help="tokens generated per reply (default: 64)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 

@@ -4,8 +4,8 @@ format other tools load. The formats are components (kind ``export_format``); th
 * ``jsonl``: ``DIR/environments.jsonl``, one environment per line (program, family, status,
   description, hint, statistics).
 * ``hf-dataset``: the same rows as a ``datasets`` dataset saved with ``save_to_disk``.
-* ``verifiers``: an installable package ``spade_envs`` whose ``load_environment()`` returns a
-  verifiers environment over those rows.
+* ``verifiers``: an installable package (named after the run and its iteration, or ``--name``)
+  whose ``load_environment()`` returns a verifiers environment over those rows.
 * ``openenv``: a folder with an ``openenv.yaml``, the rows, and an OpenEnv ``Environment``
   (``server/app.py`` serves it over HTTP).
 
@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+
+from spade_core.text import plural
 
 #: The built-in formats (a plugin may register more).
 FORMATS = ("jsonl", "hf-dataset", "verifiers", "openenv")
@@ -42,6 +44,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sandbox", default="process", metavar="NAME",
                         help="sandbox the verifiers/openenv exports run programs in "
                         "(default: process)")
+    parser.add_argument("--name", metavar="PACKAGE",
+                        help="the verifiers package's import name (default: spade_ + the run's "
+                             "name + _iter + its latest iteration, e.g. spade_quickstart_iter2; "
+                             "two exports with different names install side by side)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
 
@@ -51,12 +57,14 @@ def run(args: argparse.Namespace) -> int:
     plugins = getattr(args, "_plugins", None)
     result = export_envs(args.run_dir, args.out, args.format, statuses=args.status,
                          families=args.family, sandbox=args.sandbox,
-                         registry=plugins.registry if plugins is not None else None)
+                         registry=plugins.registry if plugins is not None else None,
+                         name=args.name)
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"exported {result['environments']} environments as {result['format']} to "
-              f"{result['out']}")
+        named = f" (package {result['name']})" if "name" in result else ""
+        print(f"exported {plural(result['environments'], 'environment')} as {result['format']}"
+              f"{named} to {result['out']}")
     if not result["environments"]:
         print("# no environment matched --status/--family", file=sys.stderr)
     return 0

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from spade_core.commands import from_module
 from spade_core.hookspecs import hookimpl
 
@@ -34,10 +36,20 @@ def _hf_dataset(options: Any, context: Any) -> Any:
     return HfDatasetFormat()
 
 
+class VerifiersOptions(BaseModel):
+    """Options of the ``verifiers`` export format."""
+
+    model_config = ConfigDict(extra="forbid")
+    #: The package's import name (``spade envs export --name``); ``None``: ``spade_envs``.
+    #: ``export_envs`` names it after the run and its latest iteration unless ``--name`` is given.
+    name: str | None = Field(default=None, pattern=r"^[a-z_][a-z0-9_]*$",
+                             description="the package's import name (lower case, digits, _)")
+
+
 def _verifiers(options: Any, context: Any) -> Any:
     from plugins.exports.formats import VerifiersFormat
 
-    return VerifiersFormat()
+    return VerifiersFormat(options.name or "spade_envs")
 
 
 def _openenv(options: Any, context: Any) -> Any:
@@ -52,7 +64,7 @@ def register_export_formats(register):  # noqa: ANN001, ANN201 - pluggy hook
              "environments.jsonl, one environment per line")
     register("hf-dataset", _hf_dataset, None,
              "a datasets dataset written with save_to_disk")
-    register("verifiers", _verifiers, None,
+    register("verifiers", _verifiers, VerifiersOptions,
              "an installable verifiers environment package playing in the sandbox")
     register("openenv", _openenv, None,
              "an OpenEnv environment (openenv.yaml, server/app.py) playing in the sandbox")

@@ -1,4 +1,5 @@
-"""``envs export --format verifiers``: an installable package ``spade_envs`` for verifiers 0.4
+"""``envs export --format verifiers``: an installable package (``PACKAGE``, by default
+``spade_envs``; ``spade envs export`` names it after the run) for verifiers 0.4
 (``verifiers.v1``): a ``Taskset`` with one task per exported environment, an ``Env`` whose
 ``run()`` steps the program in spade-rl's sandbox with each agent reply, and a module-level
 ``load_environment(**taskset_options)``. Install with ``pip install DIR``; it needs spade-rl."""
@@ -17,22 +18,22 @@ requires = ["setuptools>=61"]
 build-backend = "setuptools.build_meta"
 
 [project]
-name = "spade-envs"
+name = "{distribution}"
 version = "0.1.0"
 description = "Environments exported from a spade-rl run, as a verifiers environment"
 dependencies = ["verifiers==0.4.0", "spade-rl"]
 
 [tool.setuptools]
-packages = ["spade_envs"]
+packages = ["{package}"]
 
 [tool.setuptools.package-data]
-spade_envs = ["environments.jsonl"]
+{package} = ["environments.jsonl"]
 """
 
 MODULE = '''"""SPADE environments exported by `spade envs export --format verifiers`.
 
 `load_environment()` (or `vf.load_environment(SpadeEnvConfig(taskset=SpadeTasksetConfig(
-id="spade_envs")))`) gives a verifiers environment with one task per exported program. Every
+id="{package}")))`) gives a verifiers environment with one task per exported program. Every
 program is untrusted code: it runs only in spade-rl's sandbox (`sandbox` option, default
 {sandbox!r}), each agent reply being one `step`; the episode's reward is the sum of the step
 rewards (`episode_return`), the per-step rewards are in `trace.info["step_rewards"]`.
@@ -57,7 +58,7 @@ def rows(path: str | Path = ROWS_PATH) -> list[dict]:
 
 
 class SpadeTasksetConfig(vf.TasksetConfig):
-    id: str = "spade_envs"
+    id: str = "{package}"
     rows: str = str(ROWS_PATH)
     """The exported rows (JSONL)."""
     seed: int = 0
@@ -138,13 +139,19 @@ __all__ = ["SpadeData", "SpadeEnv", "SpadeEnvConfig", "SpadeTask", "SpadeTaskset
 '''
 
 
-def write_package(rows: list[dict[str, Any]], out: Path, *, sandbox: str = "process") -> None:
-    package = out / PACKAGE
-    package.mkdir()
-    write_jsonl(rows, package / ROWS_FILE)
-    (package / "__init__.py").write_text(MODULE.format(rows=ROWS_FILE, sandbox=sandbox))
-    (out / "pyproject.toml").write_text(PYPROJECT)
+def write_package(rows: list[dict[str, Any]], out: Path, *, sandbox: str = "process",
+                  package: str = PACKAGE) -> None:
+    """The package ``package`` (its import name; the distribution is the same with ``-``) over
+    ``rows`` into ``out``."""
+    folder = out / package
+    folder.mkdir()
+    write_jsonl(rows, folder / ROWS_FILE)
+    (folder / "__init__.py").write_text(MODULE.format(rows=ROWS_FILE, sandbox=sandbox,
+                                                      package=package))
+    (out / "pyproject.toml").write_text(PYPROJECT.format(package=package,
+                                                         distribution=package.replace("_", "-")))
     (out / "README.md").write_text(
-        f"# spade_envs\n\n{len(rows)} environments exported from a spade-rl run as a verifiers "
+        f"# {package}\n\n{len(rows)} environments exported from a spade-rl run as a verifiers "
         "0.4 environment. `pip install .` (needs spade-rl: programs run in its sandbox), then "
-        "`from spade_envs import load_environment`.\n")
+        f"`from {package} import load_environment`, or play it with verifiers' own `vf-eval "
+        f"{package}` (docs/exports.md of spade-rl).\n")

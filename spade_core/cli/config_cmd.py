@@ -8,9 +8,15 @@ import json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("config", help="work with run configs")
+    p = sub.add_parser("config", help="work with run configs",
+                       description="Work with run configs without running anything.")
     csub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
-    check = csub.add_parser("check", help="validate a config and print it resolved")
+    check = csub.add_parser(
+        "check", help="validate a config and print it resolved",
+        description="Validate a config (the schema, then each selected plugin's options; every "
+                    "problem reported together), check it against this machine (preflight: "
+                    "model and corpus paths, installed extras, settings that must agree) and "
+                    "print it with every default filled in. Exit status 2 on any problem.")
     check.add_argument("config", help="path of the YAML config")
     check.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                        help="override a key, e.g. --set run.seed=3 (repeatable)")
@@ -32,8 +38,15 @@ def run_check(args: argparse.Namespace) -> int:
     resolved = load_config(args.config, loaded.registry, args.overrides)
     if not args.schema_only:
         from spade_core.config.preflight import preflight
+        from spade_core.errors import ConfigError
 
-        preflight(resolved, loaded)
+        try:
+            preflight(resolved, loaded)
+        except ConfigError as exc:
+            raise ConfigError(
+                f"{exc} The config itself is valid; to check only that on a machine that is not "
+                f"meant to run it (a GPU config on a laptop): spade config check {args.config} "
+                "--schema-only") from None
     data = resolved.to_dict()
     if args.json:
         print(json.dumps(data, indent=2))

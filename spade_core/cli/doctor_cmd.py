@@ -1,12 +1,15 @@
 """'spade doctor [--json]': what isolation the sandbox gets on this machine, and the versions
 of the libraries a bug report needs.
 
-Prints the versions of Python, torch, transformers, trl, vllm, faiss, peft, ray, openai,
-math-verify and bubblewrap ("not installed" for those missing), read from the installed
-packages' metadata without importing them. Then starts the sandbox plugin with its default
-options, runs one tiny environment through the full validation, and prints the isolation report
-(method, namespaces seen from inside, worker uids, rlimits, time limits). Exit status 0 when
-programs run isolated and the probe passes, 1 otherwise.
+Prints the versions of Python, torch, transformers, trl, accelerate, deepspeed, vllm, faiss,
+peft, ray, openai, datasets, math-verify, reasoning-gym, bfcl-eval and bubblewrap ("not
+installed" for those missing), read from the installed packages' metadata without importing
+them. Checks that the model can be found (--model, default the bundled model), through the
+generation backend's own preflight (--backend, default transformers): nothing is loaded or
+downloaded. Then starts the sandbox plugin with its default options, runs one tiny environment
+through the full validation, and prints the isolation report (method, namespaces seen from
+inside, worker uids, rlimits, time limits). Exit status 0 when the model is found, programs run
+isolated and the probe passes, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ import shutil
 import subprocess
 import sys
 from importlib import metadata
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spade_core.plugins import LoadedPlugins
 
 #: Libraries whose versions a bug report needs -> the distributions that provide them (the first
 #: installed one is reported: faiss comes as faiss-cpu or faiss-gpu-*).
@@ -25,12 +32,17 @@ LIBRARIES: dict[str, tuple[str, ...]] = {
     "torch": ("torch",),
     "transformers": ("transformers",),
     "trl": ("trl",),
+    "accelerate": ("accelerate",),
+    "deepspeed": ("deepspeed",),
     "vllm": ("vllm",),
     "faiss": ("faiss-cpu", "faiss-gpu", "faiss-gpu-cu12", "faiss-gpu-cu11", "faiss"),
     "peft": ("peft",),
     "ray": ("ray",),
     "openai": ("openai",),
+    "datasets": ("datasets",),
     "math-verify": ("math-verify",),
+    "reasoning-gym": ("reasoning-gym", "reasoning_gym"),
+    "bfcl-eval": ("bfcl-eval", "bfcl_eval"),
 }
 NOT_INSTALLED = "not installed"
 
@@ -71,23 +83,58 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--sandbox", default="process", metavar="NAME",
                    help="sandbox plugin to check (default: process)")
+    p.add_argument("--model", default=None, metavar="SPEC",
+                   help="model to look for, as model.path takes it (default: the bundled "
+                        "model, model.path's default)")
+    p.add_argument("--backend", default="transformers", metavar="NAME",
+                   help="generation backend whose preflight looks for the model (default: "
+                        "transformers)")
     p.set_defaults(func=run)
 
 
+def model_problems(loaded: "LoadedPlugins", spec: str, backend: str) -> list[str]:
+    """What the generation backend ``backend``'s preflight finds wrong with model ``spec``
+    (``[]``: it can be found), as for a config whose ``model.path`` is ``spec``."""
+    from spade_core.config.load import ResolvedComponent, ResolvedConfig
+    from spade_core.config.preflight import PreflightContext
+    from spade_core.config.schema import ModelSection, SpadeConfig
+    from spade_core.testing import default_options
+
+    component = loaded.registry.resolve("generation_backend", backend, "--backend")
+    if component.preflight is None:
+        return []
+    config = ResolvedConfig(source="doctor", config=SpadeConfig.model_construct(
+        model=ModelSection(path=spec)))
+    rc = ResolvedComponent(section="backend", component=component,
+                           options=default_options(component))
+    try:
+        return [str(p) for p in component.preflight(
+            rc.options, PreflightContext(where="backend.options", config=config)) or ()]
+    except Exception as exc:  # noqa: BLE001 - a broken check is reported, never crashes doctor
+        return [f"the preflight check of backend {backend!r} failed: {type(exc).__name__}: {exc}"]
+
+
 def run(args: argparse.Namespace) -> int:
+    from spade_core.config.schema import ModelSection
     from spade_core.plugins import load_plugins
     from spade_core.validation import PROBE_PROGRAM, validate
 
     found_versions = versions()
     tools = {name: shutil.which(name) for name in ("bwrap", "unshare")}
-    sandbox = load_plugins().registry.build("sandbox", args.sandbox, {}, "--sandbox")
+    loaded = getattr(args, "_plugins", None) or load_plugins()
+    spec = args.model or ModelSection().path
+    missing_model = model_problems(loaded, spec, args.backend)
+    sandbox = loaded.registry.build("sandbox", args.sandbox, {}, "--sandbox")
     try:
         report = sandbox.isolation()
         [verdict] = validate(sandbox, [PROBE_PROGRAM])
     finally:
         sandbox.close()
-    healthy = bool(report.get("isolated")) and verdict.valid
-    result = {"healthy": healthy, "versions": found_versions, "tools": tools, "isolation": report,
+    healthy = bool(report.get("isolated")) and verdict.valid and not missing_model
+    result = {"healthy": healthy, "versions": found_versions, "tools": tools,
+              "model": {"spec": spec, "backend": args.backend, "found": not missing_model,
+                        "problems": missing_model},
+              "isolation": report,
               "probe": {"valid": verdict.valid, "category": verdict.category,
                         "message": verdict.message, "seconds": round(verdict.seconds, 3)}}
     if args.json:
@@ -95,6 +142,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("versions: " + ", ".join(f"{name} {version}"
                                        for name, version in found_versions.items()))
+        print(f"model {spec}: " + ("found" if not missing_model else
+                                   "NOT FOUND: " + "; ".join(missing_model)))
         print(f"sandbox {args.sandbox!r}: isolation {report.get('method')} "
               f"({'isolated' if report.get('isolated') else 'NOT ISOLATED'})")
         print(f"  network: {report.get('network')}")

@@ -25,6 +25,7 @@ from spade_core.program_files import (
     installed_families,
     read_programs,
 )
+from spade_core.text import plural
 
 #: ``envs`` is a group: plugins add members with ``register(name, ..., group="envs")`` (the
 #: ``exports`` plugin adds ``envs export``).
@@ -156,6 +157,6 @@ def run_import(args: argparse.Namespace) -> int:
     finally:
         memory.close()
     valid = sum(1 for _, v in verdicts.values() if v.valid)
-    print(f"# imported {len(programs)} programs into {run_dir}: {valid} valid, "
+    print(f"# imported {plural(len(programs), 'program')} into {run_dir}: {valid} valid, "
           f"{len(programs) - valid} invalid", file=sys.stderr)
     return status

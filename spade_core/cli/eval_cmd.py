@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-new-tokens", type=int, metavar="N",
                         help="tokens per reply (default loop.agent_max_tokens)")
     parser.add_argument("--seed", type=int, help="item and sampling seed (default run.seed)")
-    parser.add_argument("--baseline", metavar="DIR", action="append",
+    parser.add_argument("--baseline", metavar="DIR|FILE|base", action="append",
                         help="compare with a checkpoint DIR, 'base' (the untrained model) or a "
                              "JSON file written by --out; with --results, one --out file per "
                              "seed (repeatable)")

@@ -12,7 +12,11 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("plugins", help="list installed plugins, their components and commands")
+    p = sub.add_parser("plugins", help="list installed plugins, their components and commands",
+                       description="List every component and command the installed plugins "
+                                   "register (kind, name, plugin, distribution, version, "
+                                   "summary), and the plugins that failed to load with their "
+                                   "error. SPADE_PLUGINS limits which plugins load.")
     p.add_argument("--json", action="store_true", help="print a JSON list")
     p.set_defaults(func=run)
 

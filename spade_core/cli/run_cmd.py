@@ -14,7 +14,12 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="run self-play from a YAML config (or resume a run)")
+    from spade_core.config.resume import RESUMABLE_CHANGES
+
+    p = sub.add_parser("run", help="run self-play from a YAML config (or resume a run)",
+                       description="Validate the config, check it against this machine, create "
+                                   "the run directory and run self-play; or, with --resume, "
+                                   "continue a run from its latest checkpoint.")
     p.add_argument("config", nargs="?", default=None,
                    help="path of the YAML config (see configs/quickstart.yaml); optional with "
                         "--resume")
@@ -22,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="override a key, e.g. --set run.iterations=3 (repeatable)")
     p.add_argument("--resume", metavar="RUN_DIR", default=None,
                    help="continue the run in RUN_DIR from its latest checkpoint; the config must "
-                        "match the run's except run.iterations and logging")
+                        f"match the run's except {', '.join(RESUMABLE_CHANGES)}")
     p.set_defaults(func=run)
 
 

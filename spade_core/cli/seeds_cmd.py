@@ -15,6 +15,8 @@ import re
 import sys
 from pathlib import Path
 
+from spade_core.text import plural
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("seeds", help="write a family's seed programs to files (a fixed pool)",
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
                 handle.write(json.dumps({"code": program.source, "description":
                                          program.description, "family": family.name},
                                         ensure_ascii=False) + "\n")
-        print(f"{out}: {len(programs)} programs")
+        print(f"{out}: {plural(len(programs), 'program')}")
         return 0
     if out.exists() and not out.is_dir():
         raise UsageError(f"seeds: {out} is a file; give a folder or a .jsonl path")
@@ -76,6 +78,6 @@ def run(args: argparse.Namespace) -> int:
         path.write_text(program.source, encoding="utf-8")
         written += 1
         print(path)
-    print(f"# wrote {written} of {len(programs)} {family.name} programs to {out}",
+    print(f"# wrote {written} of {plural(len(programs), family.name + ' program')} to {out}",
           file=sys.stderr)
     return 0

@@ -2,7 +2,8 @@
 
 Validation happens in two passes, both before anything heavy is imported: the top-level schema,
 then each selected component's options against that plugin's own schema. All problems found are
-reported together in one paragraph.
+reported together in one paragraph: a core section's errors do not hide the components' option
+errors, and an unknown option does not hide the errors of the component's other options.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from spade_core.components import Component, Registry
 from spade_core.config.reachable import window_problems
-from spade_core.config.schema import SECTION_KINDS, SpadeConfig
+from spade_core.config.schema import SECTION_KINDS, Selection, SpadeConfig
 from spade_core.config.yaml_safe import load_yaml_text, parse_scalar
 from spade_core.errors import ConfigError
 
@@ -83,8 +84,43 @@ def read_config_file(path: str | Path) -> Any:
     return load_yaml_text(raw, source)
 
 
+def _switched_sections(data: dict[str, Any], overrides: list[str]) -> list[tuple[str, ...]]:
+    """The sections whose ``plugin`` the overrides change to another name (``--set
+    estimator.plugin=gap``), as key paths."""
+    switched = []
+    for item in overrides:
+        key, sep, raw_value = item.partition("=")
+        parts = tuple(key.strip().split("."))
+        if not sep or len(parts) < 2 or parts[-1] != "plugin":
+            continue
+        node: Any = data
+        for part in parts[:-1]:
+            if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            elif isinstance(node, dict):
+                node = node.get(part)
+            else:
+                node = None
+        current = node if isinstance(node, str) else (
+            node.get("plugin") if isinstance(node, dict) else None)
+        if current is not None and str(current) != raw_value.strip():
+            switched.append(parts[:-1])
+    return switched
+
+
 def apply_overrides(data: dict[str, Any], overrides: list[str], source: str) -> None:
-    """Apply ``--set a.b=value`` overrides in place; values are read as YAML scalars."""
+    """Apply ``--set a.b=value`` overrides in place; values are read as YAML scalars.
+
+    An override that selects another plugin for a section (``--set estimator.plugin=gap``) drops
+    the options the config gave the previous plugin: they belong to it. Options set by the same
+    overrides (``--set estimator.options.floor_negative=false``, before or after) apply to the
+    new plugin."""
+    for parts in _switched_sections(data, overrides):
+        node: Any = data
+        for part in parts:
+            node = node[int(part)] if isinstance(node, list) else node.get(part)
+        if isinstance(node, dict):
+            node.pop("options", None)
     for item in overrides:
         key, sep, raw_value = item.partition("=")
         if not sep or not key.strip():
@@ -93,13 +129,17 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], source: str) -> 
         value = parse_scalar(raw_value, f"--set {key}")
         node: Any = data
         for depth, part in enumerate(parts[:-1]):
+            selects = parts[depth + 1] in ("plugin", "options")
             if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                if selects and isinstance(node[int(part)], str):  # ``families: [name]``
+                    node[int(part)] = {"plugin": node[int(part)]}
                 node = node[int(part)]
                 continue
             if not isinstance(node, dict):
                 where = ".".join(parts[:depth]) or "the top level"
                 raise ConfigError(f"--set {key}: {where} is not a mapping, cannot set {part!r}.")
-            if depth == 0 and part in SECTION_KINDS and isinstance(node.get(part), str):
+            if isinstance(node.get(part), str) and (
+                    selects or (depth == 0 and part in SECTION_KINDS)):
                 node[part] = {"plugin": node[part]}  # expand the ``section: name`` shorthand
             node = node.setdefault(part, {})
         last = parts[-1]
@@ -168,22 +208,30 @@ def _fail(source: str, problems: list[str]) -> ConfigError:
 
 
 def _validate_options(rc_section: str, component: Component, options: dict[str, Any]) -> Any:
+    """The validated options; raises :class:`_OptionProblems` listing every problem (unknown
+    options and the errors of the known ones together)."""
     model = component.options
     if model is None:
         if options:
-            raise _fail_single(rc_section, f"{component.name!r} takes no options, got "
-                                           f"{', '.join(sorted(options))}")
+            raise _OptionProblems([f"{rc_section}: {component.name!r} takes no options, got "
+                                   f"{', '.join(sorted(options))}"])
         return {}
     if isinstance(model, type) and issubclass(model, BaseModel):
         unknown = sorted(set(options) - _accepted_keys(model))
-        if unknown:
-            raise _fail_single(
-                f"{rc_section}.{unknown[0]}",
-                f"unknown option for {component.name!r}; allowed: "
-                f"{', '.join(sorted(model.model_fields)) or 'none'}",
-            )
-        return model.model_validate(options)
-    return TypeAdapter(model).validate_python(options)
+        problems = [f"{rc_section}.{key}: unknown option for {component.name!r}; allowed: "
+                    f"{', '.join(sorted(model.model_fields)) or 'none'}" for key in unknown]
+        known = {k: v for k, v in options.items() if k not in unknown}
+        try:
+            validated = model.model_validate(known)
+        except ValidationError as exc:
+            problems += _validation_problems(exc, rc_section, model)
+        if problems:
+            raise _OptionProblems(problems)
+        return validated
+    try:
+        return TypeAdapter(model).validate_python(options)
+    except ValidationError as exc:
+        raise _OptionProblems(_validation_problems(exc, rc_section, None)) from None
 
 
 def _accepted_keys(model: type[BaseModel]) -> set[str]:
@@ -199,13 +247,57 @@ def _accepted_keys(model: type[BaseModel]) -> set[str]:
     return names
 
 
-class _OptionProblem(Exception):
-    def __init__(self, where: str, message: str) -> None:
-        super().__init__(f"{where}: {message}")
+class _OptionProblems(Exception):
+    """Every problem of one component's options."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
 
 
-def _fail_single(where: str, message: str) -> _OptionProblem:
-    return _OptionProblem(where, message)
+def _selections(data: dict[str, Any], config: SpadeConfig | None
+                ) -> list[tuple[str, str, Selection]]:
+    """Every component selection as ``(section, kind, selection)``: from the validated config,
+    or, when a core section failed validation, from the raw data of each section that is itself
+    well-formed (so that its plugin options are still checked and reported)."""
+    backend_kind = SECTION_KINDS["backend"]
+    if config is not None:
+        out: list[tuple[str, str, Selection | None]] = []
+        for section, kind in SECTION_KINDS.items():
+            if section == "families":
+                out += [(f"families.{i}", kind, s) for i, s in enumerate(config.families)]
+            else:
+                out.append((section, kind, getattr(config, section)))
+        if config.hints.backend is not None:  # a second generation backend, for hints only
+            out.append(("hints.backend", backend_kind, config.hints.backend))
+        if config.validation.llm.backend is not None:  # the LLM validator's own backend
+            out.append(("validation.llm.backend", backend_kind, config.validation.llm.backend))
+        return out
+
+    def parse(raw: Any) -> Selection | None:
+        try:
+            return Selection.model_validate({"plugin": raw} if isinstance(raw, str) else raw)
+        except ValidationError:
+            return None  # its problem is among the core section's
+
+    raw_families = data.get("families")
+    if isinstance(raw_families, (str, dict)):
+        raw_families = [raw_families]
+    out = []
+    for section, kind in SECTION_KINDS.items():
+        if section == "families":
+            out += [(f"families.{i}", kind, parse(raw)) for i, raw in
+                    enumerate(raw_families if isinstance(raw_families, list) else [])]
+        elif section in data:
+            out.append((section, kind, parse(data[section])))
+    hints = data.get("hints")
+    if isinstance(hints, dict) and hints.get("backend") is not None:
+        out.append(("hints.backend", backend_kind, parse(hints["backend"])))
+    llm = (data.get("validation") or {}).get("llm") if isinstance(data.get("validation"),
+                                                                   dict) else None
+    if isinstance(llm, dict) and llm.get("backend") is not None:
+        out.append(("validation.llm.backend", backend_kind, parse(llm["backend"])))
+    return [(section, kind, sel) for section, kind, sel in out if sel is not None]
 
 
 def resolve_config(data: Any, registry: Registry, source: str) -> ResolvedConfig:
@@ -222,53 +314,31 @@ def resolve_config(data: Any, registry: Registry, source: str) -> ResolvedConfig
     bad_keys = [k for k in data if not isinstance(k, str)]
     if bad_keys:
         raise ConfigError(f"{source}: top-level keys must be strings, got {_short(bad_keys[0])}.")
+    problems: list[str] = []
+    config: SpadeConfig | None = None
     try:
         config = SpadeConfig.model_validate(data)
-    except ValidationError as exc:
-        raise _fail(source, _validation_problems(exc, "", SpadeConfig)) from None
+    except ValidationError as exc:  # reported with every component's problems below
+        problems += _validation_problems(exc, "", SpadeConfig)
 
-    resolved = ResolvedConfig(source=source, config=config)
-    problems: list[str] = []
-
-    def resolve_one(section: str, selection: Any,
-                    kind: str | None = None) -> ResolvedComponent | None:
+    resolved = ResolvedConfig(source=source, config=config)  # type: ignore[arg-type]
+    for section, kind, selection in _selections(data, config):
         try:
-            component = registry.resolve(kind or SECTION_KINDS[section.split(".")[0]],
-                                         selection.plugin, f"{section}.plugin")
+            component = registry.resolve(kind, selection.plugin, f"{section}.plugin")
+            options = _validate_options(f"{section}.options", component, selection.options)
         except ConfigError as exc:
             problems.append(str(exc))
-            return None
-        try:
-            options = _validate_options(f"{section}.options", component, selection.options)
-        except _OptionProblem as exc:
-            problems.append(str(exc))
-            return None
-        except ValidationError as exc:
-            problems.extend(_validation_problems(exc, f"{section}.options", component.options))
-            return None
-        return ResolvedComponent(section=section, component=component, options=options)
-
-    for section in SECTION_KINDS:
-        if section == "families":
-            for i, selection in enumerate(config.families):
-                rc = resolve_one(f"families.{i}", selection)
-                if rc:
-                    resolved.families.append(rc)
             continue
-        rc = resolve_one(section, getattr(config, section))
-        if rc:
+        except _OptionProblems as exc:
+            problems += exc.problems
+            continue
+        rc = ResolvedComponent(section=section, component=component, options=options)
+        if section.startswith("families."):
+            resolved.families.append(rc)
+        else:
             resolved.components[section] = rc
-    if config.hints.backend is not None:  # a second generation backend, for hints only
-        rc = resolve_one("hints.backend", config.hints.backend, SECTION_KINDS["backend"])
-        if rc:
-            resolved.components["hints.backend"] = rc
-    if config.validation.llm.backend is not None:  # the LLM validator's own backend
-        rc = resolve_one("validation.llm.backend", config.validation.llm.backend,
-                         SECTION_KINDS["backend"])
-        if rc:
-            resolved.components["validation.llm.backend"] = rc
     memory = resolved.components.get("memory")
-    if memory is not None:
+    if config is not None and memory is not None:
         problems.extend(window_problems(config, memory.options))
     names = [rc.component.name for rc in resolved.families]
     dupes = sorted({n for n in names if names.count(n) > 1})

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from spade_core.config.schema import LoopSection
-from spade_core.errors import PluginError, SandboxError
+from spade_core.errors import PluginError, SandboxError, SpadeError
 from spade_core.interfaces import (
     CorpusSampler,
     DifficultyEstimator,
@@ -78,6 +78,8 @@ class Components:
     hint_prompt: str = "family"
     #: The optional LLM validator (``validation.llm``); ``None``: off.
     llm_validator: LLMValidator | None = None
+    #: The estimator as errors name it: registered name, plugin and distribution ("": its class).
+    estimator_label: str = ""
 
 
 @dataclass
@@ -517,6 +519,29 @@ def _judge_hint(p: Proposal) -> None:
     p.hint_diagnostics = diagnostics
 
 
+def checked_estimate(estimator: DifficultyEstimator, data: EstimateInput,
+                     label: str = "") -> Difficulty:
+    """``estimator.estimate(data)``, held to its contract: a :class:`Difficulty` with a finite
+    ``regret``. Any failure is a :class:`PluginError` that names the estimator as the config
+    selects it (``label``: its registered name, plugin and distribution)."""
+    who = label or f"difficulty estimator {type(estimator).__name__}"
+    try:
+        difficulty = estimator.estimate(data)
+    except SpadeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the plugin's failure, named for the user
+        raise PluginError(f"{who}: estimate() failed: {type(exc).__name__}: {exc} (an estimate "
+                          "is Difficulty(figures=..., designer_reward=..., regret=...), "
+                          "docs/plugins.md)") from exc
+    if not isinstance(difficulty, Difficulty) or not difficulty.has_regret:
+        got = (f"regret={difficulty.regret!r}" if isinstance(difficulty, Difficulty)
+               else f"a {type(difficulty).__name__}")
+        raise PluginError(f"{who}: estimate() returned {got}; an estimate must be a Difficulty "
+                          "whose regret is a finite number, the mean hinted minus the mean "
+                          "unhinted reward (docs/plugins.md)")
+    return difficulty
+
+
 def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
              iteration: int) -> list[EnvRecord]:
     """Difficulty and designer reward for each proposal; memory updated; returns newly mastered."""
@@ -529,17 +554,12 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
             timeouts = sum(e.timed_out for e in p.unhinted + p.hinted)
             unhinted = [e.reward for e in p.unhinted]
             earlier = c.memory.get(env_id)  # read before update_stats adds this iteration
-            p.difficulty = c.estimator.estimate(EstimateInput(
+            p.difficulty = checked_estimate(c.estimator, EstimateInput(
                 env=EnvProgram(source=p.program, family=p.family.name, doc_id=p.document.id),
                 hinted=known, unhinted=unhinted, iteration=iteration,
                 history=[h for h in earlier.history if h.iteration < iteration] if earlier else (),
                 success_threshold=loop.success_threshold,
-                step_timeouts=timeouts))
-            if not isinstance(p.difficulty, Difficulty) or not p.difficulty.has_regret:
-                raise PluginError(
-                    f"estimator {type(c.estimator).__name__} returned "
-                    f"{p.difficulty!r}: an estimate must be a Difficulty with a finite "
-                    "regret (mean hinted minus mean unhinted reward)")
+                step_timeouts=timeouts), c.estimator_label)
             p.designer_reward = p.difficulty.designer_reward
             if earlier is None:
                 _add_record(c, p)

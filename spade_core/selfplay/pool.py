@@ -19,6 +19,7 @@ from spade_core.components import BuildContext
 from spade_core.errors import ConfigError
 from spade_core.interfaces.memory import EnvMemory
 from spade_core.records import Document, EnvRecord, EnvStatus, Verdict, program_id
+from spade_core.text import plural
 from spade_core.validation import ValidationOptions, validate
 
 
@@ -117,7 +118,8 @@ class PoolSampler:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state.get("size") != len(self.envs):
-            raise ConfigError(f"loop.pool: the pool now has {len(self.envs)} environments but the "
+            raise ConfigError(f"loop.pool: the pool now has "
+                              f"{plural(len(self.envs), 'environment')} but the "
                               f"checkpoint was taken with {state.get('size')}; resume with the "
                               "same pool")
 

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from spade_core.components import BuildContext
 from spade_core.config.load import ResolvedConfig
 from spade_core.distributed import LaunchInfo, launch_info
-from spade_core.errors import ConfigError, SpadeError
+from spade_core.errors import ConfigError, PluginError, SpadeError
 from spade_core.interfaces import TrainingSample
 from spade_core.plugins import LoadedPlugins
 from spade_core.records import EnvStatus
@@ -55,6 +55,7 @@ from spade_core.selfplay.samples import (
 )
 from spade_core.selfplay.validator import LLMValidator
 from spade_core.selfplay.window import HeldDesign, Window, Windows, release
+from spade_core.text import plural
 from spade_core.validation import ValidationOptions
 
 Reporter = Callable[[str], None]
@@ -115,7 +116,16 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
                       estimator=estimator, memory=memory, backend=backend, trainer=trainer,
                       validation=ValidationOptions.from_config(resolved.config),
                       hint_backend=hint_backend, hint_prompt=resolved.config.hints.prompt,
-                      llm_validator=_llm_validator(resolved, context, opened))
+                      llm_validator=_llm_validator(resolved, context, opened),
+                      estimator_label=_label(resolved.components["estimator"].component))
+
+
+def _label(component: Any) -> str:
+    """A component as errors name it: kind, registered name, plugin and distribution."""
+    from spade_core.components import KIND_BY_NAME
+
+    return (f"{KIND_BY_NAME[component.kind].label} {component.name!r} (plugin "
+            f"{component.plugin!r} from {component.distribution} {component.version})")
 
 
 def _llm_validator(resolved: ResolvedConfig, context: Callable[[], BuildContext],
@@ -240,6 +250,7 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
     hook = loaded.manager.hook
     opened: list[Any] = []
     status, error, started = "failed", None, time.time()
+    resumable = True
     totals: dict[str, float] = dict(state.get("totals", {}))
     completed = start
     try:
@@ -269,8 +280,8 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
         else:
             if pool is not None:
                 added = pool.seed_memory(components.memory)
-                report(f"spade: fixed pool of {len(pool.envs)} environments ({added} new to the "
-                       "memory)")
+                report(f"spade: fixed pool of {plural(len(pool.envs), 'environment')} ({added} "
+                       "new to the memory)")
             if config.checkpoint.every:
                 _checkpoint(run_dir, 0, components, pool, totals, config.checkpoint.keep,
                             windows)
@@ -296,6 +307,8 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
         raise
     except SpadeError as exc:
         error = str(exc)
+        # a config or plugin error happens again on resume: fix it first
+        resumable = not isinstance(exc, (ConfigError, PluginError))
         raise
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
@@ -308,25 +321,27 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
             summary["resumed_from"] = start
         artifacts.write_summary(summary)
         hook.spade_run_end(run=context, status=status, error=error)
-        report(end_message(summary, run_dir, config.run.iterations))
+        report(end_message(summary, run_dir, config.run.iterations, resumable))
     return run_dir
 
 
-def end_message(summary: dict[str, Any], run_dir: Path, planned: int) -> str:
+def end_message(summary: dict[str, Any], run_dir: Path, planned: int,
+                resumable: bool = True) -> str:
     """The run's last words, for a person: what happened, where it is, what to do next (the
-    figures themselves are in ``summary.json``)."""
+    figures themselves are in ``summary.json``). The error itself is not repeated: it is raised
+    to the caller (the command line prints it once). ``resumable``: whether ``--resume`` can
+    help (not after a config or plugin error, which would happen again)."""
     seconds = float(summary.get("seconds", 0))
     took = f"{int(seconds // 60)} min {seconds % 60:.0f} s" if seconds >= 60 else f"{seconds:.1f} s"
     done = int(summary.get("iterations_completed", 0))
     counts = ", ".join(f"{int(summary.get(key, 0))} {label}" for key, label in (
-        ("envs_proposed", "environments proposed"), ("envs_valid", "valid"),
-        ("envs_played", "played"), ("envs_mastered", "mastered")))
+        ("envs_valid", "valid"), ("envs_played", "played"), ("envs_mastered", "mastered")))
+    proposed = plural(int(summary.get("envs_proposed", 0)), "environment")
     status = summary.get("status", "failed")
-    lines = [f"spade: run {status} after {done} of {planned} iterations in {took}: {counts}."]
-    if summary.get("error") and status != "interrupted":
-        lines.append(f"spade: error: {summary['error']}")
+    lines = [f"spade: run {status} after {done} of {plural(planned, 'iteration')} in {took}: "
+             f"{proposed} proposed, {counts}."]
     lines.append(f"spade: results in {run_dir} (metrics.jsonl, summary.json, envs/)")
-    if status != "completed":
+    if status != "completed" and resumable:
         lines.append(f"spade: continue it with: spade run --resume {run_dir}")
     return "\n".join(lines)
 
@@ -417,7 +432,8 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
 
     released: list[TrainingSample] = []
     if windows is not None and starting and windows.current is not None:
-        released = release(c.estimator, c.memory, windows.current, loop.success_threshold)
+        released = release(c.estimator, c.memory, windows.current, loop.success_threshold,
+                           c.estimator_label)
 
     proposals = environments(c, loop, iteration, seed, timer, pool, guard, windows, starting)
     play(c, loop, proposals, seed, timer, hinted=starting)

@@ -86,7 +86,8 @@ def window_start(iteration: int, interval: int) -> bool:
 
 
 def delayed_reward(estimator: DifficultyEstimator, design: HeldDesign, record: EnvRecord | None,
-                   window: Window, success_threshold: float) -> tuple[float, dict]:
+                   window: Window, success_threshold: float,
+                   label: str = "") -> tuple[float, dict]:
     """A held design's reward over its window's plays (``record``: its environment's memory
     record, with one history entry per iteration played): the estimator sees the hinted plays
     of the window's start, the unhinted plays played alongside them, and every iteration of the
@@ -97,23 +98,25 @@ def delayed_reward(estimator: DifficultyEstimator, design: HeldDesign, record: E
     if not plays:
         return 0.0, {}
     first = plays[0]
-    difficulty = estimator.estimate(EstimateInput(
+    from spade_core.selfplay.iteration import checked_estimate
+
+    difficulty = checked_estimate(estimator, EstimateInput(
         env=EnvProgram(source=record.source, family=design.family, doc_id=record.doc_id),
         hinted=first.hinted, unhinted=first.unhinted, iteration=plays[-1].iteration,
         history=[h for h in record.history if h.iteration < window.start],
         success_threshold=success_threshold, window=plays,
-        step_timeouts=int(sum(h.figures.get("step_timeouts", 0.0) for h in plays))))
+        step_timeouts=int(sum(h.figures.get("step_timeouts", 0.0) for h in plays))), label)
     return float(difficulty.designer_reward), dict(difficulty.figures)
 
 
 def release(estimator: DifficultyEstimator, memory: EnvMemory, window: Window,
-            success_threshold: float) -> list[TrainingSample]:
+            success_threshold: float, label: str = "") -> list[TrainingSample]:
     """The window's designer samples, each rewarded over the window (see
     :func:`delayed_reward`); ``meta`` keeps the generation-time log-probs for the trainer."""
     samples = []
     for design in window.designs:
         reward, figures = delayed_reward(estimator, design, memory.get(design.env_id), window,
-                                         success_threshold)
+                                         success_threshold, label)
         meta = dict(design.meta) | {"skill": design.skill, "window_start": window.start,
                                     "rollout_logps": design.rollout_logps,
                                     "window_figures": figures}

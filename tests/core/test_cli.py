@@ -211,11 +211,17 @@ def test_the_end_of_a_run_is_a_human_summary_with_next_steps(tmp_path):
         "7 valid, 10 played, 1 mastered.",
         f"spade: results in {tmp_path} (metrics.jsonl, summary.json, envs/)"]
     assert "{" not in done  # no raw dict
+    one = end_message({"status": "completed", "iterations_completed": 1, "seconds": 1.0,
+                       "envs_proposed": 1}, tmp_path, 1)
+    assert "after 1 of 1 iteration in 1.0 s: 1 environment proposed," in one
     failed = end_message({"status": "failed", "error": "ValueError: x",
                           "iterations_completed": 1, "seconds": 3.0}, tmp_path, 4)
     assert "run failed after 1 of 4 iterations in 3.0 s" in failed
-    assert "spade: error: ValueError: x" in failed
+    assert "ValueError" not in failed  # the command prints the error itself, once
     assert f"spade run --resume {tmp_path}" in failed
+    # a config or plugin error would happen again: no resume is suggested
+    assert "--resume" not in end_message({"status": "failed", "error": "x"}, tmp_path, 4,
+                                         resumable=False)
 
 
 def test_a_finished_run_points_at_spade_report(tmp_path, capsys):
@@ -268,6 +274,57 @@ def test_help_texts_have_no_markup_residue():
     assert {path: lines for path, lines in residue.items() if lines} == {}
 
 
+def _parsers(path: list[str] | None = None):
+    """``(words, parser)`` for ``spade`` and every command and sub-command under it, each built
+    as typing it builds it (its arguments set up)."""
+    import argparse
+
+    from spade_core.cli import _build
+
+    path = path or []
+    parser = _build([*path, "--help"], None)[0]
+    for word in path:
+        parser = _subcommands(parser)[word]
+    yield path, parser
+    for name in _subcommands(parser):
+        yield from _parsers([*path, name])
+
+
+def test_every_command_and_option_in_the_help_is_described():
+    import argparse
+
+    missing = []
+    for path, parser in _parsers():
+        words = " ".join(["spade", *path])
+        if path and not parser.description:
+            missing.append(f"{words}: no description")
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+                continue
+            if isinstance(action, argparse._SubParsersAction):
+                missing += [f"{words} {c.dest}: no help line" for c in action._choices_actions
+                            if not c.help]
+            elif not action.help or action.help == argparse.SUPPRESS:
+                missing.append(f"{words}: {'/'.join(action.option_strings) or action.dest} "
+                               "has no help")
+    assert len(list(_parsers())) > 20
+    assert missing == []
+
+
+def test_run_help_and_the_docs_name_every_key_a_resume_may_change():
+    from spade_core.config.resume import RESUMABLE_CHANGES
+
+    text = " ".join(_help(["run"]).split())
+    assert f"except {', '.join(RESUMABLE_CHANGES)}" in text
+    docs = (ROOT / "docs" / "cli.md").read_text()
+    [row] = [line for line in docs.splitlines() if "--resume RUN_DIR` |" in line]
+    assert all(f"`{key}`" in row for key in RESUMABLE_CHANGES)
+
+
+def test_eval_help_says_what_a_baseline_may_be():
+    assert "--baseline DIR|FILE|base" in _help(["eval"])
+
+
 def test_doctor_reports_library_versions_without_importing_them():
     import json
 
@@ -279,9 +336,15 @@ def test_doctor_reports_library_versions_without_importing_them():
     assert found["vllm"] in (NOT_INSTALLED,) or found["vllm"][0].isdigit()
     from importlib import metadata
     assert found["transformers"] == metadata.version("transformers")
+    assert {"accelerate", "deepspeed", "datasets", "reasoning-gym", "bfcl-eval"} <= set(found)
     result = run_spade("doctor", "--json", timeout=120)
     report = json.loads(result.stdout)
     assert report["versions"] == found
+    assert report["model"] == {"spec": "bundled:smollm2-135m", "backend": "transformers",
+                               "found": True, "problems": []}
+    absent = run_spade("doctor", "--model", "/no/such/model", timeout=120)
+    assert absent.returncode == 1
+    assert "model /no/such/model: NOT FOUND: model.path: model '/no/such/model'" in absent.stdout
     text = run_spade("doctor", timeout=120).stdout
     assert text.startswith("versions: python ") and f"transformers {found['transformers']}" in text
     heavy = {"torch", "transformers", "trl", "vllm", "faiss", "peft", "ray"}

@@ -83,6 +83,28 @@ def test_all_problems_reported_together(registry):
     assert "sandbox.plugin" in str(err.value) and "memory.plugin" in str(err.value)
 
 
+def test_a_core_section_error_does_not_hide_plugin_option_errors(registry):
+    data = dict(FAKE_CONFIG, run={"name": "t", "seeds": 3},
+                corpus={"plugin": "fake-corpus", "options": {"size": 0}},
+                families=[{"plugin": "fake-family", "options": {"a": 1}}])
+    with pytest.raises(ConfigError) as err:
+        resolve(data, registry)
+    msg = str(err.value)
+    assert "3 problems" in msg and "run.seeds: unknown key" in msg
+    assert "corpus.options.size: Input should be greater than or equal to 1" in msg
+    assert "families.0.options: 'fake-family' takes no options" in msg
+
+
+def test_an_unknown_option_does_not_hide_the_other_options_errors(registry):
+    data = dict(FAKE_CONFIG, corpus={"plugin": "fake-corpus",
+                                     "options": {"colour": 1, "size": 0}})
+    with pytest.raises(ConfigError) as err:
+        resolve(data, registry)
+    msg = str(err.value)
+    assert "2 problems" in msg and "corpus.options.colour: unknown option" in msg
+    assert "corpus.options.size: Input should be greater than or equal to 1" in msg
+
+
 def test_missing_section_named(registry):
     data = {k: v for k, v in FAKE_CONFIG.items() if k != "backend"}
     with pytest.raises(ConfigError, match="backend: required key is missing"):
@@ -167,3 +189,26 @@ def test_garbage_reports_line_and_column():
 def test_deep_nesting_refused():
     with pytest.raises(ConfigError, match="nest"):
         load_yaml_text("[" * 5000 + "]" * 5000, "c.yaml")
+
+
+def test_selecting_another_plugin_drops_the_previous_plugins_options(tmp_path, registry):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(dict(FAKE_CONFIG, estimator={
+        "plugin": "fake-estimator", "options": {"size": 9}})))
+    # fake-sandbox takes the same options model, so keeping size=9 would have been accepted:
+    # only dropping it gives the default
+    data = yaml.safe_load(path.read_text())
+    apply_overrides(data, ["estimator.plugin=other"], "t")
+    assert data["estimator"] == {"plugin": "other"}
+    # options set by the same overrides, before or after, apply to the new plugin
+    for order in (["estimator.plugin=other", "estimator.options.label=y"],
+                  ["estimator.options.label=y", "estimator.plugin=other"]):
+        data = yaml.safe_load(path.read_text())
+        apply_overrides(data, order, "t")
+        assert data["estimator"] == {"plugin": "other", "options": {"label": "y"}}
+    # naming the same plugin again keeps its options
+    resolved = load_config(path, registry, ["estimator.plugin=fake-estimator"])
+    assert resolved.components["estimator"].options.size == 9
+    data = {"families": [{"plugin": "a", "options": {"x": 1}}], "hints": {"backend": "b"}}
+    apply_overrides(data, ["families.0.plugin=c", "hints.backend.plugin=d"], "t")
+    assert data["families"] == [{"plugin": "c"}] and data["hints"]["backend"] == {"plugin": "d"}

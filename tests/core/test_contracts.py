@@ -3,6 +3,7 @@ their kind's base class refused when built, the contract checker failing what br
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -29,10 +30,30 @@ class FakeMeanGapEstimator(DifficultyEstimator):
 
 
 class FakeNoRegretEstimator(DifficultyEstimator):
-    """Forgets ``regret``: the checker must refuse it."""
+    """Forgets ``regret`` (a NaN): the checker must refuse it."""
 
     def estimate(self, data):  # noqa: ANN001, ANN201
-        return Difficulty(figures={"win_gap": 0.0}, designer_reward=0.0)
+        return Difficulty(figures={"win_gap": 0.0}, designer_reward=0.0, regret=math.nan)
+
+
+class FakeCopiedFiguresEstimator(DifficultyEstimator):
+    """Copies another result's figures, regret included, and reports that regret: finite and in
+    range, but not this input's mean hinted minus mean unhinted reward."""
+
+    def estimate(self, data):  # noqa: ANN001, ANN201
+        other = Difficulty(figures={"win_rate": 0.5}, designer_reward=0.0, regret=0.25)
+        return Difficulty(figures=dict(other.figures), designer_reward=0.0,
+                          regret=other.figures["regret"])
+
+
+class FakeUnpooledEstimator(DifficultyEstimator):
+    """Right without a window; over a window reports the mean of no unhinted rewards at all."""
+
+    def estimate(self, data):  # noqa: ANN001, ANN201
+        hinted = sum(data.hinted) / len(data.hinted) if data.hinted else 0.0
+        unhinted = data.pooled_unhinted if not data.window else ()
+        gap = hinted - (sum(unhinted) / len(unhinted) if unhinted else 0.0)
+        return Difficulty(figures={}, designer_reward=0.0, regret=gap)
 
 
 class FakeHalfTrainer(Trainer):
@@ -54,6 +75,8 @@ class FakeEstimatorPlugin:
     def register_difficulty_estimators(self, register):  # noqa: ANN001, ANN201
         register("fake-mean-gap", lambda o, c: FakeMeanGapEstimator())
         register("fake-no-regret", lambda o, c: FakeNoRegretEstimator())
+        register("fake-copied-figures", lambda o, c: FakeCopiedFiguresEstimator())
+        register("fake-unpooled", lambda o, c: FakeUnpooledEstimator())
 
     @hookimpl
     def register_trainers(self, register):  # noqa: ANN001, ANN201
@@ -73,6 +96,14 @@ def test_the_checker_passes_a_subclass_and_refuses_a_missing_regret():
                       DifficultyEstimator)
     with pytest.raises(AssertionError, match="regret"):
         check_component(loaded, "difficulty_estimator", "fake-no-regret")
+
+
+def test_the_checker_refuses_a_regret_that_is_not_hinted_minus_unhinted_mean():
+    loaded = load_test_plugins(FakeEstimatorPlugin())
+    with pytest.raises(AssertionError, match="regret is 0.25, expected the mean hinted minus"):
+        check_component(loaded, "difficulty_estimator", "fake-copied-figures")
+    with pytest.raises(AssertionError, match=r"over a window.*pooled over the window"):
+        check_component(loaded, "difficulty_estimator", "fake-unpooled")
 
 
 def test_a_component_missing_a_required_method_fails_when_built():
@@ -104,13 +135,39 @@ def test_a_backend_batch_size_defaults_to_none():
 def test_difficulty_regret_is_typed_and_mirrored_in_figures():
     typed = Difficulty(figures={"win_rate": 0.5}, designer_reward=0.2, regret=0.25)
     assert typed.has_regret and typed.figures["regret"] == 0.25
-    legacy = Difficulty(figures={"regret": -0.5}, designer_reward=0.0)
-    assert legacy.regret == -0.5 and legacy.has_regret
-    missing = Difficulty(figures={}, designer_reward=0.0)
-    assert not missing.has_regret and math.isnan(missing.regret)
+    assert Difficulty(figures={"regret": 9.0}, designer_reward=0.0, regret=-0.5
+                      ).figures["regret"] == -0.5  # the field wins; figures only mirror it
+    with pytest.raises(TypeError, match="regret"):  # no fallback from figures: it is required
+        Difficulty(figures={"regret": -0.5}, designer_reward=0.0)  # type: ignore[call-arg]
+    missing = Difficulty(figures={}, designer_reward=0.0, regret=math.nan)
+    assert not missing.has_regret
 
 
 def test_the_enums_are_their_stored_strings():
     assert EnvStatus.MASTERED == "mastered" and f"{EnvStatus.TOO_HARD}" == "too_hard"
     assert VerdictCategory.OK == "ok" and Role.AGENT == "agent"
     assert EnvProgram(source="x", family=Role.AGENT).family == "agent"
+
+
+def test_the_plugin_guide_documents_every_build_context_field():
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "plugins.md").read_text()
+    rows = {line.split("|")[1].strip().strip("`") for line in text.splitlines()
+            if line.startswith("  | `")}
+    assert {f.name for f in dataclasses.fields(BuildContext)} <= rows
+
+
+def test_the_estimator_docs_name_where_records_are_imported_from():
+    import spade_core.interfaces as interfaces
+    import spade_core.records as records
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "plugins.md").read_text()
+    assert ("from spade_core.interfaces import DifficultyEstimator, EstimateInput, EnvIteration"
+            in text and "from spade_core.records import Difficulty, EnvProgram" in text)
+    assert interfaces.EnvIteration is records.EnvIteration
+    assert [f.name for f in dataclasses.fields(records.EnvIteration)] == [
+        "iteration", "hinted", "unhinted", "figures", "designer_reward", "at"]
+    assert ("`EnvIteration(iteration, hinted=[], unhinted=[], figures={}, designer_reward=0.0, "
+            "at=0.0)`" in text)

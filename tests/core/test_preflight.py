@@ -167,6 +167,7 @@ def test_config_check_fails_with_the_key_and_schema_only_skips(tmp_path):
     bad = run_spade("config", "check", str(QUICKSTART), "--set", "trainer=none", "--set",
                     f"model.path={tmp_path / 'no-model'}", cwd=tmp_path)
     assert bad.returncode == 2 and "model.path: " in bad.stderr and bad.stdout == ""
+    assert f"spade config check {QUICKSTART} --schema-only" in bad.stderr  # the way out
     ok = run_spade("config", "check", str(QUICKSTART), "--set", "trainer=none", "--set",
                    f"model.path={tmp_path / 'no-model'}", "--schema-only", cwd=tmp_path)
     assert ok.returncode == 0 and ": ok" in ok.stdout
@@ -178,6 +179,7 @@ def test_run_refuses_before_creating_the_run_directory(tmp_path):
                        f"run.dir={run_dir}", "--set", f"corpus.options.path={tmp_path / 'c'}",
                        cwd=tmp_path)
     assert result.returncode == 2 and "corpus.options.path: no such file" in result.stderr
+    assert "--schema-only" not in result.stderr  # a run cannot skip the checks
     assert not run_dir.exists()
     assert "Traceback" not in result.stderr and Path(tmp_path).is_dir()
 
@@ -196,3 +198,12 @@ def test_the_validator_backend_is_checked_like_the_main_one(loaded, tmp_path):
     assert found.startswith("validation.llm.backend.options.model: ") and "no config.json" in found
     with pytest.raises(ConfigError, match="validation.llm.backend.plugin"):
         problems(loaded, "validation.llm.backend=no-such-backend")
+
+
+def test_the_gpu_configs_say_where_their_corpus_comes_from():
+    for path in sorted((ROOT / "configs").glob("gpu-*.yaml")):
+        header = " ".join(line.lstrip("# ") for line in path.read_text().split("\nrun:")[0]
+                          .splitlines())
+        assert "data/corpus.jsonl is yours to provide" in header, path
+        assert "`text` or `orig_doc`" in header and "docs/corpora.md" in header, path
+        assert "spade config check --schema-only" in header, path

@@ -64,3 +64,142 @@ def test_documented_plugin_installs_lists_and_is_selectable(installed_gap, tmp_p
     out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
                          timeout=120)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+# -- every other example on the page that defines code is run too ------------------------------
+
+#: What each kind of code example on docs/plugins.md is, by a pattern it matches; the tests below
+#: (and tests/plugins/estimators/test_estimators.py for ``class GapTrend``) run each kind.
+EXAMPLE_KINDS = {
+    "preflight": r"^def check_paths\(options, context\):",
+    "registration hook": r"^@hookimpl\ndef register_(?!commands)\w+\(register\):",
+    "command": r"^def add_arguments\(parser: argparse.ArgumentParser\) -> None:",
+    "history estimator": r"^class GapTrend\(Gap\):",
+    "contract test": r"^def test_gap\(\):",
+    "run-event hook": r"^@hookimpl\ndef spade_iteration_end\(",
+}
+
+
+def python_examples() -> list[str]:
+    """The untagged ``python`` blocks of the page (the tagged files are the package above)."""
+    return re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
+
+
+def examples_of(kind: str) -> list[str]:
+    return [b for b in python_examples() if re.search(EXAMPLE_KINDS[kind], b, flags=re.M)]
+
+
+def run_example(source: str, **names: object) -> dict:
+    """Execute an example as a module's code, with ``names`` bound and every other name it uses
+    but neither defines nor imports bound to a placeholder class of that name (the classes a
+    registration snippet builds, such as ``MyCorpus``)."""
+    import ast
+    import builtins
+
+    tree = ast.parse(source)
+    bound = set(names) | set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+    free = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in bound}
+    namespace: dict = {name: type(name, (), {}) for name in free}
+    namespace.update(names, __name__="docs_example")
+    exec(compile(tree, str(DOC), "exec"), namespace)
+    return namespace
+
+
+def test_every_example_that_defines_code_is_run():
+    defining = [b for b in python_examples()
+                if re.search(r"^(?:@\w+\n)?(?:def|class) ", b, flags=re.M)]
+    assert defining
+    for block in defining:
+        kinds = [k for k, pattern in EXAMPLE_KINDS.items()
+                 if re.search(pattern, block, flags=re.M)]
+        assert len(kinds) == 1, f"an example no test runs (add it to EXAMPLE_KINDS):\n{block}"
+    for kind in EXAMPLE_KINDS:
+        assert examples_of(kind), f"no example of kind {kind!r} left on the page"
+
+
+def test_the_registration_examples_register_one_component_each():
+    from spade_core.components import KINDS
+    from spade_core.hookspecs import hookimpl
+
+    examples = examples_of("registration hook")
+    hooks = set()
+    for block in examples:
+        calls = []
+        namespace = run_example(block, hookimpl=hookimpl)
+        [hook] = [n for n in namespace if n.startswith("register_")]
+        namespace[hook](lambda *args, **kwargs: calls.append((args, kwargs)))
+        [(args, kwargs)] = calls
+        assert isinstance(args[0], str) and callable(args[1]), block
+        hooks.add(hook)
+    assert hooks == {k.hook for k in KINDS}  # one example per component kind
+
+
+def test_the_preflight_example_names_the_key_at_fault(tmp_path):
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    registered = []
+    [block] = examples_of("preflight")
+    namespace = run_example(block, Path=Path,
+                            register=lambda *a, **kw: registered.append((a, kw)))
+    check = registered[0][1]["preflight"]
+    context = SimpleNamespace(where="corpus.options")
+    assert check(SimpleNamespace(path=str(tmp_path)), context) == []
+    assert check(SimpleNamespace(path=str(tmp_path / "none")), context) == [
+        f"corpus.options.path: no such file or folder: {tmp_path / 'none'}"]
+    assert check is namespace["check_paths"]
+
+
+def test_the_command_example_runs_as_a_plugin_command(monkeypatch, capsys):
+    import types
+
+    from spade_core.cli import main
+    from spade_core.testing import load_test_plugins
+
+    exported = []
+    package, export = types.ModuleType("my_plugin"), types.ModuleType("my_plugin.export")
+    export.export_run = lambda run_dir, as_json: exported.append((run_dir, as_json))
+    package.export = export
+    monkeypatch.setitem(sys.modules, "my_plugin", package)
+    monkeypatch.setitem(sys.modules, "my_plugin.export", export)
+    [block] = examples_of("command")
+    plugin = types.ModuleType("docs_command")
+    plugin.__dict__.update(run_example(block))
+    assert main(["export-wandb", "runs/x", "--json"], plugins=load_test_plugins(plugin)) == 0
+    assert exported == [("runs/x", True)]
+
+
+def test_the_contract_test_example_passes_on_the_guide_package(monkeypatch):
+    import types
+
+    package = types.ModuleType("spade_gap")
+    exec(compile(documented_files()["spade_gap.py"], str(DOC), "exec"), package.__dict__)
+    monkeypatch.setitem(sys.modules, "spade_gap", package)
+    [block] = examples_of("contract test")
+    run_example(block)["test_gap"]()
+
+
+def test_the_run_event_example_prints_an_iteration_line(capsys):
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from spade_core.hookspecs import hookimpl
+    import inspect
+
+    import spade_core.selfplay.metrics as metrics
+
+    [block] = examples_of("run-event hook")
+    hook = run_example(block, hookimpl=hookimpl)["spade_iteration_end"]
+    assert '"mean_regret":' in inspect.getsource(metrics)  # a key the loop really logs
+    hook(run=SimpleNamespace(run_dir=Path("runs/demo")), iteration=3,
+         metrics={"mean_regret": 0.25})
+    assert capsys.readouterr().out == "[demo] 3: regret 0.250\n"

@@ -65,7 +65,8 @@ class OpenAITestServer:
             "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion",
             "model": self.model_name, "choices": [choice],
             "usage": {"prompt_tokens": len(generation.prompt_ids),
-                      "completion_tokens": len(generation.completion_ids)},
+                      "completion_tokens": len(generation.completion_ids),
+                      "total_tokens": len(generation.prompt_ids) + len(generation.completion_ids)},
         }
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -111,6 +112,31 @@ class OpenAITestServer:
                 if server.fail_next:
                     self._send(server.fail_next.pop(0), {"error": {"message": "injected failure"}})
                     return
-                self._send(*server.complete(body))
+                status, payload = server.complete(body)
+                if status == 200 and body.get("stream"):
+                    self._stream(payload)
+                else:
+                    self._send(status, payload)
+
+            def _stream(self, payload: dict[str, Any]) -> None:
+                """The completion as server-sent events (``stream: true``, as verifiers' agents
+                ask): one chunk with the whole reply, a usage chunk, then ``[DONE]``."""
+                [choice] = payload["choices"]
+                base = {"id": payload["id"], "object": "chat.completion.chunk",
+                        "model": payload["model"]}
+                chunks = [
+                    {**base, "choices": [{"index": 0, "delta": choice["message"],
+                                          "finish_reason": None}]},
+                    {**base, "choices": [{"index": 0, "delta": {},
+                                          "finish_reason": choice["finish_reason"]}]},
+                    {**base, "choices": [], "usage": payload["usage"]},
+                ]
+                data = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks)
+                data += b"data: [DONE]\n\n"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
         return Handler

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 
@@ -14,6 +15,7 @@ import plugins.designer.plugin as designer_plugin
 import plugins.estimators as estimators_plugin
 import plugins.trainers.plugin as trainers_plugin
 from spade_core.config.load import resolve_config
+from spade_core.errors import PluginError
 from spade_core.selfplay.runner import run
 from spade_core.testing import load_test_plugins
 
@@ -217,12 +219,63 @@ def test_failed_run_reports_and_keeps_data(tmp_path):
     data["run"]["dir"] = str(tmp_path / "run")
     data["estimator"] = "boom"
     resolved = resolve_config(data, loaded.registry, "test.yaml")
-    with pytest.raises(RuntimeError, match="estimator exploded"):
+    with pytest.raises(PluginError, match=r"difficulty estimator 'boom' \(plugin '\w+' from "
+                                          r"test 0\): estimate\(\) failed: RuntimeError: "
+                                          r"estimator exploded"):
         run(resolved, loaded, report=lambda m: None)
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["status"] == "failed" and "estimator exploded" in summary["error"]
     assert recorder.events[-1][:2] == ("run_end", "failed")
     assert (tmp_path / "run" / "config.resolved.yaml").exists()
+
+
+def _regret_in_figures_only():
+    from spade_core.records import Difficulty
+
+    return Difficulty(figures={"regret": 0.5}, designer_reward=0.0)  # no fallback: TypeError
+
+
+def _nan_regret():
+    from spade_core.records import Difficulty
+
+    return Difficulty(figures={}, designer_reward=0.0, regret=float("nan"))
+
+
+@pytest.mark.parametrize("difficulty,says", [
+    (_regret_in_figures_only, r"estimate\(\) failed: TypeError: .*regret"),
+    (_nan_regret, r"estimate\(\) returned regret=nan; an estimate must be a Difficulty whose "
+                  r"regret is a finite number"),
+])
+def test_a_missing_regret_names_the_estimator_once_and_suggests_no_resume(tmp_path, difficulty,
+                                                                            says):
+    class NoRegret(FakeSelfPlayPlugin):
+        from spade_core.hookspecs import hookimpl
+
+        @hookimpl
+        def register_difficulty_estimators(self, register):
+            from spade_core.interfaces import DifficultyEstimator
+
+            class Forgetful(DifficultyEstimator):
+                def estimate(self, data):
+                    return difficulty()
+
+            register("forgetful", lambda o, c: Forgetful())
+
+    loaded = load_test_plugins(NoRegret(), designer_plugin, trainers_plugin,
+                               distribution="spade-forgetful")
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"]["dir"] = str(tmp_path / "run")
+    data["estimator"] = "forgetful"
+    said = []
+    with pytest.raises(PluginError) as err:
+        run(resolve_config(data, loaded.registry, "test.yaml"), loaded, report=said.append)
+    assert re.match(r"difficulty estimator 'forgetful' \(plugin '\w+' from spade-forgetful "
+                    r"0\): " + says, str(err.value))
+    assert "Forgetful" not in str(err.value)  # the registered name, not the Python class
+    end = said[-1]
+    assert "spade: run failed after 0 of 2 iterations" in end
+    assert "estimate()" not in end and "error" not in end  # the caller prints it, once
+    assert "--resume" not in end  # a resume would meet the same estimator
 
 
 def test_hint_that_gives_the_answer_away_is_redacted():

@@ -107,7 +107,7 @@ def test_both_spellings_on_the_command_line(run_dir, tmp_path, command):
     result = run_spade(*command, str(run_dir), "--format", "jsonl", "--out", str(tmp_path / "x"),
                        "--status", "rejected")
     assert result.returncode == 0, result.stderr
-    assert "exported 1 environments as jsonl" in result.stdout
+    assert "exported 1 environment as jsonl" in result.stdout
 
 
 def test_jsonl_holds_the_playable_records(run_dir, tmp_path):
@@ -261,7 +261,7 @@ def test_verifiers_export_loads_and_plays_with_our_rewards(run_dir, tmp_path, sa
     import verifiers.v1 as vf
 
     out = tmp_path / "v"
-    assert _export(run_dir, out, "verifiers") == 0
+    assert _export(run_dir, out, "verifiers", "--name", "spade_envs") == 0
     assert (out / "pyproject.toml").is_file()
     monkeypatch.syspath_prepend(str(out))  # as `pip install out` would make it importable
     import spade_envs
@@ -281,3 +281,93 @@ def test_verifiers_export_loads_and_plays_with_our_rewards(run_dir, tmp_path, sa
         assert trace.info["step_rewards"] == expected, row["description"]
         assert trace.rewards["episode_return"] == sum(expected)
     sys.modules.pop("spade_envs", None)
+
+
+def test_verifiers_packages_are_named_after_the_run_and_iteration(run_dir, tmp_path, capsys):
+    """Two exports of different runs (or iterations) install side by side; --name overrides."""
+    import shutil
+    import tomllib
+
+    from plugins.exports.formats import package_name
+
+    def exported(source, out, *extra):
+        assert _export(source, out, "verifiers", "--json", *extra) == 0
+        name = json.loads(capsys.readouterr().out)["name"]
+        project = tomllib.loads((out / "pyproject.toml").read_text())
+        assert project["project"]["name"] == name.replace("_", "-")
+        assert project["tool"]["setuptools"]["packages"] == [name]
+        assert f'id: str = "{name}"' in (out / name / "__init__.py").read_text()
+        return name
+
+    later = tmp_path / "later run"
+    shutil.copytree(run_dir, later)
+    (later / "config.resolved.yaml").write_text("run: {name: Qwen-7b.selfplay}\n")
+    (later / "metrics.jsonl").write_text('{"iteration": 0}\n{"iteration": 11}\n')
+    assert package_name(later) == "spade_qwen_7b_selfplay_iter11"
+    first = exported(run_dir, tmp_path / "a")
+    second = exported(later, tmp_path / "b")
+    assert first == package_name(run_dir) and second == "spade_qwen_7b_selfplay_iter11"
+    assert exported(later, tmp_path / "c", "--name", "my_envs") == "my_envs"
+    assert _export(run_dir, tmp_path / "d", "jsonl", "--name", "x") == 2
+    assert "--name is for verifiers" in capsys.readouterr().err
+    assert _export(run_dir, tmp_path / "e", "verifiers", "--name", "Not-an-identifier") == 2
+    assert "String should match pattern" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_vf_eval_plays_an_exported_package_against_a_local_server(tmp_path, sandbox):
+    """docs/exports.md's recipe, as written: verifiers' own `vf-eval` plays the exported package
+    against an OpenAI-compatible server on this machine, and the rewards are our sandbox's."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import envmemory.plugin as memory_plugin
+    from envmemory.options import MemoryOptions
+    from fakes.openai_server import OpenAITestServer
+    from spade_core.components import BuildContext
+    from spade_core.interfaces import GenerationBackend
+    from spade_core.interfaces.backend import Generation
+    from spade_core.records import EnvRecord, program_id
+
+    vf_eval = shutil.which("vf-eval", path=str(Path(sys.executable).parent))
+    if vf_eval is None:
+        pytest.skip("verifiers' vf-eval is not installed")
+    family, program = _programs()[0]
+    run = tmp_path / "run"
+    memory = memory_plugin.build_memory(MemoryOptions(embedder="hashing"),
+                                        BuildContext(run_dir=run))
+    memory.add(EnvRecord(id=program_id(program.source), source=program.source,
+                         family=family.name, status="frontier", description=program.description))
+    memory.close()
+    actions, expected = _ours(sandbox, {"family": family.name, "source": program.source,
+                                        "description": program.description})
+
+    class FakeSolver(GenerationBackend):
+        """Answers with the solution's actions, one per request."""
+
+        def __init__(self):
+            self.replies = list(actions)
+
+        def generate(self, conversations, **kwargs):  # noqa: ANN001, ANN003, ANN201
+            return [Generation(text=self.replies.pop(0) if self.replies else "",
+                               prompt_ids=[1], completion_ids=[2]) for _ in conversations]
+
+    out = tmp_path / "pkg"
+    assert _export(run, out, "verifiers", "--name", "spade_demo_iter3") == 0
+    with OpenAITestServer(FakeSolver(), model_name="local-model") as server:
+        env = dict(os.environ, OPENAI_API_KEY="none",
+                   PYTHONPATH=os.pathsep.join([str(out), *sys.path]))  # as `pip install`
+        result = subprocess.run(
+            [vf_eval, "spade_demo_iter3", "-m", "local-model", "--client.base-url", server.url,
+             "--client.api-key-var", "OPENAI_API_KEY", "--env.player.harness.id", "null",
+             "--env.player.runtime.type", "subprocess", "--env.taskset.seed", str(SEED),
+             "-r", "1", "-c", "1", "--no-push",
+             "-o", str(tmp_path / "outputs")],
+            env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    [traces] = list((tmp_path / "outputs").glob("*/traces.jsonl"))
+    [trace] = json.loads(traces.read_text().splitlines()[0])["traces"]
+    assert trace["errors"] == [] and trace["info"]["step_rewards"] == expected
+    assert trace["rewards"]["episode_return"]["score"] == sum(expected)
