@@ -368,3 +368,21 @@ def test_the_report_shows_how_the_hints_fared(tmp_path):
     assert html.count("contradicts the solution</span>") == 2
     assert "contradicts the solution's answer yes" in html
     assert "hinted plays worse than unhinted no" in html
+
+
+def _files(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_read_only_commands_leave_the_run_directory_as_it_was(finished_run, tmp_path):
+    """`spade report` (which opens the memory for neighbours) and `spade envs export` create no
+    ``memory.sqlite-wal``/``-shm`` or any other file in the run directory they read."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(finished_run, run_dir)
+    assert any(name.endswith("memory.sqlite") for name in _files(run_dir))
+    before = _files(run_dir)
+    assert main(["report", str(run_dir), "--out", str(tmp_path / "r.html")]) == 0
+    assert main(["envs", "export", str(run_dir), "--format", "jsonl",
+                 "--out", str(tmp_path / "export")]) == 0
+    assert _files(run_dir) == before
+    assert "neighbour" in (tmp_path / "r.html").read_text()
