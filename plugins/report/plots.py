@@ -16,7 +16,7 @@ from statistics import fmean
 from typing import Any, Callable
 
 from plugins.report.rundata import (STATUS_ORDER, EnvView, RunData, as_number, breakdown,
-                                    held_out, success_rate)
+                                    held_out, nothing_played, success_rate)
 
 #: Fixed colours per environment status, so every plot and badge agrees.
 STATUS_COLOURS: dict[str, str] = {
@@ -78,9 +78,16 @@ def _integer_x(ax: Any, iterations: list[int] | None = None) -> None:
             ax.set_xticks(range(lo, hi + 1))
 
 
+#: Figures of the environments played: an iteration that played none has no value (its row's
+#: placeholder 0 is not drawn).
+PLAY_KEYS = frozenset({"mean_regret", "agent_success_unhinted", "agent_success_hinted"})
+
+
 def _series(metrics: list[dict[str, Any]], key: str) -> tuple[list[int], list[float]]:
     xs, ys = [], []
     for row in metrics:
+        if key in PLAY_KEYS and nothing_played(row):
+            continue
         x, y = as_number(row.get("iteration")), as_number(row.get(key))
         if x is not None and y is not None:
             xs.append(int(x))
