@@ -91,7 +91,8 @@ class PhaseLines:
             now = time.monotonic()
             self.started.setdefault(phase, now)
             self.last[phase] = (completed, total)
-            if total and completed >= total and self.printed.get(phase) != self.last[phase]:
+            done = total is not None and completed >= total  # a phase with no work: at once
+            if done and self.printed.get(phase) != self.last[phase]:
                 self._line(phase, now)
 
     def _flush(self) -> None:
