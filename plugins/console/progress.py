@@ -39,11 +39,6 @@ def progress_mode(console: Any) -> str:
     return "bars" if getattr(console, "is_terminal", False) else "lines"
 
 
-def wanted(console: Any) -> bool:
-    """Whether to draw bars on ``console`` (see :func:`progress_mode`)."""
-    return progress_mode(console) == "bars"
-
-
 def make_progress(console: Any) -> PhaseBars | PhaseLines | None:
     """The progress display ``SPADE_PROGRESS`` and ``console`` call for (None: off)."""
     mode = progress_mode(console)
