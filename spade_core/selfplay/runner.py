@@ -184,7 +184,8 @@ def _env_details(iteration: int, p: Proposal) -> dict[str, Any]:
         "doc_chars": len(p.document.text),
         "designer_prompt": [{"role": str(m.get("role", "")),
                              "content": _clip(str(m.get("content", "")), PROMPT_MESSAGE_CHARS)}
-                            for m in p.prompt], "verdict": asdict(p.verdict) if p.verdict else None,
+                            for m in p.prompt],
+        "verdict": asdict(p.verdict) if p.verdict else None,
         "attempts": len(p.completions), "attempt_categories": p.attempt_categories,
         "repairs": p.repairs, "skill": p.target.skill, "level": p.target.level,
         "variant": dict(p.target.variant),
@@ -490,14 +491,14 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
     return metrics
 
 
-def nothing_played(m: dict[str, Any]) -> bool:
+def _nothing_played(m: dict[str, Any]) -> bool:
     """Whether an iteration's metrics row played no environment: its regret and success figures
     are then placeholders (0), shown as "n/a"."""
     return not m.get("envs_played")
 
 
 def _iteration_line(m: dict[str, Any]) -> str:
-    if nothing_played(m):
+    if _nothing_played(m):
         figures = "regret n/a, "
         tail = "success n/a (nothing played"
         tail += (f": 0 of {m['envs_proposed']} proposals valid)" if not m["envs_valid"] else ")")
