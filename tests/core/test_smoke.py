@@ -64,7 +64,9 @@ def test_smoke_run_of_the_quickstart(tmp_path):
     env["OMP_NUM_THREADS"] = "1"
     with log.open("w") as err:
         result = subprocess.run(
-            [*SPADE, "run", str(QUICKSTART), "--smoke", "--set", f"run.dir={tmp_path / 'run'}"],
+            [*SPADE, "run", str(QUICKSTART), "--smoke", "--set", f"run.dir={tmp_path / 'run'}",
+             # the skeleton designer's Q/A answers fit 96 tokens (as in test_e2e); --set wins
+             "--set", "loop.designer_max_tokens=96"],
             stdout=subprocess.PIPE, stderr=err, text=True, timeout=600, env=env, cwd=ROOT)
     text = log.read_text()
     assert result.returncode == 0, text[-3000:]
@@ -74,3 +76,5 @@ def test_smoke_run_of_the_quickstart(tmp_path):
         assert re.search(rf"^iteration 0 {phase}: \d+(/\d+)? \w+ \(\d+\.\d s\)$", text, re.M), text
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["status"] == "completed" and summary["envs_proposed"] <= 2
+    config = (tmp_path / "run" / "config.resolved.yaml").read_text()
+    assert "designer_max_tokens: 96" in config and "regeneration_interval: 1" in config
