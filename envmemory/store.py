@@ -118,6 +118,18 @@ def open_snapshot(path: Path) -> sqlite3.Connection:
                            check_same_thread=False)
 
 
+def _readonly_uri(path: Path) -> str:
+    """How a read-only store opens ``path`` without leaving files behind. A WAL database opened
+    with plain ``mode=ro`` creates ``-wal`` and ``-shm`` beside it; when they are absent (no
+    writer has it open), ``immutable=1`` reads the file alone. When they exist (a run is writing
+    it), ``mode=ro`` reads through them so the newest commits are seen, and creates nothing."""
+    wal = path.with_name(path.name + "-wal")
+    shm = path.with_name(path.name + "-shm")
+    if wal.exists() or shm.exists():
+        return f"file:{path}?mode=ro"
+    return f"file:{path}?mode=ro&immutable=1"
+
+
 def snapshot_meta(path: Path) -> dict[str, str]:
     """The ``meta`` table of a database snapshot, after SQLite's quick integrity check; a damaged
     or foreign file raises ``ValueError``."""
@@ -149,7 +161,7 @@ class RecordStore:
         if readonly:
             if not self.path.exists():
                 raise FileNotFoundError(f"no environment memory at {self.path}")
-            self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
+            self.conn = sqlite3.connect(_readonly_uri(self.path), uri=True,
                                         isolation_level=None, check_same_thread=False)
             self.conn.execute("PRAGMA query_only=ON")
             self._columns = _select_columns(self.conn)

@@ -3,8 +3,8 @@ each time one ends, on stderr (entry point ``console``).
 
 It implements the run-event hooks only, so it never changes what a run does. It draws on the
 rich console in ``run.extra["console"]`` when there is one, else on its own stderr console, which
-it then puts there for others. ``SPADE_LIVE_TABLE=0`` turns the table off, ``SPADE_PROGRESS=0``
-the bars (drawn only on a terminal unless ``SPADE_PROGRESS=1``; see ``progress.py``).
+it then puts there for others. ``SPADE_LIVE_TABLE=0`` turns the table off; ``SPADE_PROGRESS``
+chooses bars (a terminal), one line per phase (a log file) or nothing (see ``progress.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import math
 import os
 from typing import Any
 
-from plugins.console.progress import PhaseBars, wanted
+from plugins.console.progress import PhaseBars, PhaseLines, make_progress
 from spade_core.hookspecs import hookimpl
 
 #: How many iterations the table shows: the latest and the ones before it, for comparison.
@@ -30,6 +30,8 @@ POOL_COLUMNS: tuple[tuple[str, str], ...] = (
 #: Figures after the counts.
 FIGURE_COLUMNS: tuple[tuple[str, str], ...] = (("regret", "mean_regret"),
                                                ("d.rew", "mean_designer_reward"))
+#: Figures of the environments played, "n/a" in an iteration that played none.
+PLAY_KEYS = frozenset({"mean_regret", "agent_success_unhinted", "agent_success_hinted"})
 #: At most this many skills (or levels) are named in the caption; the rest are counted.
 CAPTION_BREAKDOWN = 6
 #: Width of this plugin's own console when stderr is not a terminal (a log file, where rich would
@@ -38,7 +40,7 @@ LOG_WIDTH = 100
 ENV_SWITCH = "SPADE_LIVE_TABLE"
 
 _history: dict[str, list[dict[str, Any]]] = {}
-_bars: dict[str, PhaseBars] = {}
+_bars: dict[str, PhaseBars | PhaseLines] = {}
 
 
 def enabled() -> bool:
@@ -53,6 +55,12 @@ def _num(value: Any, digits: int = 3) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return "–"
     return str(value) if isinstance(value, int) else f"{value:.{digits}f}"
+
+
+def _nothing_played(row: dict[str, Any]) -> bool:
+    """Whether the row's iteration played no environment (its regret and success are
+    placeholders); rows without ``envs_played`` count as played."""
+    return "envs_played" in row and not row.get("envs_played")
 
 
 def _pct(value: Any) -> str:
@@ -139,8 +147,10 @@ def iteration_table(rows: list[dict[str, Any]], total: int | None = None) -> Any
     for row in shown:
         seconds = row.get("seconds") if isinstance(row.get("seconds"), dict) else {}
         spent = sum(v for v in seconds.values() if isinstance(v, (int, float)))
-        cells = [_num(row.get(key)) for _, key in columns]
-        cells.append(f"{_pct(row.get('agent_success_unhinted'))}/"
+        unplayed = _nothing_played(row)
+        cells = ["n/a" if unplayed and key in PLAY_KEYS else _num(row.get(key))
+                 for _, key in columns]
+        cells.append("n/a" if unplayed else f"{_pct(row.get('agent_success_unhinted'))}/"
                      f"{_pct(row.get('agent_success_hinted'))}")
         cells.append(_num(float(spent), 1))
         table.add_row(*cells, style="bold" if row is last else "dim")
@@ -157,6 +167,10 @@ def iteration_table(rows: list[dict[str, Any]], total: int | None = None) -> Any
         caption.append("verdicts " + ", ".join(f"{k} {v}" for k, v in verdicts.items()))
     if slowest:
         caption.append("slowest " + ", ".join(f"{k} {v:.1f}s" for v, k in slowest))
+    if _nothing_played(last):
+        caption.insert(0, f"warning: nothing played in iteration {last.get('iteration', '?')} "
+                          f"(valid {_num(last.get('envs_valid'))} of "
+                          f"{_num(last.get('envs_proposed'))}): regret and success n/a")
     if caption:
         table.caption = "; ".join(caption)
         table.caption_justify = "left"
@@ -200,9 +214,9 @@ def _planned(run: Any) -> int | None:
 @hookimpl
 def spade_run_start(run: Any) -> None:
     _history[_key(run)] = []
-    console = _console(run)
-    if wanted(console):
-        _bars[_key(run)] = PhaseBars(console)
+    progress = make_progress(_console(run))
+    if progress is not None:
+        _bars[_key(run)] = progress
 
 
 @hookimpl

@@ -17,20 +17,24 @@ _ITER = re.compile(r"iter-(\d+)\Z")
 
 
 def checkpoint_folder(run_dir: Path, checkpoint: int | None) -> Path:
-    """The ``trainer/`` folder of iteration ``checkpoint`` (default: the latest)."""
+    """The ``trainer/`` folder of iteration ``checkpoint``'s checkpoint (default: the latest).
+
+    Iterations count from 0; a checkpoint folder ``iter-N`` is named for the iteration a resume
+    starts at, so iteration N's checkpoint (the weights once iteration N has trained) is
+    ``iter-(N+1)`` and ``iter-000000`` (taken before iteration 0) has no trained weights."""
     from spade_core.eval.checkpoint import trainer_folder
 
     if checkpoint is None:
         return trainer_folder(run_dir)
     root = run_dir / "checkpoints"
-    found = [p for p in (root.iterdir() if root.is_dir() else ())
-             if _ITER.match(p.name) and int(_ITER.match(p.name).group(1)) == checkpoint]
-    if not found:
-        have = sorted(int(_ITER.match(p.name).group(1)) for p in
-                      (root.iterdir() if root.is_dir() else ()) if _ITER.match(p.name))
-        raise UsageError(f"--checkpoint {checkpoint}: {root} has no iter-{checkpoint:06d}; "
-                         f"checkpoints there: {', '.join(map(str, have)) or 'none'}")
-    return trainer_folder(found[0])
+    numbers = sorted(int(_ITER.match(p.name).group(1)) for p in
+                     (root.iterdir() if root.is_dir() else ()) if _ITER.match(p.name))
+    if checkpoint < 0 or checkpoint + 1 not in numbers:
+        have = [str(n - 1) for n in numbers if n > 0]
+        raise UsageError(f"--checkpoint {checkpoint}: {root} has no checkpoint of iteration "
+                         f"{checkpoint} (folder iter-{checkpoint + 1:06d}); iterations with a "
+                         f"checkpoint there: {', '.join(have) or 'none'}")
+    return trainer_folder(root / f"iter-{checkpoint + 1:06d}")
 
 
 def _prepare_out(out: Path) -> None:

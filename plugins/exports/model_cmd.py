@@ -21,7 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--merge", action="store_true",
                         help="fold the LoRA adapter into the base weights (a plain model)")
     parser.add_argument("--checkpoint", type=int, default=None, metavar="N",
-                        help="iteration N's checkpoint (default: the latest)")
+                        help="iteration N's checkpoint (iterations count from 0): the one taken "
+                        "when it completed, folder checkpoints/iter-(N+1) (default: the latest)")
     parser.add_argument("--model", default=None, metavar="SPEC",
                         help="base model spec (default: the run config's model.path)")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")

@@ -10,7 +10,7 @@ from statistics import fmean
 from typing import Any
 
 from plugins.report.rundata import (EnvView, RunData, as_number, breakdown, load_run,
-                                    success_rate)
+                                    nothing_played, success_rate)
 
 #: Figures summed over iterations for the overview when ``summary.json`` is not written yet.
 TOTAL_KEYS: tuple[tuple[str, str], ...] = (
@@ -177,6 +177,7 @@ def render_html(data: RunData, neighbours: int = 5, max_envs: int = 0) -> str:
     environment.filters["fmt"] = _fmt
     environment.filters["pct"] = _pct
     environment.filters["show"] = _show
+    environment.tests["unplayed"] = lambda row: isinstance(row, dict) and nothing_played(row)
     template = environment.get_template("report.html.jinja")
     from spade_core import __version__
 

@@ -15,7 +15,8 @@ SHOWN_KEYS = frozenset({
     "duplicate_of", "duplicate_similarity", "hint", "hint_redacted", "hint_diagnostics",
     "difficulty",
     "designer_reward", "hinted_rewards", "unhinted_rewards", "sample_unhinted", "sample_hinted",
-    "designer_completion", "skill", "level", "repairs",
+    "designer_completion", "skill", "level", "repairs", "doc_text", "doc_chars",
+    "designer_prompt", "variant",
 })
 
 

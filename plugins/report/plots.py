@@ -16,7 +16,7 @@ from statistics import fmean
 from typing import Any, Callable
 
 from plugins.report.rundata import (STATUS_ORDER, EnvView, RunData, as_number, breakdown,
-                                    held_out, success_rate)
+                                    held_out, nothing_played, success_rate)
 
 #: Fixed colours per environment status, so every plot and badge agrees.
 STATUS_COLOURS: dict[str, str] = {
@@ -78,9 +78,16 @@ def _integer_x(ax: Any, iterations: list[int] | None = None) -> None:
             ax.set_xticks(range(lo, hi + 1))
 
 
+#: Figures of the environments played: an iteration that played none has no value (its row's
+#: placeholder 0 is not drawn).
+PLAY_KEYS = frozenset({"mean_regret", "agent_success_unhinted", "agent_success_hinted"})
+
+
 def _series(metrics: list[dict[str, Any]], key: str) -> tuple[list[int], list[float]]:
     xs, ys = [], []
     for row in metrics:
+        if key in PLAY_KEYS and nothing_played(row):
+            continue
         x, y = as_number(row.get("iteration")), as_number(row.get(key))
         if x is not None and y is not None:
             xs.append(int(x))
@@ -251,11 +258,25 @@ def _validity_map(table: dict[str, dict[int, dict[str, int]]], axis_label: str) 
     return fig
 
 
+#: One hue per verdict category: ``ok`` is the only green; every refusal kind has a colour of its
+#: own (no other green), so a plot of 2 refused and 2 valid proposals never reads as 4 valid.
+VERDICT_COLOURS: dict[str, str] = {
+    "ok": STATUS_COLOURS["mastered"], "syntax": "#d9534f", "forbidden": "#8b1a1a",
+    "interface": "#e08a1e", "runtime_error": "#f2c14e", "timeout": "#8e63c7",
+    "memory": "#5b3a8c", "output_limit": "#e377c2", "crash": "#4d4d4d",
+    "nondeterministic": "#17becf", "unsolvable": "#3b7dd8", "trivial": "#9ecae1",
+    "endless": "#8c564b", "contaminated": "#c49c94", "criteria_at_reset": "#1f3b73",
+    "llm_rejected": "#bcbd22", "none": "#b0b0b0",
+}
+#: Colours for categories a plugin adds (none of them green).
+EXTRA_VERDICT_COLOURS = ("#7f7f7f", "#ff9896", "#c5b0d5", "#dbdb8d", "#9edae5", "#f7b6d2")
+
+
 def _verdict_colours(names: set[str]) -> dict[str, str]:
-    colours = {"ok": STATUS_COLOURS["mastered"]}
-    others = sorted(n for n in names if n != "ok")
-    for index, name in enumerate(others):
-        colours[name] = PALETTE[(index + 1) % len(PALETTE)]
+    colours = dict(VERDICT_COLOURS)
+    unknown = sorted(n for n in names if n not in colours)
+    for index, name in enumerate(unknown):
+        colours[name] = EXTRA_VERDICT_COLOURS[index % len(EXTRA_VERDICT_COLOURS)]
     return colours
 
 

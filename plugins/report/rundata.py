@@ -47,6 +47,8 @@ class EnvView:
     details: dict[str, Any]
     #: The run's ``loop.success_threshold``.
     success_threshold: float = 1.0
+    #: Its rows of ``replays.jsonl`` (each a later iteration that played it again), oldest first.
+    replays: list[dict[str, Any]] = field(default_factory=list)
 
     def get(self, key: str, default: Any = None) -> Any:
         value = self.details.get(key, default)
@@ -118,6 +120,29 @@ class EnvView:
     def success_unhinted(self) -> float | None:
         return success_rate(self.unhinted_rewards, self.success_threshold)
 
+    @property
+    def played(self) -> bool:
+        """Whether this entry's iteration played the environment (it has a difficulty)."""
+        return isinstance(self.details.get("difficulty"), dict)
+
+    @property
+    def history(self) -> list[EnvView]:
+        """Each iteration that handled it, oldest first: the proposal (``envs/<id>.json``), then
+        every replay (``replays.jsonl``), as views whose figures are that iteration's."""
+        rows = [self]
+        for replay in self.replays:
+            rows.append(EnvView(id=self.id, source=self.source,
+                                details={**self.details, **replay, "replayed": True},
+                                success_threshold=self.success_threshold))
+        return rows
+
+    @property
+    def latest(self) -> EnvView:
+        """The entry of the latest iteration that played it (replays included), else the
+        proposal: the figures its card shows."""
+        played = [view for view in self.history if view.played]
+        return played[-1] if played else self
+
 
 @dataclass
 class RunData:
@@ -163,9 +188,22 @@ class RunData:
         return sorted({e.skill for e in self.envs if e.skill is not None})
 
     @property
+    def unplayed_iterations(self) -> list[int]:
+        """Finished iterations that played no environment (their regret and success are n/a)."""
+        return [int(m["iteration"]) for m in self.metrics
+                if as_number(m.get("iteration")) is not None and nothing_played(m)]
+
+    @property
     def statuses(self) -> list[str]:
-        present = {e.status for e in self.envs}
+        present = {e.status for e in self.envs} | {e.latest.status for e in self.envs}
         return [s for s in STATUS_ORDER if s in present] + sorted(present - set(STATUS_ORDER))
+
+
+def nothing_played(row: dict[str, Any]) -> bool:
+    """Whether a ``metrics.jsonl`` row played no environment: its ``mean_regret`` and success
+    figures are placeholders (0), which the report shows as "n/a". Rows without
+    ``envs_played`` (written by another loop) count as played."""
+    return "envs_played" in row and not as_number(row.get("envs_played"))
 
 
 def breakdown_key(name: str) -> tuple[int, float, str]:
@@ -325,8 +363,13 @@ def load_run(run_dir: Path) -> RunData:
     data.metrics.sort(key=lambda m: as_number(m.get("iteration")) or 0.0)
     data.isolation = _read_jsonl(run_dir / "isolation.jsonl", data.warnings)
     data.envs = _read_envs(run_dir / "envs", data.warnings)
+    replays: dict[str, list[dict[str, Any]]] = {}
+    for row in _read_jsonl(run_dir / "replays.jsonl", data.warnings):
+        replays.setdefault(str(row.get("id")), []).append(row)
     for env in data.envs:
         env.success_threshold = data.success_threshold
+        env.replays = sorted(replays.get(env.id, []),
+                             key=lambda r: as_number(r.get("iteration")) or 0.0)
     checkpoints = run_dir / "checkpoints"
     if checkpoints.is_dir():  # written by the trainer's resume support; listed, not parsed
         data.checkpoints = sorted(p.name for p in checkpoints.iterdir()

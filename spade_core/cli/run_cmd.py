@@ -28,6 +28,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", metavar="RUN_DIR", default=None,
                    help="continue the run in RUN_DIR from its latest checkpoint; the config must "
                         f"match the run's except {', '.join(RESUMABLE_CHANGES)}")
+    p.add_argument("--smoke", action="store_true",
+                   help="a quick check that the config runs end to end: one small iteration "
+                        "(run.iterations 1, regeneration_interval 1, at most 2 environments, 2 "
+                        "rollouts, 2 turns, memory windows one iteration fills); prints the "
+                        "overrides it applies; --set still wins")
     p.set_defaults(func=run)
 
 
@@ -47,12 +52,31 @@ def run(args: argparse.Namespace) -> int:
     if resume is not None and not stored_path.is_file():
         raise UsageError(f"run --resume {args.resume}: no config.resolved.yaml there; give the "
                          "directory a `spade run` wrote")
+    overrides = list(args.overrides)
+    if getattr(args, "smoke", False):
+        if resume is not None:
+            raise UsageError("run: --smoke starts a new small run; it cannot be combined with "
+                             "--resume")
+        overrides = _smoke(args.config, overrides, loaded) + overrides
     # The API validates everything (config, resume, preflight) before anything heavy starts.
-    run_dir = run_api(args.config or stored_path, overrides=args.overrides, resume=resume,
+    run_dir = run_api(args.config or stored_path, overrides=overrides, resume=resume,
                       plugins=loaded)
     if launch_info().main:
         _suggest_report(loaded, run_dir)
     return 0
+
+
+def _smoke(config: str, overrides: list[str], loaded: "LoadedPlugins") -> list[str]:
+    """The ``--smoke`` overrides for ``config``, said on stderr."""
+    import sys
+
+    from spade_core.config.load import read_config_file
+    from spade_core.config.smoke import smoke_overrides
+
+    applied = smoke_overrides(read_config_file(config), overrides, loaded.registry, config)
+    print("spade: --smoke: one small iteration to check the config runs end to end, not an "
+          "experiment; overrides: " + ", ".join(applied), file=sys.stderr)
+    return applied
 
 
 def _suggest_report(loaded: "LoadedPlugins", run_dir: "Path") -> None:

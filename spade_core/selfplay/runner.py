@@ -175,10 +175,27 @@ def _close_all(opened: list[Any], report: Reporter) -> None:
             report(f"warning: closing {type(instance).__name__} failed: {exc}")
 
 
+#: How much of the grounding document ``envs/<id>.json`` keeps (``doc_text``; ``doc_chars`` is
+#: its full length): enough to recognise it in the report without copying the corpus.
+DOC_TEXT_CHARS = 2000
+#: How much of each message of the designer's prompt ``envs/<id>.json`` keeps
+#: (``designer_prompt``); the skeleton and instructions fit, a long document is cut.
+PROMPT_MESSAGE_CHARS = 8000
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more chars]"
+
+
 def _env_details(iteration: int, p: Proposal) -> dict[str, Any]:
     return {
         "id": p.env_id, "iteration": iteration, "family": p.family.name, "status": p.status,
-        "doc_id": p.document.id, "verdict": asdict(p.verdict) if p.verdict else None,
+        "doc_id": p.document.id, "doc_text": _clip(p.document.text, DOC_TEXT_CHARS),
+        "doc_chars": len(p.document.text),
+        "designer_prompt": [{"role": str(m.get("role", "")),
+                             "content": _clip(str(m.get("content", "")), PROMPT_MESSAGE_CHARS)}
+                            for m in p.prompt],
+        "verdict": asdict(p.verdict) if p.verdict else None,
         "attempts": len(p.completions), "attempt_categories": p.attempt_categories,
         "repairs": p.repairs, "skill": p.target.skill, "level": p.target.level,
         "variant": dict(p.target.variant),
@@ -340,6 +357,12 @@ def end_message(summary: dict[str, Any], run_dir: Path, planned: int,
     status = summary.get("status", "failed")
     lines = [f"spade: run {status} after {done} of {plural(planned, 'iteration')} in {took}: "
              f"{proposed} proposed, {counts}."]
+    if done and not summary.get("envs_played"):
+        lines.append(f"spade: warning: no environment was played in {plural(done, 'iteration')} "
+                     f"(valid {int(summary.get('envs_valid', 0))} of "
+                     f"{int(summary.get('envs_proposed', 0))} proposed): regret and success are "
+                     "n/a; see the verdicts in metrics.jsonl or "
+                     "`spade report` (docs/report.md, \"When nothing is played\")")
     lines.append(f"spade: results in {run_dir} (metrics.jsonl, summary.json, envs/)")
     if status != "completed" and resumable:
         lines.append(f"spade: continue it with: spade run --resume {run_dir}")
@@ -484,9 +507,22 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
     return metrics
 
 
+def _nothing_played(m: dict[str, Any]) -> bool:
+    """Whether an iteration's metrics row played no environment: its regret and success figures
+    are then placeholders (0), shown as "n/a"."""
+    return not m.get("envs_played")
+
+
 def _iteration_line(m: dict[str, Any]) -> str:
+    if _nothing_played(m):
+        figures = "regret n/a, "
+        tail = "success n/a (nothing played"
+        tail += (f": 0 of {m['envs_proposed']} proposals valid)" if not m["envs_valid"] else ")")
+    else:
+        figures = f"regret {m['mean_regret']:.3f}, "
+        tail = (f"success {m['agent_success_unhinted']:.2f} unhinted / "
+                f"{m['agent_success_hinted']:.2f} hinted")
     return (f"iteration {m['iteration']}: proposed {m['envs_proposed']}, valid {m['envs_valid']}, "
-            f"duplicate {m['envs_duplicate']}, played {m['envs_played']}, regret "
-            f"{m['mean_regret']:.3f}, designer reward {m['mean_designer_reward']:.3f}, success "
-            f"{m['agent_success_unhinted']:.2f} unhinted / {m['agent_success_hinted']:.2f} hinted; "
+            f"duplicate {m['envs_duplicate']}, played {m['envs_played']}, {figures}designer "
+            f"reward {m['mean_designer_reward']:.3f}, {tail}; "
             + ", ".join(f"{k} {v:.1f}s" for k, v in m["seconds"].items()))

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
+import subprocess
+import sys
 
 import pytest
 from rich.console import Console
 
 import plugins.console.plugin as console_plugin
+from plugins.console.progress import PhaseBars, PhaseLines
 from spade_core.plugins import load_plugins
 from spade_core.run_info import RunInfo
 
+from fakes.cli import ROOT
 from fakes.report_runs import make_report_run
 
 
@@ -173,15 +179,80 @@ def test_progress_bars_per_phase_on_a_terminal(tmp_path, monkeypatch):
     assert console_plugin._bars == {}
 
 
-def test_no_progress_bars_in_a_log_file(tmp_path, monkeypatch):
+def test_a_log_file_gets_lines_and_the_switch_forces_bars_or_nothing(tmp_path, monkeypatch):
     monkeypatch.delenv("SPADE_PROGRESS", raising=False)
-    run = RunInfo(run_dir=tmp_path, config={}, extra={"console": Console(file=io.StringIO())})
+    log = io.StringIO()
+    run = RunInfo(run_dir=tmp_path, config={}, extra={"console": Console(file=log)})
+    console_plugin.spade_run_start(run=run)
+    assert isinstance(console_plugin._bars[str(tmp_path)], PhaseLines)
+    console_plugin.spade_run_end(run=run, status="completed", error=None)
+    monkeypatch.setenv("SPADE_PROGRESS", "1")  # bars even without a terminal, and drawn
+    console_plugin.spade_run_start(run=run)
+    bars = console_plugin._bars[str(tmp_path)]
+    assert isinstance(bars, PhaseBars) and bars.console.is_terminal
+    console_plugin.spade_phase_progress(run=run, iteration=0, phase="design", completed=2,
+                                        total=8)
+    console_plugin.spade_run_end(run=run, status="completed", error=None)
+    assert "design" in log.getvalue() and "2/8" in log.getvalue()
+    monkeypatch.setenv("SPADE_PROGRESS", "0")
     console_plugin.spade_run_start(run=run)
     assert str(tmp_path) not in console_plugin._bars
-    monkeypatch.setenv("SPADE_PROGRESS", "1")
-    console_plugin.spade_run_start(run=run)
-    assert str(tmp_path) in console_plugin._bars
     console_plugin.spade_run_end(run=run, status="completed", error=None)
+
+
+def test_phase_lines_name_counts_and_seconds(tmp_path, monkeypatch):
+    monkeypatch.delenv("SPADE_PROGRESS", raising=False)
+    log = io.StringIO()
+    run = RunInfo(run_dir=tmp_path, config={}, extra={"console": Console(file=log, width=80)})
+    console_plugin.spade_run_start(run=run)
+    for completed in range(5):
+        console_plugin.spade_phase_progress(run=run, iteration=0, phase="design",
+                                            completed=completed, total=4)
+    console_plugin.spade_phase_progress(run=run, iteration=0, phase="rollout", completed=3,
+                                        total=12)
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 1 and re.fullmatch(r"iteration 0 design: 4/4 prompts \(\d+\.\d s\)",
+                                            lines[0])
+    console_plugin.spade_iteration_end(run=run, iteration=0, metrics=_metrics(0, 0.5))
+    assert "iteration 0 rollout: 3/12 episodes (" in log.getvalue()  # unfinished: at the end
+    console_plugin.spade_run_end(run=run, status="completed", error=None)
+
+
+PHASE_LINE = re.compile(r"^iteration (\d+) (\w+): (\d+)(?:/(\d+))? (\w+) \((\d+\.\d) s\)$", re.M)
+
+
+def test_a_real_run_with_stderr_to_a_file_logs_each_phase(tmp_path):
+    """The real loop (fake components) in a subprocess whose stderr is a file, as a batch job."""
+    script = ("import sys; from pathlib import Path; import plugins.console.plugin as c; "
+              "from fakes.report_runs import make_report_run; "
+              "make_report_run(Path(sys.argv[1]), 2, c)")
+    env = {k: v for k, v in os.environ.items() if k not in ("SPADE_PROGRESS", "COLUMNS")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests"),
+                                         env.get("PYTHONPATH", "")])
+    log = tmp_path / "run.log"
+    with log.open("w") as err:
+        subprocess.run([sys.executable, "-c", script, str(tmp_path)], stderr=err, check=True,
+                       env=env, timeout=300)
+    text = log.read_text()
+    found = {(int(m[1]), m[2]) for m in PHASE_LINE.finditer(text)}
+    for iteration in (0, 1):
+        assert {(iteration, p) for p in ("design", "validate", "rollout", "estimate",
+                                         "train")} <= found, text
+    assert text.index("iteration 0 design:") < text.index("iteration 0 of 2")  # before the table
+    assert "\x1b[" not in text  # plain text, no terminal codes
+
+
+def test_nothing_played_is_n_a_with_a_warning():
+    row = {**_metrics(0, 0.0), "envs_valid": 0, "envs_duplicate": 0, "envs_played": 0,
+           "agent_success_unhinted": 0.0, "agent_success_hinted": 0.0}
+    out = Console(file=io.StringIO(), width=200)
+    out.print(console_plugin.iteration_table([_metrics(0, 0.5), {**row, "iteration": 1}]))
+    text = out.file.getvalue()
+    columns = _cells(text)
+    assert columns["regret"] == ["0.500", "n/a"] and columns["succ_u/h"] == ["50%/75%", "n/a"]
+    assert columns["d.rew"] == ["0.250", "0.250"]  # the designer's reward is still a figure
+    assert "warning: nothing played in iteration 1 (valid 0 of 4): regret and success n/a" in (
+        " ".join(text.split()))
 
 
 def test_caption_says_how_the_hints_fared():

@@ -77,7 +77,7 @@ def test_merge_gives_a_plain_model_with_tokenizer_template_and_card(run_dir, tmp
 
     out = tmp_path / "merged"
     assert _spade("export-model", str(run_dir), "--out", str(out), "--merge",
-                  "--checkpoint", "1") == 0
+                  "--checkpoint", "0") == 0
     assert not (out / "adapter_config.json").exists()
     tokenizer = AutoTokenizer.from_pretrained(str(out))
     assert tokenizer.chat_template
@@ -85,7 +85,8 @@ def test_merge_gives_a_plain_model_with_tokenizer_template_and_card(run_dir, tmp
     assert isinstance(_generate(model, tokenizer), str)
     card = (out / "README.md").read_text()
     assert "iter-000001" in card and "bundled:smollm2-135m" in card and "mean_regret" in card
-    # The merged weights are the base plus iteration 1's adapter, not the base, not iteration 2.
+    # The merged weights are the base plus iteration 0's adapter (folder iter-000001, named for the
+    # iteration a resume starts at), not the base, not iteration 1's.
     base = AutoModelForCausalLM.from_pretrained(str(resolve_model("bundled:smollm2-135m").path))
     adapted = PeftModel.from_pretrained(
         base, str(run_dir / "checkpoints" / "iter-000001" / "trainer" / "adapter"))
@@ -116,7 +117,9 @@ def test_without_merge_an_adapter_folder_loads_with_peft(run_dir, tmp_path):
 def test_refuses_a_missing_checkpoint_and_a_full_out_folder(run_dir, tmp_path, capsys):
     assert _spade("export-model", str(run_dir), "--out", str(tmp_path / "x"),
                   "--checkpoint", "7") == 2
-    assert "no iter-000007" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no checkpoint of iteration 7 (folder iter-000008)" in err
+    assert "iterations with a checkpoint there: 0, 1" in err
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "f").write_text("x")
     assert _spade("export-model", str(run_dir), "--out", str(tmp_path / "full")) == 2

@@ -178,3 +178,55 @@ def test_an_empty_run_renders(browser, tmp_path):
     assert "No iteration has finished yet" in browser.page.inner_text("#overview")
     assert browser.page.inner_text("#env-shown") == "0"
     assert not browser.errors, browser.errors
+
+
+def _legend_colours(page, plot_id: str) -> dict[str, str]:
+    """``{label: fill}`` of a plot's legend, as the browser computes the fills."""
+    return page.eval_on_selector(
+        f"#{plot_id} svg.plot-svg",
+        """svg => { const legend = svg.querySelector('g[id^="legend"]');
+           const fills = [...legend.querySelectorAll('g[id^="patch"] path')]
+             .map(p => getComputedStyle(p).fill);
+           const labels = [...legend.querySelectorAll('text')].map(t => t.textContent.trim());
+           return Object.fromEntries(labels.map((l, i) => [l, fills[i]])); }""")
+
+
+def _green(rgb: str) -> bool:
+    red, green, blue = (int(x) for x in rgb[rgb.index("(") + 1:rgb.index(")")].split(","))
+    return green > red + 40 and green > blue + 40
+
+
+def test_verdict_colours_differ_and_unplayed_iterations_read_n_a(finished, browser, tmp_path):
+    """ok is the only green of both verdict plots, every category has its own colour in the
+    legend; an iteration that played nothing shows n/a (not 0) with a warning above."""
+    run_dir = tmp_path / "unplayed"
+    shutil.copytree(finished[0], run_dir)
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    rows.append({**rows[-1], "iteration": 2, "envs_valid": 0, "envs_duplicate": 0,
+                 "envs_played": 0, "envs_replayed": 0, "mean_regret": 0.0,
+                 "agent_success_unhinted": 0.0, "agent_success_hinted": 0.0,
+                 "verdicts": {"syntax": 2, "interface": 1, "timeout": 1}})
+    (run_dir / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    browser.open(build_report(run_dir, tmp_path / "unplayed.html"))
+    page = browser.page
+    for plot_id in ("plot-verdicts", "plot-family-verdicts"):
+        colours = _legend_colours(page, plot_id)
+        assert "ok" in colours and len(colours) >= 2, colours
+        assert len(set(colours.values())) == len(colours), colours  # one colour per category
+        assert [label for label, fill in colours.items() if _green(fill)] == ["ok"], colours
+    assert {"syntax", "interface", "timeout"} <= set(_legend_colours(page, "plot-verdicts"))
+    cells = page.eval_on_selector_all(
+        "#iterations-table tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.innerText))")
+    header = page.eval_on_selector_all("#iterations-table thead th",
+                                       "ths => ths.map(t => t.innerText)")
+    last = dict(zip(header, cells[-1]))
+    assert [last[k] for k in ("mean regret", "success unhinted", "success hinted")] == [
+        "n/a"] * 3
+    assert last["played"] == "0" and last["designer reward"] != "n/a"
+    first = dict(zip(header, cells[0]))
+    assert "n/a" not in (first["mean regret"], first["success unhinted"])
+    warning = page.inner_text("#nothing-played")
+    assert "Iteration(s) 2 played no environment" in warning and "n/a" in warning
+    assert page.locator("#env-list pre.doc-text").count() >= 1
+    page.screenshot(path=str(tmp_path / "unplayed.png"), full_page=True)
+    assert not browser.errors, browser.errors

@@ -398,3 +398,60 @@ def test_paper_tables_of_the_latest_in_run_evaluation(finished_run, tmp_path):
     html = build_report(run_dir, tmp_path / "r.html").read_text()
     assert 'id="paper-table-1"' in html and "75.0 ± 49.0" in html
     assert "paper-table" not in build_report(finished_run, tmp_path / "p.html").read_text()
+
+
+def _files(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_read_only_commands_leave_the_run_directory_as_it_was(finished_run, tmp_path):
+    """`spade report` (which opens the memory for neighbours) and `spade envs export` create no
+    ``memory.sqlite-wal``/``-shm`` or any other file in the run directory they read."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(finished_run, run_dir)
+    assert any(name.endswith("memory.sqlite") for name in _files(run_dir))
+    before = _files(run_dir)
+    assert main(["report", str(run_dir), "--out", str(tmp_path / "r.html")]) == 0
+    assert main(["envs", "export", str(run_dir), "--format", "jsonl",
+                 "--out", str(tmp_path / "export")]) == 0
+    assert _files(run_dir) == before
+    assert "neighbour" in (tmp_path / "r.html").read_text()
+
+
+def test_a_run_that_played_nothing_is_not_a_green_completed(finished_run, tmp_path):
+    run_dir = tmp_path / "nothing"
+    shutil.copytree(finished_run, run_dir)
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    rows = [{**r, "envs_valid": 0, "envs_played": 0, "mean_regret": 0.0} for r in rows]
+    (run_dir / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    html = build_report(run_dir, tmp_path / "r.html").read_text()
+    assert "completed, nothing played</span>" in html and "status-nothing-played" in html
+    assert "No iteration played any environment" in html
+    assert 'last mean regret (nothing played)' in html
+    played = build_report(finished_run, tmp_path / "ok.html").read_text()
+    assert "nothing played" not in played and 'id="nothing-played"' not in played
+
+
+def test_cards_show_the_latest_play_history_document_and_prompt(finished_run, finished_html):
+    replays = [json.loads(line) for line in
+               (finished_run / "replays.jsonl").read_text().splitlines()]
+    assert replays, "the fake run replays a frontier environment"
+    replayed = replays[-1]
+    details = _envs(finished_run)[replayed["id"]]
+    card = finished_html[finished_html.index(f'id="env-{replayed["id"]}"'):]
+    card = card[:card.index("</details>\n<details") if "</details>\n<details" in card
+                else len(card)]
+    summary = card[:card.index("</summary>")]
+    regret = replayed["difficulty"]["figures"]["regret"]
+    assert (f"played last in iteration {replayed['iteration']} (proposed in "
+            f"{details['iteration']}, replayed") in summary
+    assert f"regret {regret:.3f}" in summary
+    history = card[card.index('class="grid history"'):]
+    history = history[:history.index("</table>")]
+    assert history.count("<tr>") == 1 + 1 + sum(r["id"] == replayed["id"] for r in replays)
+    assert ">proposal<" in history and ">replay<" in history
+    # the grounding document and the designer's prompt, stored at proposal time
+    assert details["doc_text"] and details["doc_chars"] == len(details["doc_text"])
+    assert details["designer_prompt"] and details["designer_prompt"][-1]["content"]
+    assert 'class="text doc-text">' + details["doc_text"] in card
+    assert "Designer prompt (" in card
