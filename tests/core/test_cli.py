@@ -230,7 +230,7 @@ def test_a_run_that_played_nothing_ends_with_a_warning_and_n_a_lines(tmp_path):
     done = end_message({"status": "completed", "error": None, "iterations_completed": 1,
                         "seconds": 80.0, "envs_proposed": 8, "envs_valid": 0,
                         "envs_played": 0, "envs_mastered": 0}, tmp_path, 1)
-    assert ("spade: warning: no environment was played in 1 iteration(s) (valid 0 of 8 "
+    assert ("spade: warning: no environment was played in 1 iteration (valid 0 of 8 "
             "proposed): regret and success are n/a") in done
     line = _iteration_line({"iteration": 0, "envs_proposed": 8, "envs_valid": 0,
                             "envs_duplicate": 0, "envs_played": 0, "mean_regret": 0.0,
