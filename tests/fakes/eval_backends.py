@@ -75,3 +75,21 @@ class FakeEvenSeedBackend(FakeGoldBackend):
             return [Generation(text=wrong_reply(tools)) for _ in conversations]
         return super().generate(conversations, max_new_tokens=max_new_tokens,
                                 temperature=temperature, seed=seed, tools=tools)
+
+
+class FakeScenarioUser(GenerationBackend):
+    """A scripted τ²-bench customer: opens with its task's scenario (the ``<scenario>`` of its
+    system prompt, which the tau2 suite's gold table is keyed by), then ends the conversation
+    with ``###STOP###`` at the agent's next message."""
+
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
+        replies = []
+        for conversation in conversations:
+            if any(m["role"] == "assistant" for m in conversation):
+                replies.append(Generation(text="Thank you. ###STOP###"))
+                continue
+            system = conversation[0]["content"]
+            start = system.index("<scenario>\n") + len("<scenario>\n")
+            replies.append(Generation(text=system[start:system.rindex("\n</scenario>")]))
+        return replies
