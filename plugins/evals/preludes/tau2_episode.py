@@ -1,7 +1,7 @@
 """A τ²-bench task's environment and evaluator, played inside a sandbox worker.
 
-Trusted prelude source of the ``tau2`` suite's episodes, after ``tau2_loader.py`` (``plugins/evals/tau2_suite.py`` drives
-them from the host), also importable for tests. The domains' tools are third-party code fed with
+Trusted prelude source of the ``tau2`` suite's episodes, after ``tau2_loader.py``
+(``plugins/evals/tau2_suite.py`` drives them from the host). The domains' tools are third-party code fed with
 the model's arguments (retail's and airline's ``calculate`` ``eval`` s an expression), and tau2's
 evaluator replays the model's calls on a fresh environment, so both run here, never in the host.
 
