@@ -23,7 +23,7 @@ The protocol follows tau2's orchestrator:
 Containment: the environment and the evaluator run in a sandbox worker per episode
 (``plugins/evals/preludes/tau2_episode.py``); the host decodes replies (JSON only) and passes
 messages and calls. A call that hangs the worker (``calculate`` on ``9**9**9**9``) ends the
-episode at the sandbox's limit and scores 0.
+episode at the step limit (option ``step_seconds``) and scores 0.
 
 Telecom is not played yet: its tasks need the user's own device tools (the user simulator calls
 tools too), which this suite's user side does not offer.
@@ -67,6 +67,8 @@ STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 #: Address space of an episode's worker (MiB) at least: airline's database is loaded three times
 #: when scored (the episode's, the evaluator's replay and its gold), over the 1 GiB default.
 EPISODE_MEMORY_MB = 4096
+#: Wall time an episode's worker may spend in calls, all together (seconds), at least.
+EPISODE_SECONDS = 600.0
 #: The program of every episode: the injected ``Tau2Episode``, unchanged.
 EPISODE_PROGRAM = ('"""One tau2 task, played in this worker."""\n\n\n'
                    "class Tau2TaskEnv(Tau2Episode):\n    pass\n")
@@ -213,18 +215,22 @@ def _advance(sandbox: Sandbox, pending: list[tuple[Episode, str]]) -> list[Any]:
     return answers
 
 
-def episode_limits(sandbox: Sandbox) -> dict[str, Any]:
-    """The sandbox's own limits with at least :data:`EPISODE_MEMORY_MB` of address space, as
+def episode_limits(sandbox: Sandbox, step_seconds: float) -> dict[str, Any]:
+    """The sandbox's own limits with ``step_seconds`` per call (tau2's scoring and database loads
+    run many workers at once, so their wall time grows with the load), at least
+    :data:`EPISODE_MEMORY_MB` of address space and :data:`EPISODE_SECONDS` per episode, as
     ``open``'s keyword (sandboxes without ``limits`` keep theirs)."""
     limits = getattr(sandbox, "limits", None)
     if limits is None:
         return {}
-    return {"limits": dataclasses.replace(limits, memory_mb=max(limits.memory_mb,
-                                                                 EPISODE_MEMORY_MB))}
+    return {"limits": dataclasses.replace(
+        limits, step_seconds=step_seconds, reset_seconds=max(limits.reset_seconds, step_seconds),
+        memory_mb=max(limits.memory_mb, EPISODE_MEMORY_MB),
+        episode_seconds=max(limits.episode_seconds, EPISODE_SECONDS))}
 
 
-def _open(sandbox: Sandbox, episodes: list[Episode]) -> None:
-    limits = episode_limits(sandbox)
+def _open(sandbox: Sandbox, episodes: list[Episode], step_seconds: float) -> None:
+    limits = episode_limits(sandbox, step_seconds)
     for episode in episodes:
         try:
             episode.session = sandbox.open(EPISODE_PROGRAM, family=episode_family(), **limits)
@@ -242,7 +248,7 @@ def _open(sandbox: Sandbox, episodes: list[Episode]) -> None:
 
 def play_tasks(items: Sequence[EvalItem], agent: GenerationBackend, user: GenerationBackend,
                settings: EvalSettings, sandbox: Sandbox, max_steps: int,
-               max_errors: int) -> list[list[float]]:
+               max_errors: int, step_seconds: float = 30.0) -> list[list[float]]:
     """Scores of ``settings.samples`` plays per task. Episodes advance in lockstep: one batched
     ``generate`` per domain for the agents whose turn it is, one for the users, and one batched
     sandbox call each (seed ``seed + j`` for sample ``j``)."""
@@ -251,7 +257,7 @@ def play_tasks(items: Sequence[EvalItem], agent: GenerationBackend, user: Genera
         episodes = [Episode(item, max_steps, max_errors) for item in items]
         seed = settings.seed + sample
         try:
-            _open(sandbox, episodes)
+            _open(sandbox, episodes, step_seconds)
             while True:
                 users = [e for e in episodes if not e.done and e.turn == "user"]
                 if users:
@@ -300,14 +306,15 @@ class Tau2Suite(EvalSuite):
     name = "tau2"
 
     def __init__(self, domains: Sequence[str] = DOMAINS, split: str = "base",
-                 max_steps: int = 200, max_errors: int = 10, sandbox: Sandbox | None = None,
-                 user: GenerationBackend | None = None) -> None:
+                 max_steps: int = 200, max_errors: int = 10, step_seconds: float = 30.0,
+                 sandbox: Sandbox | None = None, user: GenerationBackend | None = None) -> None:
         unknown = [d for d in domains if d not in DOMAINS]
         if unknown:
             raise ConfigError(f"tau2 suite: unknown domain {', '.join(unknown)}; domains are "
                               f"{', '.join(DOMAINS)} (telecom is not played yet)")
         self.domains, self.split = list(domains), split
         self.max_steps, self.max_errors = max_steps, max_errors
+        self.step_seconds = step_seconds
         self.sandbox = sandbox
         #: The user simulator's backend (``None``: the backend under evaluation plays it too).
         self.user = user
@@ -346,7 +353,7 @@ class Tau2Suite(EvalSuite):
             raise ConfigError("the tau2 suite runs tau2's environments in a sandbox; none was "
                               "given to it when it was built")
         return play_tasks(items, backend, self.user or backend, settings, self.sandbox,
-                          self.max_steps, self.max_errors)
+                          self.max_steps, self.max_errors, self.step_seconds)
 
     def gold(self, items: Sequence[EvalItem]) -> dict[str, tuple[str, ...]]:
         """Gold agent replies keyed by the task's scenario: a scripted test user opens with it
@@ -360,4 +367,4 @@ class Tau2Suite(EvalSuite):
 def build(options: Tau2SuiteOptions, context: Any) -> Tau2Suite:
     require_tau2()
     return Tau2Suite(list(options.domains), options.split, options.max_steps,
-                     options.max_errors, context.components.get("sandbox"))
+                     options.max_errors, options.step_seconds, context.components.get("sandbox"))

@@ -68,7 +68,7 @@ def test_items_are_tau2_tasks_with_domain_policy_and_tools():
 
 
 def test_a_hanging_calculate_call_is_contained():
-    suite = _suite({"domains": ["retail"]})
+    suite = _suite({"domains": ["retail"], "step_seconds": 3})
     items = suite.items(1, 0)
     hostile = ScriptedAgent('<tool_call>{"name": "calculate", "arguments": '
                             '{"expression": "9**9**9**9"}}</tool_call>')
