@@ -83,10 +83,6 @@ class Tau2SuiteOptions(BaseModel):
         "DEFAULT_MAX_STEPS, 200)"))
     max_errors: int = Field(default=10, ge=1, description=(
         "failed tool calls before an episode ends unscored (tau2's DEFAULT_MAX_ERRORS, 10)"))
-    step_seconds: float = Field(default=30.0, gt=0, description=(
-        "wall limit per call in an episode's sandbox worker (a tool call, tau2's scoring: about "
-        "1 s of CPU for airline, more when many episodes score at once); a call past it ends "
-        "the episode with score 0"))
 
 
 class GpqaDiamondSuiteOptions(BaseModel):

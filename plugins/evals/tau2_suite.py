@@ -23,7 +23,7 @@ The protocol follows tau2's orchestrator:
 Containment: the environment and the evaluator run in a sandbox worker per episode
 (``plugins/evals/preludes/tau2_episode.py``); the host decodes replies (JSON only) and passes
 messages and calls. A call that hangs the worker (``calculate`` on ``9**9**9**9``) ends the
-episode at the step limit (option ``step_seconds``) and scores 0.
+episode at the sandbox's step limit (``sandbox.options.step_seconds``) and scores 0.
 
 Telecom is not played yet: its tasks need the user's own device tools (the user simulator calls
 tools too), which this suite's user side does not offer.
@@ -31,7 +31,6 @@ tools too), which this suite's user side does not offer.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import json
 from collections.abc import Sequence
@@ -64,11 +63,11 @@ DOMAINS = ("retail", "airline")
 #: tau2's agent greeting (``tau2.orchestrator.orchestrator.DEFAULT_FIRST_AGENT_MESSAGE``).
 GREETING = "Hi! How can I help you today?"
 STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
-#: Address space of an episode's worker (MiB) at least: airline's database is loaded three times
-#: when scored (the episode's, the evaluator's replay and its gold), over the 1 GiB default.
-EPISODE_MEMORY_MB = 4096
-#: Wall time an episode's worker may spend in calls, all together (seconds), at least.
-EPISODE_SECONDS = 600.0
+#: The sandbox limits an episode needs (``sandbox.options``): airline's database is loaded three
+#: times when scored (over the 1 GiB default), and tau2's scoring of many episodes at once on a
+#: small machine takes longer than the default 5 s per call. docs/eval.md gives the --set line.
+SANDBOX_LIMITS = {"memory_mb": 4096, "step_seconds": 30.0, "reset_seconds": 30.0,
+                  "episode_seconds": 600.0}
 #: The program of every episode: the injected ``Tau2Episode``, unchanged.
 EPISODE_PROGRAM = ('"""One tau2 task, played in this worker."""\n\n\n'
                    "class Tau2TaskEnv(Tau2Episode):\n    pass\n")
@@ -215,25 +214,10 @@ def _advance(sandbox: Sandbox, pending: list[tuple[Episode, str]]) -> list[Any]:
     return answers
 
 
-def episode_limits(sandbox: Sandbox, step_seconds: float) -> dict[str, Any]:
-    """The sandbox's own limits with ``step_seconds`` per call (tau2's scoring and database loads
-    run many workers at once, so their wall time grows with the load), at least
-    :data:`EPISODE_MEMORY_MB` of address space and :data:`EPISODE_SECONDS` per episode, as
-    ``open``'s keyword (sandboxes without ``limits`` keep theirs)."""
-    limits = getattr(sandbox, "limits", None)
-    if limits is None:
-        return {}
-    return {"limits": dataclasses.replace(
-        limits, step_seconds=step_seconds, reset_seconds=max(limits.reset_seconds, step_seconds),
-        memory_mb=max(limits.memory_mb, EPISODE_MEMORY_MB),
-        episode_seconds=max(limits.episode_seconds, EPISODE_SECONDS))}
-
-
-def _open(sandbox: Sandbox, episodes: list[Episode], step_seconds: float) -> None:
-    limits = episode_limits(sandbox, step_seconds)
+def _open(sandbox: Sandbox, episodes: list[Episode]) -> None:
     for episode in episodes:
         try:
-            episode.session = sandbox.open(EPISODE_PROGRAM, family=episode_family(), **limits)
+            episode.session = sandbox.open(EPISODE_PROGRAM, family=episode_family())
         except SandboxError:
             episode.fail()
     live = [e for e in episodes if not e.failed]
@@ -248,7 +232,7 @@ def _open(sandbox: Sandbox, episodes: list[Episode], step_seconds: float) -> Non
 
 def play_tasks(items: Sequence[EvalItem], agent: GenerationBackend, user: GenerationBackend,
                settings: EvalSettings, sandbox: Sandbox, max_steps: int,
-               max_errors: int, step_seconds: float = 30.0) -> list[list[float]]:
+               max_errors: int) -> list[list[float]]:
     """Scores of ``settings.samples`` plays per task. Episodes advance in lockstep: one batched
     ``generate`` per domain for the agents whose turn it is, one for the users, and one batched
     sandbox call each (seed ``seed + j`` for sample ``j``)."""
@@ -257,7 +241,7 @@ def play_tasks(items: Sequence[EvalItem], agent: GenerationBackend, user: Genera
         episodes = [Episode(item, max_steps, max_errors) for item in items]
         seed = settings.seed + sample
         try:
-            _open(sandbox, episodes, step_seconds)
+            _open(sandbox, episodes)
             while True:
                 users = [e for e in episodes if not e.done and e.turn == "user"]
                 if users:
@@ -306,7 +290,7 @@ class Tau2Suite(EvalSuite):
     name = "tau2"
 
     def __init__(self, domains: Sequence[str] = DOMAINS, split: str = "base",
-                 max_steps: int = 200, max_errors: int = 10, step_seconds: float = 30.0,
+                 max_steps: int = 200, max_errors: int = 10,
                  sandbox: Sandbox | None = None, user: GenerationBackend | None = None) -> None:
         unknown = [d for d in domains if d not in DOMAINS]
         if unknown:
@@ -314,7 +298,6 @@ class Tau2Suite(EvalSuite):
                               f"{', '.join(DOMAINS)} (telecom is not played yet)")
         self.domains, self.split = list(domains), split
         self.max_steps, self.max_errors = max_steps, max_errors
-        self.step_seconds = step_seconds
         self.sandbox = sandbox
         #: The user simulator's backend (``None``: the backend under evaluation plays it too).
         self.user = user
@@ -353,7 +336,7 @@ class Tau2Suite(EvalSuite):
             raise ConfigError("the tau2 suite runs tau2's environments in a sandbox; none was "
                               "given to it when it was built")
         return play_tasks(items, backend, self.user or backend, settings, self.sandbox,
-                          self.max_steps, self.max_errors, self.step_seconds)
+                          self.max_steps, self.max_errors)
 
     def gold(self, items: Sequence[EvalItem]) -> dict[str, tuple[str, ...]]:
         """Gold agent replies keyed by the task's scenario: a scripted test user opens with it
@@ -367,4 +350,4 @@ class Tau2Suite(EvalSuite):
 def build(options: Tau2SuiteOptions, context: Any) -> Tau2Suite:
     require_tau2()
     return Tau2Suite(list(options.domains), options.split, options.max_steps,
-                     options.max_errors, options.step_seconds, context.components.get("sandbox"))
+                     options.max_errors, context.components.get("sandbox"))

@@ -27,10 +27,27 @@ SETTINGS = EvalSettings(samples=1, max_new_tokens=16, seed=0)
 SANDBOX = None
 
 
+def _build_sandbox(**limits):
+    from sandbox.build import build_sandbox
+    from sandbox.options import ProcessSandboxOptions
+
+    from plugins.evals.tau2_suite import SANDBOX_LIMITS
+
+    return build_sandbox(ProcessSandboxOptions(workers=2, **{**SANDBOX_LIMITS, **limits}))
+
+
+@pytest.fixture(scope="module")
+def tau2_sandbox():
+    """A process sandbox with the limits docs/eval.md asks for on tau2 runs."""
+    box = _build_sandbox()
+    yield box
+    box.close()
+
+
 @pytest.fixture(autouse=True)
-def _sandbox(scoring_sandbox):
+def _sandbox(tau2_sandbox):
     global SANDBOX
-    SANDBOX = scoring_sandbox
+    SANDBOX = tau2_sandbox
 
 
 def _suite(options: dict | None = None) -> EvalSuite:
@@ -68,7 +85,17 @@ def test_items_are_tau2_tasks_with_domain_policy_and_tools():
 
 
 def test_a_hanging_calculate_call_is_contained():
-    suite = _suite({"domains": ["retail"], "step_seconds": 3})
+    global SANDBOX
+    quick = _build_sandbox(step_seconds=3.0)
+    SANDBOX = quick
+    try:
+        _hanging_call_scores_zero()
+    finally:
+        quick.close()
+
+
+def _hanging_call_scores_zero():
+    suite = _suite({"domains": ["retail"]})
     items = suite.items(1, 0)
     hostile = ScriptedAgent('<tool_call>{"name": "calculate", "arguments": '
                             '{"expression": "9**9**9**9"}}</tool_call>')
