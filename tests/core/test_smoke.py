@@ -71,7 +71,7 @@ def test_smoke_run_of_the_quickstart(tmp_path):
     text = log.read_text()
     assert result.returncode == 0, text[-3000:]
     assert "--smoke: one small iteration" in text and "memory.options.mastery_rollouts=2" in text
-    assert "run completed after 1 of 1 iterations" in text
+    assert "run completed after 1 of 1 iteration in" in text
     for phase in ("sample", "design", "validate", "train"):
         assert re.search(rf"^iteration 0 {phase}: \d+(/\d+)? \w+ \(\d+\.\d s\)$", text, re.M), text
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
