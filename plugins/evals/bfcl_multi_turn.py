@@ -53,11 +53,11 @@ from spade_core.interfaces import (
     Sandbox,
     SandboxSession,
 )
-from spade_core.records import StepResult
 from spade_core.sandboxed_scoring import ScorerFamily
 
 from plugins.evals.bfcl_checker import INSTALL_HINT
 from plugins.evals.bfcl_format import decode_calls, tool_schemas
+from plugins.evals.episode_steps import advance
 
 #: Our category name -> BFCL's data file stem; all four run offline on the bundled simulators.
 MULTI_TURN_CATEGORIES: dict[str, str] = {
@@ -277,20 +277,6 @@ class Episode:
                            "category": self.item.bucket})
 
 
-def _advance(sandbox: Sandbox, pending: list[tuple[Episode, str]]) -> list[StepResult | None]:
-    """Send each episode its request in one batched call; an episode whose worker failed is
-    marked failed (its answer is ``None``)."""
-    results = sandbox.step_many([(e.session, request) for e, request in pending])
-    answers: list[StepResult | None] = []
-    for (episode, _), result in zip(pending, results, strict=True):
-        if isinstance(result, SandboxError):
-            episode.fail()
-            answers.append(None)
-        else:
-            answers.append(result)
-    return answers
-
-
 def _open(sandbox: Sandbox, episodes: list[Episode]) -> None:
     """A worker per episode, reset, and its simulators created."""
     family = simulator_family(tuple(sorted({c for e in episodes
@@ -305,7 +291,7 @@ def _open(sandbox: Sandbox, episodes: list[Episode]) -> None:
                               strict=True):
         if isinstance(first, SandboxError):
             episode.fail()
-    _advance(sandbox, [(e, e.start_request()) for e in episodes if not e.failed])
+    advance(sandbox, [(e, e.start_request()) for e in episodes if not e.failed])
 
 
 def play_multi_turn(items: Sequence[EvalItem], backend: GenerationBackend,
@@ -341,12 +327,12 @@ def play_multi_turn(items: Sequence[EvalItem], backend: GenerationBackend,
                         request = episode.take(generation.text)
                         if request is not None:
                             pending.append((episode, request))
-                for (episode, _), answer in zip(pending, _advance(sandbox, pending),
+                for (episode, _), answer in zip(pending, advance(sandbox, pending),
                                                 strict=True):
                     if answer is not None:
                         episode.receive(answer.observation)
             scored = [(e, r) for e in episodes if (r := e.score_request()) is not None]
-            verdicts = dict(zip((id(e) for e, _ in scored), _advance(sandbox, scored)))
+            verdicts = dict(zip((id(e) for e, _ in scored), advance(sandbox, scored)))
             for index, episode in enumerate(episodes):
                 verdict = verdicts.get(id(episode))
                 scores[index].append(verdict.reward if verdict is not None else 0.0)

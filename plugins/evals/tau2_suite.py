@@ -52,6 +52,7 @@ from spade_core.sandboxed_scoring import ScorerFamily
 
 from plugins.evals.bfcl_format import decode_calls
 from plugins.evals.bfcl_multi_turn import observation
+from plugins.evals.episode_steps import advance
 from plugins.evals.items import spread
 from plugins.evals.options import Tau2SuiteOptions
 
@@ -199,21 +200,6 @@ class Episode:
         self.failed = True
 
 
-def _advance(sandbox: Sandbox, pending: list[tuple[Episode, str]]) -> list[Any]:
-    """Each episode's request in one batched call; a failed worker fails its episode."""
-    if not pending:
-        return []
-    answers = []
-    for (episode, _), result in zip(pending, sandbox.step_many(
-            [(e.session, request) for e, request in pending]), strict=True):
-        if isinstance(result, SandboxError):
-            episode.fail()
-            answers.append(None)
-        else:
-            answers.append(result)
-    return answers
-
-
 def _open(sandbox: Sandbox, episodes: list[Episode]) -> None:
     for episode in episodes:
         try:
@@ -225,7 +211,7 @@ def _open(sandbox: Sandbox, episodes: list[Episode]) -> None:
                               strict=True):
         if isinstance(first, SandboxError):
             episode.fail()
-    _advance(sandbox, [(e, json.dumps({"op": "start", "domain": e.item.bucket,
+    advance(sandbox, [(e, json.dumps({"op": "start", "domain": e.item.bucket,
                                        "task_id": e.item.data["task_id"]}))
                        for e in episodes if not e.failed])
 
@@ -248,7 +234,7 @@ def play_tasks(items: Sequence[EvalItem], agent: GenerationBackend, user: Genera
                     texts = user.generate([list(e.user) for e in users],
                                           max_new_tokens=settings.max_new_tokens,
                                           temperature=settings.temperature, seed=seed)
-                    _advance(sandbox, [(e, e.user_said(g.text))
+                    advance(sandbox, [(e, e.user_said(g.text))
                                        for e, g in zip(users, texts, strict=True)])
                 agents = [e for e in episodes if not e.done and e.turn == "agent"]
                 if not users and not agents:
@@ -264,13 +250,13 @@ def play_tasks(items: Sequence[EvalItem], agent: GenerationBackend, user: Genera
                                            tools=list(group[0].item.tools or ()))
                     pending.extend((e, e.agent_said(g.text))
                                    for e, g in zip(group, texts, strict=True))
-                for (episode, request), answer in zip(pending, _advance(sandbox, pending),
+                for (episode, request), answer in zip(pending, advance(sandbox, pending),
                                                       strict=True):
                     if answer is not None and json.loads(request)["op"] == "tool":
                         episode.tool_results(answer.observation)
             scored = [(e, json.dumps({"op": "score", "termination": e.termination}))
                       for e in episodes if not e.failed]
-            verdicts = dict(zip((id(e) for e, _ in scored), _advance(sandbox, scored)))
+            verdicts = dict(zip((id(e) for e, _ in scored), advance(sandbox, scored)))
             for index, episode in enumerate(episodes):
                 verdict = verdicts.get(id(episode))
                 scores[index].append(float(verdict.reward) if verdict is not None else 0.0)

@@ -94,6 +94,7 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "plugins/evals/bfcl_suite.py": "tests/plugins/evals/test_suites.py",
     "plugins/evals/items.py": "tests/plugins/evals/test_suites.py",
     "plugins/evals/options.py": "tests/plugins/evals/test_suites.py",
+    "plugins/evals/episode_steps.py": "tests/plugins/evals/test_bfcl_multi_turn.py",
     "plugins/evals/plugin.py": "tests/plugins/evals/test_bfcl_multi_turn.py",
     "plugins/evals/pool_suite.py": "tests/core/test_eval_cmd.py",
     "plugins/evals/reasoning_gym_suite.py": "tests/sandbox/test_trusted_text.py",
