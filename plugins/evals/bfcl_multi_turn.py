@@ -57,7 +57,7 @@ from spade_core.sandboxed_scoring import ScorerFamily
 
 from plugins.evals.bfcl_checker import INSTALL_HINT
 from plugins.evals.bfcl_format import decode_calls, tool_schemas
-from plugins.evals.episode_steps import advance
+from plugins.evals.episode_steps import advance, close_sessions, collect_scores
 
 #: Our category name -> BFCL's data file stem; all four run offline on the bundled simulators.
 MULTI_TURN_CATEGORIES: dict[str, str] = {
@@ -332,15 +332,7 @@ def play_multi_turn(items: Sequence[EvalItem], backend: GenerationBackend,
                     if answer is not None:
                         episode.receive(answer.observation)
             scored = [(e, r) for e in episodes if (r := e.score_request()) is not None]
-            verdicts = dict(zip((id(e) for e, _ in scored), advance(sandbox, scored)))
-            for index, episode in enumerate(episodes):
-                verdict = verdicts.get(id(episode))
-                scores[index].append(verdict.reward if verdict is not None else 0.0)
+            collect_scores(sandbox, episodes, scored, scores)
         finally:
-            for episode in episodes:
-                if episode.session is not None:
-                    try:
-                        episode.session.close()
-                    except Exception:  # noqa: BLE001 - a dead worker has nothing to close
-                        pass
+            close_sessions(episodes)
     return scores

@@ -1,5 +1,6 @@
-"""One batched sandbox call for many episodes of an interactive suite, each played in a worker of
-its own (BFCL multi-turn, τ²-bench): an episode whose worker failed is marked failed."""
+"""Episodes of an interactive suite, each played in a worker of its own (BFCL multi-turn,
+τ²-bench): one batched sandbox call for many of them (an episode whose worker failed is marked
+failed), their scores, and closing their workers."""
 
 from __future__ import annotations
 
@@ -24,3 +25,23 @@ def advance(sandbox: Sandbox, pending: list[tuple[Any, str]]) -> list[Any]:
         else:
             answers.append(result)
     return answers
+
+
+def collect_scores(sandbox: Sandbox, episodes: list[Any], scored: list[tuple[Any, str]],
+                   scores: list[list[float]]) -> None:
+    """Send the ``scored`` episodes' score requests in one call and append each episode's reward
+    to its row of ``scores`` (0 for an episode not scored or whose worker failed)."""
+    verdicts = dict(zip((id(e) for e, _ in scored), advance(sandbox, scored)))
+    for index, episode in enumerate(episodes):
+        verdict = verdicts.get(id(episode))
+        scores[index].append(float(verdict.reward) if verdict is not None else 0.0)
+
+
+def close_sessions(episodes: list[Any]) -> None:
+    """Close every episode's worker; one that is already dead has nothing to close."""
+    for episode in episodes:
+        if episode.session is not None:
+            try:
+                episode.session.close()
+            except Exception:  # noqa: BLE001 - a dead worker has nothing to close
+                pass

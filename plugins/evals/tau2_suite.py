@@ -52,7 +52,7 @@ from spade_core.sandboxed_scoring import ScorerFamily
 
 from plugins.evals.bfcl_format import decode_calls
 from plugins.evals.bfcl_multi_turn import observation
-from plugins.evals.episode_steps import advance
+from plugins.evals.episode_steps import advance, close_sessions, collect_scores
 from plugins.evals.items import spread
 from plugins.evals.options import Tau2SuiteOptions
 
@@ -256,17 +256,9 @@ def play_tasks(items: Sequence[EvalItem], agent: GenerationBackend, user: Genera
                         episode.tool_results(answer.observation)
             scored = [(e, json.dumps({"op": "score", "termination": e.termination}))
                       for e in episodes if not e.failed]
-            verdicts = dict(zip((id(e) for e, _ in scored), advance(sandbox, scored)))
-            for index, episode in enumerate(episodes):
-                verdict = verdicts.get(id(episode))
-                scores[index].append(float(verdict.reward) if verdict is not None else 0.0)
+            collect_scores(sandbox, episodes, scored, scores)
         finally:
-            for episode in episodes:
-                if episode.session is not None:
-                    try:
-                        episode.session.close()
-                    except Exception:  # noqa: BLE001 - a dead worker has nothing to close
-                        pass
+            close_sessions(episodes)
     return scores
 
 

@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
-import socket
 import tempfile
-import threading
 from pathlib import Path
 
 import pytest
 
 from spade_core.errors import SandboxError
 from spade_core.sandboxed_scoring import request_job
+from fakes.canaries import Listener, expected
 
 from plugins.evals.livecodebench_suite import LiveCodeBenchSuite, extract_code, scorer_family
 from sandbox.build import build_sandbox
@@ -38,41 +36,6 @@ SECRET_NAME = "SPADE_CODE_SOLUTION_SECRET"
 SECRET_VALUE = "s3cr3t-lcb-4d2a9c"
 #: The stdin problem every hostile program answers (sum of a list).
 PROBLEM = "livecodebench/spade-lcb-1"
-
-
-def expected(path: Path) -> str:
-    match = re.search(r"^# expect: (\w+)", path.read_text(), re.M)
-    assert match, f"{path.name} lacks '# expect: <verdict>'"
-    return match.group(1)
-
-
-class Listener:
-    """A TCP listener on the host's loopback that records any connection."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen()
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        self.running = True
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while self.running:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            conn.close()
-
-    def close(self) -> None:
-        self.running = False
-        self.thread.join(2)
-        self.sock.close()
 
 
 @pytest.fixture(scope="module", params=["auto", "none"])

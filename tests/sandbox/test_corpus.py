@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import socket
-import threading
 from dataclasses import asdict
 from pathlib import Path
 
@@ -20,6 +17,7 @@ import pytest
 from fakes.in_process import FakePartialFamily
 
 from spade_core.validation import ValidationOptions, validate
+from fakes.canaries import Listener, expected
 
 CORPUS = Path(__file__).parent / "corpus"
 HOSTILE = sorted((CORPUS / "hostile").glob("*.py"))
@@ -81,41 +79,6 @@ class FakeToolFamily(FakePartialFamily):
         if isinstance(solution, list) and all(isinstance(a, str) for a in solution):
             return solution
         return None
-
-
-def expected(path: Path) -> str:
-    match = re.search(r"^# expect: (\w+)", path.read_text(), re.M)
-    assert match, f"{path.name} has no '# expect:' header"
-    return match.group(1)
-
-
-class Listener:
-    """A TCP listener on the host's loopback that records any connection (a network canary)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        self._stop = False
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            conn.close()
-
-    def close(self) -> None:
-        self._stop = True
-        self._thread.join(timeout=2)
-        self.sock.close()
 
 
 @pytest.fixture(scope="module")
