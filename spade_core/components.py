@@ -59,6 +59,9 @@ class BuildContext:
     #: generate: the trainer only needs its ``policy()`` (tokenizer, chat template, module).
     rank: int = 0
     world_size: int = 1
+    #: The registry the component comes from, for a factory that builds components its own
+    #: options select (the tau2 eval suite's ``user_backend``); ``None`` where not given.
+    registry: Registry | None = None
 
 
 Factory = Callable[[Any, BuildContext], Any]

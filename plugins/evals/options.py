@@ -6,7 +6,9 @@ from __future__ import annotations
 from datetime import date
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from spade_core.config.schema import Selection
 
 REASONING_GYM_BUCKETS = ("math", "algorithmic", "cognition", "logic")
 BFCL_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance",
@@ -14,6 +16,7 @@ BFCL_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrel
                    "live_irrelevance", "live_relevance", "java", "javascript",
                    "multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
                    "multi_turn_long_context")
+TAU2_DOMAINS = ("retail", "airline", "telecom")
 BFCL_DEFAULT_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance")
 Bucket = Literal["math", "algorithmic", "cognition", "logic"]
 Category = Literal["simple", "multiple", "parallel", "parallel_multiple", "irrelevance",
@@ -72,17 +75,28 @@ class AimeSuiteOptions(BaseModel):
 
 class Tau2SuiteOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    domains: list[Literal["retail", "airline"]] = Field(
-        default_factory=lambda: ["retail", "airline"],
-        description="tau2-bench domains, each a bucket (telecom is not played yet)")
+    domains: list[Literal["retail", "airline", "telecom"]] = Field(
+        default_factory=lambda: list(TAU2_DOMAINS),
+        description="tau2-bench domains, each a bucket (default: all three, the paper's "
+                    "τ²-Retail, τ²-Airline and τ²-Telecom columns)")
     split: str = Field(default="base", description=(
-        "tau2's task split: base (every task: retail 114, airline 50), test (retail 40, airline "
-        "20) or train"))
+        "tau2's task split: base (the leaderboard's: retail 114, airline 50, telecom 114), test "
+        "(retail 40, airline 20, telecom 40), train, or telecom's full (2285) and small (20)"))
     max_steps: int = Field(default=200, ge=2, description=(
         "messages (agent, user, tool results) before an episode ends unscored (tau2's "
         "DEFAULT_MAX_STEPS, 200)"))
     max_errors: int = Field(default=10, ge=1, description=(
-        "failed tool calls before an episode ends unscored (tau2's DEFAULT_MAX_ERRORS, 10)"))
+        "failed tool calls (agent's and customer's) before an episode ends unscored (tau2's "
+        "DEFAULT_MAX_ERRORS, 10)"))
+    user_backend: Selection | None = Field(default=None, description=(
+        "the generation backend playing the customer, selected like the config's backend "
+        "(e.g. {plugin: openai, options: {base_url: ..., model: ...}}, or a plugin name); "
+        "None: the backend under evaluation plays the customer too"))
+
+    @field_validator("user_backend", mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"plugin": value} if isinstance(value, str) else value
 
 
 class GpqaDiamondSuiteOptions(BaseModel):

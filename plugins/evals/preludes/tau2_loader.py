@@ -24,7 +24,8 @@ __all__ = list(globals().get("__all__", []))
 PRELOAD = ("loguru", "deepdiff", "tau2.config", "tau2.data_model.message",
            "tau2.data_model.simulation", "tau2.data_model.tasks",
            "tau2.environment.environment", "tau2.domains.retail.environment",
-           "tau2.domains.airline.environment", "tau2.evaluator.evaluator_env",
+           "tau2.domains.airline.environment", "tau2.domains.telecom.environment",
+           "tau2.evaluator.evaluator_env",
            "tau2.evaluator.evaluator_action", "tau2.evaluator.evaluator_communicate")
 #: tau2's modules the suite uses, host and worker alike.
 TAU2_MODULES = ("tau2.registry", "tau2.evaluator.evaluator", "tau2.data_model.message",
