@@ -110,27 +110,41 @@ def test_items_are_tau2_tasks_with_domain_policy_and_tools():
     assert "You have some tools" in phone.data["user_prompt"]
 
 
+class RecordingGold(FakeGoldBackend):
+    """The gold agent, keeping every conversation it is asked with."""
+
+    def __init__(self, gold) -> None:
+        super().__init__(gold)
+        self.seen: list[list[dict]] = []
+
+    def reply(self, conversation, tools):
+        self.seen.append(list(conversation))
+        return super().reply(conversation, tools)
+
+
+class RecordingUser(FakeScenarioUser):
+    """The scripted customer, keeping the tools and conversations of every call."""
+
+    def __init__(self, script) -> None:
+        super().__init__(script)
+        self.seen: list[tuple[list | None, list[list[dict]]]] = []
+
+    def generate(self, conversations, **kwargs):
+        self.seen.append((kwargs.get("tools"), [list(c) for c in conversations]))
+        return super().generate(conversations, **kwargs)
+
+
 def test_the_customer_calls_their_tools_and_only_they_see_the_results():
-    suite = _suite({"domains": ["telecom"]}, scripted=1)
+    suite = _suite({"domains": ["telecom"]})
     items = suite.items(1, 0)
-    seen: list = []
-
-    class Recording(FakeScenarioUser):
-        def generate(self, conversations, **kwargs):
-            seen.append((kwargs.get("tools"), [list(c) for c in conversations]))
-            return super().generate(conversations, **kwargs)
-
-    suite.user = Recording(suite.user_gold(items))
-    agent = FakeGoldBackend(suite.gold(items))
-    asked: list = []
-    agent.reply = lambda conversation, tools, reply=agent.reply: (
-        asked.append(list(conversation)) or reply(conversation, tools))
+    suite.user = customer = RecordingUser(suite.user_gold(items))
+    agent = RecordingGold(suite.gold(items))
     assert suite.play(items, agent, SETTINGS) == [[1.0]]
     assert all("toggle_airplane_mode" in {t["function"]["name"] for t in tools}
-               for tools, _ in seen)
-    last = seen[-1][1][0]
+               for tools, _ in customer.seen)
+    last = customer.seen[-1][1][0]
     assert sum(m["content"].startswith("Tool result") for m in last) == 2
-    assert not any(m["content"].startswith("Tool result") for c in asked for m in c)
+    assert not any(m["content"].startswith("Tool result") for c in agent.seen for m in c)
 
 
 def test_a_hanging_calculate_call_is_contained():
@@ -187,13 +201,10 @@ def test_the_configured_user_backend_plays_the_customer(capsys):
 
     from plugins.evals.tau2_suite import SANDBOX_LIMITS
 
-    items = _suite({"domains": ["telecom"]}).items(2, 0)
-    probe = _suite({"domains": ["telecom"]}, scripted=2)
-    agent = FakeGoldBackend(probe.gold(items))
-    asked: list = []
-    agent.reply = lambda conversation, tools, reply=agent.reply: (
-        asked.append(conversation[0]["content"]) or reply(conversation, tools))
-    CustomerPlugin.agent, CustomerPlugin.customer = agent, FakeScenarioUser(probe.user_gold(items))
+    probe = _suite({"domains": ["telecom"]})
+    items = probe.items(2, 0)
+    agent = RecordingGold(probe.gold(items))
+    CustomerPlugin.agent, CustomerPlugin.customer = agent, RecordingUser(probe.user_gold(items))
     builtins = [ep.load() for ep in metadata.entry_points(group="spade")
                 if ep.dist is not None and ep.dist.name == "spade-rl"]
     plugins = load_test_plugins(*builtins, CustomerPlugin())
@@ -205,8 +216,12 @@ def test_the_configured_user_backend_plays_the_customer(capsys):
     assert main(argv, plugins=plugins) == 0
     result = json.loads(capsys.readouterr().out)["suites"][0]
     assert result["overall"]["pass_at_1"] == 1.0
-    assert CustomerPlugin.customer.asked >= 4  # scenario, two calls, stop: per task
-    assert asked and all(system == items[0].data["policy"] for system in asked)
+    # each customer: scenario, two calls, stop; the agent only ever sees the policy's side
+    assert CustomerPlugin.customer.asked == 8
+    assert agent.seen and all(c[0]["content"] == items[0].data["policy"] for c in agent.seen)
+    prompts = {item.data["user_prompt"] for item in items}
+    assert all(c[0]["content"] in prompts for _, batch in CustomerPlugin.customer.seen
+               for c in batch)
     with pytest.raises(ConfigError, match="user_backend.*'nope'"):
         plugins.registry.build("eval_suite", "tau2", {"user_backend": "nope"}, "test",
                                BuildContext(registry=plugins.registry))
