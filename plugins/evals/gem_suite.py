@@ -69,8 +69,7 @@ WIN_RETURN = 1.0 - 1e-6
 
 def require_gem() -> None:
     """A ``ConfigError`` with the install line when gem-llm is missing."""
-    if importlib.util.find_spec("gem") is None or importlib.util.find_spec(
-            "gem.envs.game_env") is None:
+    if importlib.util.find_spec("gem") is None:
         raise ConfigError(f"the gem eval suite needs gem-llm: {INSTALL_HINT}")
 
 
