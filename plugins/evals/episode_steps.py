@@ -1,4 +1,4 @@
-"""Episodes of an interactive suite, each played in a worker of its own (BFCL multi-turn,
+"""Episodes of an interactive suite, each played in a worker of its own (BFCL multi-turn, GEM,
 τ²-bench): one batched sandbox call for many of them (an episode whose worker failed is marked
 failed), their scores, and closing their workers."""
 

@@ -18,6 +18,10 @@ BFCL_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrel
                    "multi_turn_long_context")
 TAU2_DOMAINS = ("retail", "airline", "telecom")
 BFCL_DEFAULT_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance")
+#: The reference's default GEM games (its ``DEFAULT_GEM_TASKS["game"]`` less Wordle, whose word
+#: list is downloaded at run time).
+GEM_GAMES = ("game:Mastermind-v0-hard", "game:TowerofHanoi-v0-hard", "game:Sokoban-v0-hard",
+             "game:Crosswords-v0-easy")
 Bucket = Literal["math", "algorithmic", "cognition", "logic"]
 Category = Literal["simple", "multiple", "parallel", "parallel_multiple", "irrelevance",
                    "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
@@ -122,3 +126,16 @@ class LiveCodeBenchSuiteOptions(BaseModel):
     test_seconds: float = Field(default=6.0, gt=0, description=(
         "a test that runs longer fails (LiveCodeBench's per-test timeout); the whole item is "
         "also bounded by the sandbox's step_seconds"))
+
+
+class GemSuiteOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    games: list[str] = Field(default_factory=lambda: list(GEM_GAMES), description=(
+        "GEM game ids, each a bucket (default: the reference's game set less Wordle: "
+        + ", ".join(GEM_GAMES) + "); Wordle, Hangman and WordSearch download nltk data and "
+        "are refused"), min_length=1)
+    episodes: int = Field(default=8, ge=1, description=(
+        "episodes (items) per game, at seeds seed, seed + 1, ... (8: the reference's)"))
+    max_turns: int = Field(default=40, ge=1, description=(
+        "replies per episode before it ends unwon, besides the game's own turn limit (40: the "
+        "reference's)"))

