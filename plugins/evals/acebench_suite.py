@@ -1,0 +1,398 @@
+"""The ``acebench`` eval suite: ACEBench (Chen et al. 2025, arXiv 2501.12851), the English
+test set (``data_en``) read from the user's local copy of the benchmark's repository
+(``eval.data.acebench``; github.com/ACEBench/ACEBench, ``data_all/data_en``). Three buckets, as
+the authors group their 17 categories:
+
+- ``normal``: the reply is a list of calls, ``[Api(key='value', ...), ...]``, decoded with
+  ``ast.parse`` (a syntax tree only: nothing is executed; literal values are read off the tree)
+  and checked against the possible answer by ACEBench's rules (:mod:`plugins.evals.acebench_checker`).
+  The two multi-turn categories are scored per dialogue: a dialogue passes when every one of its
+  steps does (ACEBench's end accuracy).
+- ``special``: incomplete, error-parameter and irrelevant requests; the reply must say what is
+  wrong in ACEBench's wording, naming the missing parameters and the API, or the incorrect
+  values (substring checks, as ACEBench's ``special_eval``).
+- ``agent``: multi-step and multi-turn tasks (the latter with a simulated user: a generation
+  backend, by default the one under evaluation). ACEBench scores them by the end state of its
+  simulated phone and travel APIs (Python classes in its repository) and by process accuracy,
+  the share of the expected call milestones the agent made, in order. This suite does not run
+  those classes (they are code of the dataset repository, not data), so it scores the process:
+  an item's score is ACEBench's process accuracy and it passes when every milestone was made in
+  order. Tool calls get an observation saying the API is not simulated. docs/eval.md says how
+  this differs from the paper's agent figure.
+
+Everything here is string and syntax-tree work on the host: no reply is evaluated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spade_core.errors import ConfigError
+from spade_core.interfaces import EvalItem, EvalSettings, EvalSuite, GenerationBackend
+
+from plugins.evals.acebench_checker import (
+    call_text,
+    decode_calls,
+    normal_verdict,
+    process_accuracy,
+    special_verdict,
+)
+from plugins.evals.items import spread
+from plugins.evals.options import ACEBENCH_CATEGORIES, AcebenchSuiteOptions
+
+WHERE = ("github.com/ACEBench/ACEBench (git clone; the files are in data_all/data_en/, the "
+         "possible answers in data_all/data_en/possible_answer/)")
+BUCKETS = ("normal", "special", "agent")
+#: Bucket -> its categories, in ACEBench's order (``category.py``).
+CATEGORIES: dict[str, tuple[str, ...]] = {
+    bucket: tuple(c for c in ACEBENCH_CATEGORIES if c.startswith(bucket)) for bucket in BUCKETS}
+MULTI_TURN = ("normal_multi_turn_user_adjust", "normal_multi_turn_user_switch")
+FINISH = "finish conversation"
+NOT_SIMULATED = ("execution: the call was recorded; this evaluation does not simulate the API, "
+                 "so there is no result. Continue with the next step.")
+#: Agent replies (calls or messages) before an episode ends (ACEBench: 40 dialogue turns).
+DEFAULT_AGENT_TURNS = 40
+
+_CALL_FORMAT = (
+    "Write the API requests in the form [ApiName(key1='value1', key2='value2', ...)], several "
+    "separated by commas inside the one pair of square brackets, and nothing else. A parameter "
+    "not described as required is optional: include the parameters the user mentions. When the "
+    "description gives no format for a value, use the user's own words. An API without "
+    "parameters is written [ApiName()].")
+NORMAL_PROMPT = ("You are the assistant. From the API specifications and the conversation so "
+                 "far, give the API requests the assistant makes next. " + _CALL_FORMAT
+                 + "\n\n{time}\n\nAPI specifications:\n{functions}")
+PREFERENCE_PROMPT = ("You are the assistant. From the API specifications, the user's profile "
+                     "and the conversation so far, give the API requests the assistant makes "
+                     "next; values may come from the profile. " + _CALL_FORMAT
+                     + "\n\nUser profile:\n{profile}\n\nAPI specifications:\n{functions}")
+SPECIAL_PROMPT = (
+    "You are the assistant. From the API specifications and the conversation so far, give the "
+    "API requests the assistant makes next. " + _CALL_FORMAT + "\n"
+    "When the request cannot be served as it stands, say so instead, in exactly one of these "
+    "forms, checked in this order:\n"
+    "1. a value has the wrong type or form: [\"There is incorrect value (value) for the "
+    "parameters (key) in the conversation history.\"]\n"
+    "2. a required detail is missing: [\"Missing necessary parameters (key1, key2, ...) for "
+    "the api (ApiName)\"]\n"
+    "3. no API can do it: [\"Due to the limitations of the function, I cannot solve this "
+    "problem.\"]\n\n{time}\n\nAPI specifications:\n{functions}")
+USER_TURN = "Conversation history 1..t:\n{question}"
+#: The domain notes of ACEBench's agent prompts, in short: the current time each scenario
+#: assumes and the calling rules.
+AGENT_PROMPT = (
+    "You are an agent working for the user with the APIs below. {when} Call one API per "
+    "message (several calls of the same API may go in one list), never reply to the user and "
+    "call an API in the same message, and ask the user when information is missing. " + _CALL_FORMAT
+    + " When the task is done, answer \"" + FINISH + "\".\n\nAPI specifications:\n{functions}")
+TRAVEL_TIME = "The current time is July 15, 2024, 08:00 (Beijing Time); you act as an airline agent."
+PHONE_TIME = ("The current time is June 11, 2024, 16:00 (Beijing Time); you act as a mobile "
+              "assistant that sends messages, adds reminders and orders takeout.")
+USER_PROMPT = (
+    "You play a user talking to an assistant agent. Your task and persona:\n<scenario>\n"
+    "{question}\n</scenario>\nSay what you want one step at a time, answer the agent's "
+    "questions, give no information it did not ask for, and when the task is done write \""
+    + FINISH + "\".")
+
+
+def data_folder(location: str | None) -> Path:
+    """The folder holding ACEBench's English data files: ``location`` itself, or its
+    ``data_all/data_en`` or ``data_en`` (a clone of the repository works)."""
+    if not location:
+        raise ConfigError(
+            "the acebench eval suite needs ACEBench's data files, which ship on no package "
+            "index: set eval.data.acebench (or --option acebench.data=...) to the folder "
+            f"holding data_normal_*.json, data_special_*.json, data_agent_*.json and "
+            f"possible_answer/. Get them from {WHERE}. Nothing is downloaded at run time.")
+    root = Path(location).expanduser()
+    if not root.is_dir():
+        raise ConfigError(f"eval.data.acebench: {root}: no such folder. The acebench suite "
+                          f"reads ACEBench's data_en files from there; get them from {WHERE}.")
+    for folder in (root, root / "data_all" / "data_en", root / "data_en"):
+        if any(folder.glob("data_*.json")):
+            return folder
+    return root
+
+
+def read_lines(path: Path, category: str) -> list[dict[str, Any]]:
+    """The entries of one ACEBench file (one JSON object per line, despite the ``.json``)."""
+    if not path.is_file():
+        raise ConfigError(f"eval.data.acebench: {path} is missing (category {category}). Get "
+                          f"ACEBench's files from {WHERE}, or leave the category out with "
+                          "--option acebench.categories=[...].")
+    entries = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"eval.data.acebench: {path}, line {number}: not JSON ({exc})"
+                              ) from None
+        if not isinstance(entry, dict) or "id" not in entry:
+            raise ConfigError(f"eval.data.acebench: {path}, line {number}: expected an object "
+                              "with an 'id'")
+        entries.append(entry)
+    return entries
+
+
+def category_of(item_id: str) -> str:
+    """The ACEBench category of an item id (``normal_atom_bool_3`` -> ``normal_atom_bool``; a
+    multi-turn dialogue ``normal_multi_turn_user_adjust_0`` likewise)."""
+    return re.sub(r"(_\d+)+$", "", item_id)
+
+
+def gold_calls(truth: dict[str, Any]) -> str:
+    """The reply ACEBench accepts for a normal entry: each expected call with its values written
+    as Python literals (``name_2`` keys are a second call of ``name``)."""
+    return "[" + ", ".join(call_text(re.sub(r"_\d+$", "", name), params)
+                           for name, params in truth.items()) + "]"
+
+
+def special_gold(category: str, truth: Any) -> str:
+    """The reply ACEBench accepts for a special entry, in its wording."""
+    if "irrelevant" in category:
+        return '["Due to the limitations of the function, I cannot solve this problem."]'
+    (name, values), *_ = truth.items()
+    if "incomplete" in category:
+        return f'["Missing necessary parameters ({", ".join(values)}) for the api ({name})"]'
+    parts = ", ".join(str(v) for vs in truth.values() for v in vs)
+    keys = ", ".join(truth)
+    return f'["There is incorrect value ({parts}) for the parameters ({keys}) in the conversation history."]'
+
+
+def _functions_text(functions: Any) -> str:
+    return json.dumps(functions, ensure_ascii=False)
+
+
+def _step_prompt(category: str, entry: dict[str, Any]) -> tuple[dict[str, str], ...]:
+    functions = _functions_text(entry.get("function", []))
+    if category.startswith("special"):
+        system = SPECIAL_PROMPT.format(time=entry.get("time", ""), functions=functions)
+    elif category == "normal_preference":
+        system = PREFERENCE_PROMPT.format(profile=entry.get("profile", ""), functions=functions)
+    else:
+        system = NORMAL_PROMPT.format(time=entry.get("time", ""), functions=functions)
+    return ({"role": "system", "content": system},
+            {"role": "user", "content": USER_TURN.format(question=entry["question"])})
+
+
+@dataclass(frozen=True)
+class Step:
+    """One prompt of a normal or special item and what its reply is checked against."""
+
+    prompt: tuple[dict[str, str], ...]
+    functions: Any
+    answer: Any
+    question: str
+
+
+class AcebenchSuite(EvalSuite):
+    """ACEBench's normal, special and agent buckets (items: entries; normal multi-turn
+    categories: dialogues; agent: tasks)."""
+
+    name = "acebench"
+    scores_in_process = True
+
+    def __init__(self, location: str | None, categories: Sequence[str] | None = None,
+                 agent_turns: int = DEFAULT_AGENT_TURNS,
+                 user: GenerationBackend | None = None) -> None:
+        chosen = list(categories or ACEBENCH_CATEGORIES)
+        unknown = [c for c in chosen if c not in ACEBENCH_CATEGORIES]
+        if unknown:
+            raise ConfigError(f"acebench suite: unknown categor{'y' if len(unknown) == 1 else 'ies'}"
+                              f" {', '.join(unknown)}; categories are "
+                              f"{', '.join(ACEBENCH_CATEGORIES)}")
+        folder = data_folder(location)
+        self.agent_turns = agent_turns
+        #: The simulated user's backend (``None``: the backend under evaluation plays it too).
+        self.user = user
+        self.buckets: dict[str, list[EvalItem]] = {}
+        for category in (c for c in ACEBENCH_CATEGORIES if c in chosen):
+            entries = read_lines(folder / f"data_{category}.json", category)
+            answers = {a["id"]: a for a in read_lines(
+                folder / "possible_answer" / f"data_{category}.json", category)}
+            missing = [e["id"] for e in entries if e["id"] not in answers]
+            if missing:
+                raise ConfigError(f"eval.data.acebench: {folder / 'possible_answer'}"
+                                  f"/data_{category}.json has no answer for {missing[0]}")
+            bucket = category.split("_", 1)[0]
+            self.buckets.setdefault(bucket, []).extend(
+                self._items(category, entries, answers))
+
+    def _items(self, category: str, entries: list[dict[str, Any]],
+               answers: dict[str, dict[str, Any]]) -> list[EvalItem]:
+        if category.startswith("agent"):
+            return [self._agent_item(category, e, answers[e["id"]]) for e in entries]
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for entry in entries:  # a multi-turn dialogue's steps are <category>_<dialogue>_<step>
+            key = entry["id"].rsplit("_", 1)[0] if category in MULTI_TURN else entry["id"]
+            groups.setdefault(key, []).append(entry)
+        items = []
+        for ident, group in groups.items():
+            steps = tuple(Step(_step_prompt(category, e), e.get("function", []),
+                               answers[e["id"]]["ground_truth"], e["question"]) for e in group)
+            golds = tuple(special_gold(category, s.answer) if category.startswith("special")
+                          else gold_calls(_first(s.answer)) for s in steps)
+            items.append(EvalItem(
+                id=ident, bucket=category.split("_", 1)[0], prompt=steps[0].prompt,
+                gold=golds, text=group[-1]["question"],
+                data={"category": category, "steps": steps}))
+        return items
+
+    def _agent_item(self, category: str, entry: dict[str, Any],
+                    answer: dict[str, Any]) -> EvalItem:
+        classes = entry.get("involved_classes") or list(entry.get("initial_config", {}))
+        when = TRAVEL_TIME if "Travel" in classes else PHONE_TIME
+        system = AGENT_PROMPT.format(when=when, functions=_functions_text(entry["function"]))
+        milestones = answer.get("mile_stone") or []
+        first = milestones[0] if milestones and isinstance(milestones[0], list) else milestones
+        return EvalItem(
+            id=entry["id"], bucket="agent",
+            prompt=({"role": "system", "content": system},
+                    {"role": "user", "content": entry["question"]}),
+            gold=(*first, FINISH), text=entry["question"],
+            data={"category": category, "system": system, "milestones": milestones,
+                  "user_prompt": USER_PROMPT.format(question=entry["question"])})
+
+    def items(self, limit: int | None, seed: int) -> list[EvalItem]:
+        """The buckets' items in ACEBench's order (the data is fixed; ``seed`` is unused)."""
+        return spread(self.buckets, limit)
+
+    def gold(self, items: Sequence[EvalItem]) -> dict[str, tuple[str, ...]]:
+        """Each step's gold reply keyed by its user message; an agent task's replies keyed by
+        the task (its opening user message: the task itself, or what a scripted user opens
+        with)."""
+        table: dict[str, tuple[str, ...]] = {}
+        for item in items:
+            if item.bucket == "agent":
+                table[item.text] = item.gold
+                continue
+            for step, reply in zip(item.data["steps"], item.gold, strict=True):
+                table[step.prompt[1]["content"]] = (reply,)
+        return table
+
+    def score_step(self, category: str, step: Step, reply: str) -> float:
+        """One reply by ACEBench's rules for its category."""
+        if category.startswith("special"):
+            return 1.0 if special_verdict(category, step.answer, reply) else 0.0
+        return 1.0 if normal_verdict(category, step.functions, step.answer, step.question,
+                                     reply) else 0.0
+
+    def score(self, item: EvalItem, reply: str) -> float:
+        steps = item.data.get("steps", ())
+        if len(steps) != 1:
+            raise NotImplementedError("acebench dialogues and agent tasks are scored by play()")
+        return self.score_step(item.data["category"], steps[0], reply)
+
+    def play(self, items: Sequence[EvalItem], backend: GenerationBackend,
+             settings: EvalSettings) -> list[list[float]]:
+        """Normal and special items: every step of every item asked in one batched call per
+        sample (seed ``seed + j``), an item passing when all its steps do. Agent tasks: played
+        as episodes (:func:`play_agent`)."""
+        scores: list[list[float]] = [[] for _ in items]
+        single = [i for i, item in enumerate(items) if item.bucket != "agent"]
+        agents = [i for i, item in enumerate(items) if item.bucket == "agent"]
+        prompts = [(i, step) for i in single for step in items[i].data["steps"]]
+        for sample in range(settings.samples):
+            if prompts:
+                replies = backend.generate([list(step.prompt) for _, step in prompts],
+                                           max_new_tokens=settings.max_new_tokens,
+                                           temperature=settings.temperature,
+                                           seed=settings.seed + sample)
+                verdicts: dict[int, list[float]] = {}
+                for (i, step), reply in zip(prompts, replies, strict=True):
+                    verdicts.setdefault(i, []).append(
+                        self.score_step(items[i].data["category"], step, reply.text))
+                for i in single:
+                    scores[i].append(min(verdicts[i]))
+            if agents:
+                played = play_agent([items[i] for i in agents], backend, self.user or backend,
+                                    settings, settings.seed + sample, self.agent_turns)
+                for i, value in zip(agents, played, strict=True):
+                    scores[i].append(value)
+        return scores
+
+
+def _first(answer: Any) -> Any:
+    """The first of several possible answers (a list of them), or the one answer."""
+    return answer[0] if isinstance(answer, list) and answer else answer
+
+
+@dataclass
+class Episode:
+    """One agent task played once: the agent's conversation, the user's, and the calls made."""
+
+    item: EvalItem
+    agent: list[dict[str, str]] = field(default_factory=list)
+    user: list[dict[str, str]] = field(default_factory=list)
+    calls: list[str] = field(default_factory=list)
+    turn: str = "agent"
+    turns: int = 0
+    done: bool = False
+
+    def agent_said(self, text: str, limit: int) -> None:
+        """Route the agent's reply: calls are recorded and answered, a message goes to the user
+        (multi-turn) or ends the task (multi-step); the finish phrase ends it."""
+        self.agent.append({"role": "assistant", "content": text})
+        self.turns += 1
+        if decode_calls(text) is not None:
+            self.calls.append(text.strip())
+            self.agent.append({"role": "user", "content": NOT_SIMULATED})
+        elif FINISH in text or self.item.data["category"] != "agent_multi_turn":
+            self.done = True
+        else:
+            self.user.append({"role": "user", "content": text})
+            self.turn = "user"
+        if self.turns >= limit:
+            self.done = True
+
+    def user_said(self, text: str) -> None:
+        self.user.append({"role": "assistant", "content": text})
+        self.agent.append({"role": "user", "content": text})
+        self.turn = "agent"
+        if FINISH in text or "###STOP###" in text:
+            self.done = True
+
+
+def play_agent(items: Sequence[EvalItem], agent: GenerationBackend, user: GenerationBackend,
+               settings: EvalSettings, seed: int, turns: int) -> list[float]:
+    """Each task's process accuracy (ACEBench's milestone rule) after one episode. Multi-step
+    tasks open with the task as the user message; multi-turn ones with the simulated user's
+    first message. Episodes advance in lockstep, one batched ``generate`` per side."""
+    episodes = []
+    for item in items:
+        episode = Episode(item, agent=[dict(item.prompt[0])])
+        if item.data["category"] == "agent_multi_turn":
+            episode.user = [{"role": "system", "content": item.data["user_prompt"]}]
+            episode.turn = "user"
+        else:
+            episode.agent.append(dict(item.prompt[1]))
+        episodes.append(episode)
+    while True:
+        users = [e for e in episodes if not e.done and e.turn == "user"]
+        if users:
+            texts = user.generate([list(e.user) for e in users],
+                                  max_new_tokens=settings.max_new_tokens,
+                                  temperature=settings.temperature, seed=seed)
+            for episode, generation in zip(users, texts, strict=True):
+                episode.user_said(generation.text)
+        agents = [e for e in episodes if not e.done and e.turn == "agent"]
+        if not users and not agents:
+            break
+        if agents:
+            texts = agent.generate([list(e.agent) for e in agents],
+                                   max_new_tokens=settings.max_new_tokens,
+                                   temperature=settings.temperature, seed=seed)
+            for episode, generation in zip(agents, texts, strict=True):
+                episode.agent_said(generation.text, turns)
+    return [process_accuracy(e.item.data["milestones"], e.calls) for e in episodes]
+
+
+def build(options: AcebenchSuiteOptions, context: Any) -> AcebenchSuite:
+    return AcebenchSuite(options.data, options.categories, options.agent_turns)
