@@ -145,3 +145,20 @@ def test_rq2_table_shows_the_acebench_columns():
         assert "100.0" in rows[column] and "n/a" not in rows[column]
     assert "100.0 ± 0.0" in rows["ACEBench"]
     assert "acebench/overall" in rows["ACEBench"]
+
+
+def test_acebench_buckets_average_categories_and_overall_weighs_buckets():
+    """As ACEBench's summary: a bucket is the mean of its categories, the overall 0.578 normal
+    + 0.2676 special + 0.1545 agent."""
+    from spade_core.eval.paper_table import cell
+    from spade_core.eval.scores import summarise
+    from spade_core.interfaces import EvalItem
+
+    ids = {"normal_atom_bool_0": 1.0, "normal_similar_api_0": 0.0, "normal_similar_api_1": 0.0,
+           "special_irrelevant_0": 1.0, "agent_multi_step_0": 0.0}
+    items = [EvalItem(id=i, bucket=i.split("_")[0]) for i in ids]
+    result = summarise("acebench", items, [[s] for s in ids.values()], 1, 1.0)
+    assert cell([result], "acebench", "normal").mean == 0.5  # not 1/3: categories weigh alike
+    assert cell([result], "acebench", "overall").mean == pytest.approx(0.578 * 0.5 + 0.2676)
+    partial = summarise("acebench", items[:4], [[s] for s in list(ids.values())[:4]], 1, 1.0)
+    assert cell([partial], "acebench", "overall") is None
