@@ -239,7 +239,8 @@ def _type_ok(value: Any, possible: Any, expected: Any, nested: Any) -> tuple[boo
             if fine:
                 return True, variable
         valid = False
-    if possible_type is not None and (type(value) == possible_type or possible == value):  # noqa: E721
+    same = type(value) == possible_type  # noqa: E721
+    if possible_type is not None and (same or possible == value):
         return valid, True
     return False, variable
 

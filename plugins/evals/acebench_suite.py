@@ -5,7 +5,8 @@ the authors group their 17 categories:
 
 - ``normal``: the reply is a list of calls, ``[Api(key='value', ...), ...]``, decoded with
   ``ast.parse`` (a syntax tree only: nothing is executed; literal values are read off the tree)
-  and checked against the possible answer by ACEBench's rules (:mod:`plugins.evals.acebench_checker`).
+  and checked against the possible answer by ACEBench's rules
+  (:mod:`plugins.evals.acebench_checker`).
   The two multi-turn categories are scored per dialogue: a dialogue passes when every one of its
   steps does (ACEBench's end accuracy).
 - ``special``: incomplete, error-parameter and irrelevant requests; the reply must say what is
@@ -90,7 +91,8 @@ AGENT_PROMPT = (
     "message (several calls of the same API may go in one list), never reply to the user and "
     "call an API in the same message, and ask the user when information is missing. " + _CALL_FORMAT
     + " When the task is done, answer \"" + FINISH + "\".\n\nAPI specifications:\n{functions}")
-TRAVEL_TIME = "The current time is July 15, 2024, 08:00 (Beijing Time); you act as an airline agent."
+TRAVEL_TIME = ("The current time is July 15, 2024, 08:00 (Beijing Time); you act as an airline "
+               "agent.")
 PHONE_TIME = ("The current time is June 11, 2024, 16:00 (Beijing Time); you act as a mobile "
               "assistant that sends messages, adds reminders and orders takeout.")
 USER_PROMPT = (
@@ -163,7 +165,8 @@ def special_gold(category: str, truth: Any) -> str:
         return f'["Missing necessary parameters ({", ".join(values)}) for the api ({name})"]'
     parts = ", ".join(str(v) for vs in truth.values() for v in vs)
     keys = ", ".join(truth)
-    return f'["There is incorrect value ({parts}) for the parameters ({keys}) in the conversation history."]'
+    return (f'["There is incorrect value ({parts}) for the parameters ({keys}) in the '
+            'conversation history."]')
 
 
 def _functions_text(functions: Any) -> str:
@@ -205,8 +208,9 @@ class AcebenchSuite(EvalSuite):
         chosen = list(categories or ACEBENCH_CATEGORIES)
         unknown = [c for c in chosen if c not in ACEBENCH_CATEGORIES]
         if unknown:
-            raise ConfigError(f"acebench suite: unknown categor{'y' if len(unknown) == 1 else 'ies'}"
-                              f" {', '.join(unknown)}; categories are "
+            plural = "y" if len(unknown) == 1 else "ies"
+            raise ConfigError(f"acebench suite: unknown categor{plural} {', '.join(unknown)}; "
+                              "categories are "
                               f"{', '.join(ACEBENCH_CATEGORIES)}")
         folder = data_folder(location)
         self.agent_turns = agent_turns
