@@ -36,15 +36,16 @@ class Invalid(Exception):
 
 # -- decoding -------------------------------------------------------------------------------------
 
-def decode_calls(reply: str) -> list[dict[str, dict[str, Any]]] | None:
+def decode_calls(reply: str, squeeze: bool = True) -> list[dict[str, dict[str, Any]]] | None:
     """The calls of a reply ``[Api(k=v, ...), ...]`` as ``[{name: {param: value}}]``, or
     ``None`` when it is not such a list. As ACEBench, a reasoning block before ``</think>`` is
-    dropped and all whitespace is removed before parsing."""
+    dropped and (``squeeze``, as its call checker; not when its agent executes calls) all
+    whitespace is removed before parsing."""
     if _THINK_END in reply:
         reply = reply[reply.rindex(_THINK_END) + len(_THINK_END):]
     if len(reply) > MAX_REPLY:
         return None
-    text = "".join(reply.split())
+    text = "".join(reply.split()) if squeeze else reply.strip()
     if not text.startswith("["):
         return None
     try:
@@ -323,3 +324,41 @@ def _in_order(milestones: list[str], calls: list[str]) -> float:
                 found += 1
                 break
     return round(found / len(milestones), 3)
+
+
+def end_state_verdict(expected: Any, state: list[dict[str, Any]]) -> bool:
+    """ACEBench's agent checker (``agent_eval`` and ``agent_checker``): the end state (one
+    ``{class: {attribute: value}}`` per involved class, as JSON data) has as many classes as the
+    ground truth, and every ground-truth class found in it by name has each of its attributes
+    right (a dict attribute: each expected key present and equal). As in ACEBench, a ground-truth
+    class no state entry is named like is not checked (its data spells ``ReminderAPI`` where the
+    class is ``ReminderApi``)."""
+    wanted = expected if isinstance(expected, list) else [expected]
+    if not isinstance(state, list) or len(wanted) != len(state):
+        return False
+    for truth in wanted:
+        if not isinstance(truth, dict) or not truth:
+            return False
+        match = next((s for s in state if isinstance(s, dict) and set(s) == set(truth)), None)
+        if match is not None and not _class_state_ok(match, truth):
+            return False
+    return True
+
+
+def _class_state_ok(state: dict[str, Any], truth: dict[str, Any]) -> bool:
+    (expected,) = list(truth.values())[:1]
+    (actual,) = list(state.values())[:1]
+    if not isinstance(expected, dict) or not isinstance(actual, dict):
+        return False
+    for attribute, value in actual.items():
+        if attribute not in expected:
+            return False
+        wanted = expected[attribute]
+        if isinstance(wanted, dict):
+            if not isinstance(value, dict):
+                return False
+            if any(key not in value or value[key] != item for key, item in wanted.items()):
+                return False
+        elif wanted != value:
+            return False
+    return True

@@ -27,22 +27,35 @@ Everything here is string and syntax-tree work on the host: no reply is evaluate
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from spade_core.errors import ConfigError
-from spade_core.interfaces import EvalItem, EvalSettings, EvalSuite, GenerationBackend
+from spade_core.errors import ConfigError, SandboxError
+from spade_core.interfaces import (
+    EvalItem,
+    EvalSettings,
+    EvalSuite,
+    GenerationBackend,
+    Sandbox,
+    SandboxSession,
+)
+from spade_core.sandboxed_scoring import ScorerFamily
 
 from plugins.evals.acebench_checker import (
     call_text,
     decode_calls,
+    end_state_verdict,
     normal_verdict,
     process_accuracy,
     special_verdict,
 )
+from plugins.evals.episode_steps import advance, close_sessions
 from plugins.evals.items import spread
 from plugins.evals.options import ACEBENCH_CATEGORIES, AcebenchSuiteOptions
 
@@ -58,6 +71,33 @@ NOT_SIMULATED = ("execution: the call was recorded; this evaluation does not sim
                  "so there is no result. Continue with the next step.")
 #: Agent replies (calls or messages) before an episode ends (ACEBench: 40 dialogue turns).
 DEFAULT_AGENT_TURNS = 40
+
+LOG = logging.getLogger(__name__)
+#: Where ACEBench keeps its English scenario code (the agent categories' simulated APIs), under
+#: the repository root; the two folders hold the same classes (multi-step modules import
+#: multi-turn's ``base_api``).
+SCENARIO_FOLDERS = ("model_inference/multi_step/scenariosen",
+                    "model_inference/multi_turn/scenariosen")
+#: Scenario class -> its module under a scenario folder (ACEBench's
+#: ``CLASS_FILE_PATH_MAPPING_EN``).
+SCENARIO_CLASSES = {"BaseApi": "phone_platform.base_api", "MessageApi": "phone_platform.message",
+                    "ReminderApi": "phone_platform.reminder",
+                    "FoodPlatform": "phone_platform.food_services", "Travel": "travel"}
+#: The attributes of each class that make its end state (ACEBench's ``SAVED_CLASS``).
+SAVED_ATTRIBUTES = {"BaseApi": ["wifi", "logged_in"], "MessageApi": ["inbox"],
+                    "ReminderApi": ["reminder_list"],
+                    "FoodPlatform": ["users", "logged_in_users", "orders"],
+                    "Travel": ["users", "reservations"]}
+#: The program of every agent episode: the injected ``AcebenchEpisode``, unchanged.
+EPISODE_PROGRAM = ('"""One ACEBench agent task, played in this worker."""\n\n\n'
+                   "class AcebenchTaskEnv(AcebenchEpisode):\n    pass\n")
+#: Most characters of scenario source shipped to a worker (ACEBench's come to about 100,000).
+MAX_SCENARIO_CHARS = 2_000_000
+NO_SCENARIOS = ("ACEBench's scenario code (model_inference/multi_step/scenariosen or "
+                "model_inference/multi_turn/scenariosen of a clone of the repository) was not "
+                "found next to eval.data.acebench, so the agent tasks' APIs are not simulated "
+                "and the agent bucket is scored by process accuracy, not by end state as in "
+                "the paper")
 
 _CALL_FORMAT = (
     "Write the API requests in the form [ApiName(key1='value1', key2='value2', ...)], several "
@@ -119,6 +159,49 @@ def data_folder(location: str | None) -> Path:
         if any(folder.glob("data_*.json")):
             return folder
     return root
+
+
+def scenario_sources(location: str | None, data: Path) -> dict[str, str] | None:
+    """ACEBench's English scenario modules as ``{dotted module name: source text}``, read from
+    the clone ``eval.data.acebench`` points at (the folder itself, or two levels above the data
+    folder), or ``None`` when it has none. Files are read as text only: they run in sandbox
+    workers (:mod:`plugins.evals.preludes.acebench_episode`)."""
+    roots = dict.fromkeys(p for p in (Path(location or ".").expanduser(), data.parent,
+                                      data.parent.parent))
+    for root in roots:
+        folders = [root / f for f in SCENARIO_FOLDERS if (root / f).is_dir()]
+        if not folders:
+            continue
+        sources: dict[str, str] = {}
+        for folder in folders:
+            for path in sorted(folder.rglob("*.py")):
+                name = ".".join(path.relative_to(root).with_suffix("").parts)
+                sources[name] = path.read_text(encoding="utf-8")
+        if sum(len(text) for text in sources.values()) > MAX_SCENARIO_CHARS:
+            raise ConfigError(f"eval.data.acebench: the scenario code under {root} is over "
+                              f"{MAX_SCENARIO_CHARS} characters; is it ACEBench's?")
+        return sources
+    return None
+
+
+def scenario_package(sources: dict[str, str], category: str) -> str:
+    """The package whose classes an agent category's tasks use: ACEBench's own
+    (``multi_step`` or ``multi_turn``), or the other when only that one is there."""
+    mine, other = (SCENARIO_FOLDERS if category == "agent_multi_step"
+                   else SCENARIO_FOLDERS[::-1])
+    for folder in (mine, other):
+        package = folder.replace("/", ".")
+        if any(name.startswith(package + ".") for name in sources):
+            return package
+    raise ConfigError("eval.data.acebench: no scenario modules")
+
+
+@cache
+def episode_family() -> ScorerFamily:
+    """The scenario runner as the trusted prelude of an agent episode's worker."""
+    source = resources.files("plugins.evals.preludes").joinpath(
+        "acebench_episode.py").read_text(encoding="utf-8")
+    return ScorerFamily("acebench", source, exported=("AcebenchEpisode",))
 
 
 def read_lines(path: Path, category: str) -> list[dict[str, Any]]:
@@ -204,7 +287,7 @@ class AcebenchSuite(EvalSuite):
 
     def __init__(self, location: str | None, categories: Sequence[str] | None = None,
                  agent_turns: int = DEFAULT_AGENT_TURNS,
-                 user: GenerationBackend | None = None) -> None:
+                 user: GenerationBackend | None = None, sandbox: Sandbox | None = None) -> None:
         chosen = list(categories or ACEBENCH_CATEGORIES)
         unknown = [c for c in chosen if c not in ACEBENCH_CATEGORIES]
         if unknown:
@@ -216,6 +299,15 @@ class AcebenchSuite(EvalSuite):
         self.agent_turns = agent_turns
         #: The simulated user's backend (``None``: the backend under evaluation plays it too).
         self.user = user
+        #: Where agent episodes run ACEBench's scenario classes.
+        self.sandbox = sandbox
+        #: ACEBench's scenario modules (``None``: absent; agent tasks scored by process).
+        self.scenarios = scenario_sources(location, folder) if any(
+            c.startswith("agent") for c in chosen) else None
+        #: Parts left out, with the reason (``SuiteResult.skipped``), and secondary figures of
+        #: the last play (``SuiteResult.notes``).
+        self.skipped: dict[str, str] = {}
+        self.notes: dict[str, Any] = {}
         self.buckets: dict[str, list[EvalItem]] = {}
         for category in (c for c in ACEBENCH_CATEGORIES if c in chosen):
             entries = read_lines(folder / f"data_{category}.json", category)
@@ -262,7 +354,9 @@ class AcebenchSuite(EvalSuite):
                     {"role": "user", "content": entry["question"]}),
             gold=(*first, FINISH), text=entry["question"],
             data={"category": category, "system": system, "milestones": milestones,
-                  "user_prompt": USER_PROMPT.format(question=entry["question"])})
+                  "user_prompt": USER_PROMPT.format(question=entry["question"]),
+                  "ground_truth": answer.get("ground_truth"), "involved": classes,
+                  "config": entry.get("initial_config") or {}})
 
     def items(self, limit: int | None, seed: int) -> list[EvalItem]:
         """The buckets' items in ACEBench's order (the data is fixed; ``seed`` is unused)."""
@@ -300,6 +394,7 @@ class AcebenchSuite(EvalSuite):
         sample (seed ``seed + j``), an item passing when all its steps do. Agent tasks: played
         as episodes (:func:`play_agent`)."""
         scores: list[list[float]] = [[] for _ in items]
+        processes: list[float] = []
         single = [i for i, item in enumerate(items) if item.bucket != "agent"]
         agents = [i for i, item in enumerate(items) if item.bucket == "agent"]
         prompts = [(i, step) for i in single for step in items[i].data["steps"]]
@@ -317,10 +412,37 @@ class AcebenchSuite(EvalSuite):
                     scores[i].append(min(verdicts[i]))
             if agents:
                 played = play_agent([items[i] for i in agents], backend, self.user or backend,
-                                    settings, settings.seed + sample, self.agent_turns)
-                for i, value in zip(agents, played, strict=True):
+                                    settings, settings.seed + sample, self.agent_turns,
+                                    self._runner())
+                for i, (value, process) in zip(agents, played, strict=True):
                     scores[i].append(value)
+                    processes.append(process)
+        self._agent_notes(processes, [scores[i] for i in agents])
         return scores
+
+    def _runner(self) -> ScenarioRunner | None:
+        if self.scenarios is None:
+            return None
+        if self.sandbox is None:
+            raise ConfigError("the acebench suite runs ACEBench's scenario classes in a "
+                              "sandbox; none was given to it when it was built")
+        return ScenarioRunner(self.sandbox, self.scenarios)
+
+    def _agent_notes(self, processes: list[float], agent_scores: list[list[float]]) -> None:
+        """What the output says about the agent bucket's scoring (``skipped`` and ``notes``)."""
+        self.skipped, self.notes = {}, {}
+        if not agent_scores:
+            return
+        if self.scenarios is None:
+            self.skipped["agent end state"] = NO_SCENARIOS
+            self.notes["agent_scoring"] = "process accuracy (scenario code absent)"
+            LOG.warning("acebench: %s", NO_SCENARIOS)
+            return
+        mean = round(sum(processes) / len(processes), 4) if processes else 0.0
+        self.notes["agent_scoring"] = "end state (ACEBench's scenario classes, in the sandbox)"
+        self.notes["agent_process_accuracy"] = mean
+        LOG.info("acebench: agent end-state accuracy %.4f, process accuracy %.4f",
+                 sum(sum(s) / len(s) for s in agent_scores) / len(agent_scores), mean)
 
 
 def _first(answer: Any) -> Any:
@@ -330,7 +452,8 @@ def _first(answer: Any) -> Any:
 
 @dataclass
 class Episode:
-    """One agent task played once: the agent's conversation, the user's, and the calls made."""
+    """One agent task played once: the agent's conversation, the user's, the calls made and
+    (with the scenario code) the worker running the task's APIs."""
 
     item: EvalItem
     agent: list[dict[str, str]] = field(default_factory=list)
@@ -339,15 +462,22 @@ class Episode:
     turn: str = "agent"
     turns: int = 0
     done: bool = False
+    session: SandboxSession | None = None
+    failed: bool = False
 
-    def agent_said(self, text: str, limit: int) -> None:
-        """Route the agent's reply: calls are recorded and answered, a message goes to the user
-        (multi-turn) or ends the task (multi-step); the finish phrase ends it."""
+    def agent_said(self, text: str, limit: int) -> list[dict[str, Any]] | None:
+        """Route the agent's reply: calls are recorded (and returned, for the APIs to run), a
+        message goes to the user (multi-turn) or ends the task (multi-step); the finish phrase
+        ends it."""
         self.agent.append({"role": "assistant", "content": text})
         self.turns += 1
+        calls = None
         if decode_calls(text) is not None:
             self.calls.append(text.strip())
-            self.agent.append({"role": "user", "content": NOT_SIMULATED})
+            # ACEBench runs the calls as written (whitespace in values kept).
+            decoded = decode_calls(text, squeeze=False) or decode_calls(text) or []
+            calls = [{"name": name, "arguments": _jsonable(arguments)}
+                     for call in decoded for name, arguments in call.items()]
         elif FINISH in text or self.item.data["category"] != "agent_multi_turn":
             self.done = True
         else:
@@ -355,6 +485,12 @@ class Episode:
             self.turn = "user"
         if self.turns >= limit:
             self.done = True
+        return calls
+
+    def executed(self, results: str | None) -> None:
+        """Show the agent what its calls returned (``None``: the APIs are not simulated)."""
+        self.agent.append({"role": "user", "content": NOT_SIMULATED if results is None
+                           else "execution result: " + results})
 
     def user_said(self, text: str) -> None:
         self.user.append({"role": "assistant", "content": text})
@@ -363,12 +499,81 @@ class Episode:
         if FINISH in text or "###STOP###" in text:
             self.done = True
 
+    def fail(self) -> None:
+        """The episode's worker failed (a scenario method hung or hit a limit): it ends, 0."""
+        self.failed = self.done = True
+
+
+def _jsonable(value: Any) -> Any:
+    """A decoded call value as JSON data (tuples as lists, keys as text)."""
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else repr(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+class ScenarioRunner:
+    """ACEBench's scenario classes for a batch of episodes: one sandbox worker per episode
+    (:mod:`plugins.evals.preludes.acebench_episode`), requests as JSON, batched per step."""
+
+    def __init__(self, sandbox: Sandbox, sources: dict[str, str]) -> None:
+        self.sandbox, self.sources = sandbox, sources
+
+    def start(self, episodes: list[Episode]) -> None:
+        for episode in episodes:
+            try:
+                episode.session = self.sandbox.open(EPISODE_PROGRAM, family=episode_family())
+            except SandboxError:
+                episode.fail()
+        live = [e for e in episodes if not e.failed]
+        for episode, first in zip(live, self.sandbox.reset_many([(e.session, None)
+                                                                 for e in live]), strict=True):
+            if isinstance(first, SandboxError):
+                episode.fail()
+        advance(self.sandbox, [(e, self._start_request(e.item))
+                               for e in episodes if not e.failed])
+
+    def _start_request(self, item: EvalItem) -> str:
+        package = scenario_package(self.sources, item.data["category"])
+        return json.dumps({
+            "op": "start", "modules": self.sources,
+            "classes": {name: f"{package}.{module}" for name, module in SCENARIO_CLASSES.items()},
+            "involved": list(item.data["involved"]), "config": item.data["config"]})
+
+    def run(self, pending: list[tuple[Episode, list[dict[str, Any]]]]) -> None:
+        """Run each episode's calls and show it the results."""
+        requests = [(e, json.dumps({"op": "call", "calls": calls})) for e, calls in pending]
+        for (episode, _), answer in zip(requests, advance(self.sandbox, requests), strict=True):
+            if answer is not None:
+                episode.executed(answer.observation)
+
+    def verdicts(self, episodes: list[Episode]) -> list[float]:
+        """Each episode's end state checked against its ground truth (1 or 0)."""
+        live = [e for e in episodes if not e.failed]
+        request = json.dumps({"op": "state", "saved": SAVED_ATTRIBUTES})
+        states = dict(zip((id(e) for e in live), advance(self.sandbox,
+                                                         [(e, request) for e in live])))
+        scores = []
+        for episode in episodes:
+            answer = states.get(id(episode))
+            try:
+                state = json.loads(answer.observation) if answer is not None else None
+            except json.JSONDecodeError:
+                state = None
+            scores.append(1.0 if state is not None and end_state_verdict(
+                episode.item.data["ground_truth"], state) else 0.0)
+        return scores
+
 
 def play_agent(items: Sequence[EvalItem], agent: GenerationBackend, user: GenerationBackend,
-               settings: EvalSettings, seed: int, turns: int) -> list[float]:
-    """Each task's process accuracy (ACEBench's milestone rule) after one episode. Multi-step
-    tasks open with the task as the user message; multi-turn ones with the simulated user's
-    first message. Episodes advance in lockstep, one batched ``generate`` per side."""
+               settings: EvalSettings, seed: int, turns: int,
+               runner: ScenarioRunner | None = None) -> list[tuple[float, float]]:
+    """Each task's score and process accuracy (ACEBench's milestone rule) after one episode:
+    with a ``runner`` the score is the end state's verdict and calls get the APIs' results,
+    without one it is the process accuracy. Multi-step tasks open with the task as the user
+    message; multi-turn ones with the simulated user's first message. Episodes advance in
+    lockstep, one batched ``generate`` per side and one batched sandbox call."""
     episodes = []
     for item in items:
         episode = Episode(item, agent=[dict(item.prompt[0])])
@@ -378,25 +583,40 @@ def play_agent(items: Sequence[EvalItem], agent: GenerationBackend, user: Genera
         else:
             episode.agent.append(dict(item.prompt[1]))
         episodes.append(episode)
-    while True:
-        users = [e for e in episodes if not e.done and e.turn == "user"]
-        if users:
-            texts = user.generate([list(e.user) for e in users],
-                                  max_new_tokens=settings.max_new_tokens,
-                                  temperature=settings.temperature, seed=seed)
-            for episode, generation in zip(users, texts, strict=True):
-                episode.user_said(generation.text)
-        agents = [e for e in episodes if not e.done and e.turn == "agent"]
-        if not users and not agents:
-            break
-        if agents:
-            texts = agent.generate([list(e.agent) for e in agents],
-                                   max_new_tokens=settings.max_new_tokens,
-                                   temperature=settings.temperature, seed=seed)
-            for episode, generation in zip(agents, texts, strict=True):
-                episode.agent_said(generation.text, turns)
-    return [process_accuracy(e.item.data["milestones"], e.calls) for e in episodes]
+    try:
+        if runner is not None:
+            runner.start(episodes)
+        while True:
+            users = [e for e in episodes if not e.done and e.turn == "user"]
+            if users:
+                texts = user.generate([list(e.user) for e in users],
+                                      max_new_tokens=settings.max_new_tokens,
+                                      temperature=settings.temperature, seed=seed)
+                for episode, generation in zip(users, texts, strict=True):
+                    episode.user_said(generation.text)
+            agents = [e for e in episodes if not e.done and e.turn == "agent"]
+            if not users and not agents:
+                break
+            if agents:
+                texts = agent.generate([list(e.agent) for e in agents],
+                                       max_new_tokens=settings.max_new_tokens,
+                                       temperature=settings.temperature, seed=seed)
+                pending = []
+                for episode, generation in zip(agents, texts, strict=True):
+                    calls = episode.agent_said(generation.text, turns)
+                    if calls is not None and runner is None:
+                        episode.executed(None)
+                    elif calls is not None:
+                        pending.append((episode, calls))
+                if runner is not None:
+                    runner.run(pending)
+        processes = [process_accuracy(e.item.data["milestones"], e.calls) for e in episodes]
+        ends = runner.verdicts(episodes) if runner is not None else processes
+    finally:
+        close_sessions(episodes)
+    return list(zip(ends, processes, strict=True))
 
 
 def build(options: AcebenchSuiteOptions, context: Any) -> AcebenchSuite:
-    return AcebenchSuite(options.data, options.categories, options.agent_turns)
+    return AcebenchSuite(options.data, options.categories, options.agent_turns,
+                         sandbox=context.components.get("sandbox"))
