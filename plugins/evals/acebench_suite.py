@@ -14,14 +14,23 @@ the authors group their 17 categories:
   values (substring checks, as ACEBench's ``special_eval``).
 - ``agent``: multi-step and multi-turn tasks (the latter with a simulated user: a generation
   backend, by default the one under evaluation). ACEBench scores them by the end state of its
-  simulated phone and travel APIs (Python classes in its repository) and by process accuracy,
-  the share of the expected call milestones the agent made, in order. This suite does not run
-  those classes (they are code of the dataset repository, not data), so it scores the process:
-  an item's score is ACEBench's process accuracy and it passes when every milestone was made in
-  order. Tool calls get an observation saying the API is not simulated. docs/eval.md says how
-  this differs from the paper's agent figure.
+  simulated phone and travel APIs (the scenario classes of its repository) and reports process
+  accuracy, the share of the expected call milestones the agent made in order, beside it.
 
-Everything here is string and syntax-tree work on the host: no reply is evaluated.
+  When the clone ``eval.data.acebench`` names has the scenario code
+  (``model_inference/{multi_step,multi_turn}/scenariosen``), each episode runs the task's
+  classes in a sandbox worker of its own (:mod:`plugins.evals.preludes.acebench_episode`): the
+  host reads the files as text and sends them, and each reply's calls decoded with ``ast`` as
+  JSON; the agent sees the APIs' real results, and the end state that comes back is checked
+  against the item's ground truth by ACEBench's agent checker
+  (:func:`~plugins.evals.acebench_checker.end_state_verdict`). The item scores 1 or 0;
+  process accuracy is kept in ``notes``. Without the code, calls get an observation saying the
+  API is not simulated and an item's score is its process accuracy (it passes when every
+  milestone was made in order); ``skipped`` says so. docs/eval.md says how each compares with
+  the paper.
+
+Everything here is string and syntax-tree work on the host: no reply is evaluated, and
+ACEBench's scenario code runs only in sandbox workers.
 """
 
 from __future__ import annotations

@@ -94,7 +94,8 @@ def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
     register("acebench", _acebench, AcebenchSuiteOptions,
              "ACEBench normal, special and agent (English) from local data "
              "(eval.data.acebench), ACEBench's call checker and wording checks; agent tasks "
-             "by process accuracy")
+             "by end state (ACEBench's scenario classes in the sandbox) when its scenario code "
+             "is there, else by process accuracy")
 
 
 @hookimpl
