@@ -139,3 +139,34 @@ class GemSuiteOptions(BaseModel):
     max_turns: int = Field(default=40, ge=1, description=(
         "replies per episode before it ends unwon, besides the game's own turn limit (40: the "
         "reference's)"))
+
+
+#: ACEBench's English categories in its own order (``category.py``, ``test_all``).
+ACEBENCH_CATEGORIES = (
+    "normal_single_turn_single_function", "normal_single_turn_parallel_function",
+    "normal_multi_turn_user_adjust", "normal_multi_turn_user_switch", "normal_similar_api",
+    "normal_preference", "normal_atom_bool", "normal_atom_enum", "normal_atom_number",
+    "normal_atom_list", "normal_atom_object_deep", "normal_atom_object_short",
+    "special_incomplete", "special_error_param", "special_irrelevant",
+    "agent_multi_step", "agent_multi_turn")
+AcebenchCategory = Literal[
+    "normal_single_turn_single_function", "normal_single_turn_parallel_function",
+    "normal_multi_turn_user_adjust", "normal_multi_turn_user_switch", "normal_similar_api",
+    "normal_preference", "normal_atom_bool", "normal_atom_enum", "normal_atom_number",
+    "normal_atom_list", "normal_atom_object_deep", "normal_atom_object_short",
+    "special_incomplete", "special_error_param", "special_irrelevant",
+    "agent_multi_step", "agent_multi_turn"]
+
+
+class AcebenchSuiteOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    data: str | None = Field(default=None, description=(
+        "the folder holding ACEBench's English data (data_<category>.json and "
+        "possible_answer/), or a clone of github.com/ACEBench/ACEBench (its data_all/data_en "
+        "is used); also set by eval.data.acebench. Nothing is downloaded"))
+    categories: list[AcebenchCategory] | None = Field(default=None, description=(
+        "ACEBench categories to evaluate (None: all 17, ACEBench's test_all); each counts in "
+        "its bucket normal, special or agent"))
+    agent_turns: int = Field(default=40, ge=1, description=(
+        "agent tasks: the agent's messages and calls before an episode ends (ACEBench's "
+        "max_dialog_turns, 40)"))

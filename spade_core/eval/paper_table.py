@@ -10,6 +10,7 @@ given: Student's t-interval of the per-seed means."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -27,6 +28,12 @@ COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
             ("ACEBench Normal", "acebench", "normal"), ("ACEBench Special", "acebench", "special"),
             ("ACEBench Agent", "acebench", "agent"), ("ACEBench", "acebench", "overall")),
 }
+#: Suites whose buckets average their categories (each category weighs the same, as the
+#: authors report them) and whose overall weighs the buckets: ACEBench's summary is
+#: 0.578 normal + 0.2676 special + 0.1545 agent (``model_eval/evaluation_helper.py``). An item's
+#: category is its id without the trailing numbers (``normal_atom_bool_3``).
+WEIGHTED: dict[str, dict[str, float]] = {
+    "acebench": {"normal": 0.578, "special": 0.2676, "agent": 0.1545}}
 #: The normal quantile of a two-sided 95 % interval.
 Z95 = 1.96
 #: Student's t quantile 0.975 for 1..30 degrees of freedom (beyond: the Cornish-Fisher series).
@@ -62,10 +69,13 @@ def t975(df: int) -> float:
 def cell(results: Sequence[SuiteResult], suite: str, bucket: str) -> Cell | None:
     """One run's column, or ``None`` when the suite or bucket was not run. The interval is the
     normal one over the items' pass@1 values (``c/n`` each): ``1.96 * s / sqrt(m)``, ``s`` their
-    sample standard deviation."""
+    sample standard deviation. Suites in :data:`WEIGHTED` average categories instead
+    (:func:`weighted_cell`)."""
     for result in results:
         if result.suite != suite:
             continue
+        if suite in WEIGHTED:
+            return weighted_cell(result, WEIGHTED[suite], bucket)
         rows = [r for r in result.items if bucket == "overall" or r["bucket"] == bucket]
         if not rows:
             return None
@@ -75,6 +85,30 @@ def cell(results: Sequence[SuiteResult], suite: str, bucket: str) -> Cell | None
             return Cell(mean, 0.0, len(values))
         return Cell(mean, Z95 * _sd(values, mean) / math.sqrt(len(values)), len(values))
     return None
+
+
+def weighted_cell(result: SuiteResult, weights: dict[str, float], bucket: str) -> Cell | None:
+    """A bucket as the mean of its categories' pass@1 (the interval from the categories'
+    variances: ``1.96 * sqrt(sum s_c^2 / n_c) / C``); ``overall`` as the weighted sum of the
+    buckets (``None`` unless every weighted bucket was run; interval ``sqrt(sum (w h)^2)``)."""
+    if bucket == "overall":
+        parts = [(w, weighted_cell(result, weights, b)) for b, w in weights.items()]
+        if any(c is None for _, c in parts):
+            return None
+        return Cell(sum(w * c.mean for w, c in parts),
+                    math.sqrt(sum((w * (c.half or 0.0)) ** 2 for w, c in parts)),
+                    sum(c.items for _, c in parts))
+    strata: dict[str, list[float]] = {}
+    for row in result.items:
+        if row["bucket"] == bucket:
+            strata.setdefault(re.sub(r"(_\d+)+$", "", str(row["id"])), []).append(
+                row["correct"] / row["n"] if row["n"] else 0.0)
+    if not strata:
+        return None
+    means = {c: sum(v) / len(v) for c, v in strata.items()}
+    variance = sum(_sd(v, means[c]) ** 2 / len(v) for c, v in strata.items() if len(v) > 1)
+    return Cell(sum(means.values()) / len(means), Z95 * math.sqrt(variance) / len(means),
+                sum(len(v) for v in strata.values()))
 
 
 def seed_cell(runs: Sequence[Sequence[SuiteResult]], suite: str, bucket: str) -> Cell | None:

@@ -49,6 +49,8 @@ class SuiteResult:
     items: list[dict[str, Any]] = field(default_factory=list)
     #: Parts of the suite left out, with the reason (e.g. a dataset the installed library lacks).
     skipped: dict[str, str] = field(default_factory=dict)
+    #: Secondary figures and remarks of the suite's own (e.g. ACEBench's agent process accuracy).
+    notes: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -129,6 +131,7 @@ def play_items(suite: EvalSuite, name: str, items: Sequence[EvalItem],
     scores = suite.play(items, recorder or backend, settings)  # type: ignore[arg-type]
     result = summarise(name, items, scores, settings.samples, settings.success_threshold)
     result.skipped = dict(getattr(suite, "skipped", {}) or {})
+    result.notes = dict(getattr(suite, "notes", {}) or {})
     if recorder is not None:
         keep_replies(suite, items, result, recorder.calls)
     return result
@@ -141,7 +144,8 @@ def results_from_json(payload: dict[str, Any]) -> list[SuiteResult]:
     try:
         return [SuiteResult(suite=s["suite"], k=s["k"], overall=BucketScore(**s["overall"]),
                             buckets={b: BucketScore(**v) for b, v in s["buckets"].items()},
-                            items=s.get("items", []), skipped=s.get("skipped", {}))
+                            items=s.get("items", []), skipped=s.get("skipped", {}),
+                            notes=s.get("notes", {}))
                 for s in payload["suites"]]
     except (KeyError, TypeError) as exc:
         raise UsageError(f"eval --baseline: not a file written by spade eval --out ({exc})"

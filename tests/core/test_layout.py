@@ -88,6 +88,7 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "plugins/designer/plugin.py": "tests/plugins/designer/test_strategies.py",
     "plugins/designer/prompt_parts.py": "tests/plugins/designer/test_strategies.py",
     "plugins/designer/skeleton.py": "tests/plugins/designer/test_strategies.py",
+    "plugins/evals/acebench_checker.py": "tests/plugins/evals/test_acebench_suite.py",
     "plugins/evals/bfcl_checker.py": "tests/plugins/evals/test_suites.py",
     "plugins/evals/bfcl_format.py": "tests/plugins/evals/test_suites.py",
     "plugins/evals/bfcl_languages.py": "tests/plugins/evals/test_suites.py",

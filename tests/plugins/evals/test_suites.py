@@ -61,7 +61,8 @@ def _three_ways(suite: EvalSuite, limit: int) -> tuple[float, ...]:
 
 def test_hook_register_eval_suites():
     assert load_test_plugins(evals_plugin).registry.names("eval_suite") == [
-        "aime", "bfcl", "gem", "gpqa-diamond", "livecodebench", "pool", "reasoning-gym", "tau2"]
+        "acebench", "aime", "bfcl", "gem", "gpqa-diamond", "livecodebench", "pool",
+        "reasoning-gym", "tau2"]
 
 
 def test_installed_plugin_registers_the_suites():
@@ -187,7 +188,7 @@ def test_unknown_category_or_missing_option_is_a_config_error_before_any_model()
     with pytest.raises(ConfigError, match="path: Field required"):
         resolve_suite(registry, "pool", {})
     with pytest.raises(ConfigError,
-                       match="Installed: aime, bfcl, gem, gpqa-diamond, livecodebench, pool, "
+                       match="Installed: acebench, aime, bfcl, gem, gpqa-diamond, livecodebench, pool, "
                              "reasoning-gym, tau2"):
         resolve_suite(registry, "bfc", {})
     with pytest.raises(ConfigError, match="categories are"):
