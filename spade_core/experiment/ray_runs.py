@@ -1,5 +1,5 @@
 """The experiment's runs as Ray tasks (``ray: {address: ...}``): one task per arm x seed, each
-running :func:`spade_core.experiment.runner.execute` (the same run, resume or skip as the serial
+running the runner's ``execute`` (the same run, resume or skip as the serial
 path) in the driver's working directory with the driver's ``sys.path``. Assumes every node sees
 the same files at the same paths (a shared filesystem, or a one-machine cluster); Ray is imported
 only here (``pip install 'spade-rl[ray]'``)."""
@@ -15,19 +15,20 @@ from spade_core.experiment.plan import PlannedRun
 from spade_core.experiment.spec import RaySpec
 
 
-def _task(run: PlannedRun, iterations: int, cwd: str) -> tuple[str, list[str]]:
-    """Run one planned run on a Ray worker; returns what it did and its progress lines."""
-    from spade_core.experiment.runner import execute
-
+def _task(execute: Callable[..., str], run: PlannedRun, iterations: int,
+          cwd: str) -> tuple[str, list[str]]:
+    """Run one planned run on a Ray worker with ``execute`` (the runner's); returns what it did
+    and its last progress lines."""
     os.chdir(cwd)
     lines: list[str] = []
     return execute(run, iterations, None, lines.append), lines[-20:]
 
 
 def run_on_ray(spec: RaySpec, runs: list[PlannedRun], iterations: int,
-               report: Callable[[str], None],
+               execute: Callable[..., str], report: Callable[[str], None],
                after_run: Callable[[PlannedRun, str], None] | None = None) -> None:
-    """Submit every run, wait for all; a failed run's error is raised once the others ended."""
+    """Submit every run (each run by ``execute(run, iterations, None, report)``), wait for all;
+    a failed run's error is raised once the others ended."""
     from spade_core.errors import ConfigError
 
     try:
@@ -41,7 +42,7 @@ def run_on_ray(spec: RaySpec, runs: list[PlannedRun], iterations: int,
              runtime_env={"env_vars": {"PYTHONPATH": path}})
     remote = ray.remote(num_cpus=spec.num_cpus, num_gpus=spec.num_gpus)(_task)
     pending: dict[Any, PlannedRun] = {
-        remote.remote(run, iterations, os.getcwd()): run for run in runs}
+        remote.remote(execute, run, iterations, os.getcwd()): run for run in runs}
     report(f"spade experiment: {len(pending)} runs submitted to Ray at {spec.address}")
     failure: BaseException | None = None
     while pending:

@@ -138,7 +138,7 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *,
         if spec.heldout.baseline:
             for seed in spec.seed_list:
                 evaluate_baseline(spec, base, seed, folder, loaded)
-        run_on_ray(spec.ray, runs, iterations, report, after_run)
+        run_on_ray(spec.ray, runs, iterations, execute, report, after_run)
     else:
         for number, run in enumerate(runs, 1):
             if spec.heldout.baseline and run.arm == spec.reference_arm:
