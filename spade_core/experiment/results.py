@@ -186,7 +186,8 @@ def _curves(spec: ExperimentSpec, records: list[dict[str, Any]],
 def _table(spec: ExperimentSpec, records: list[dict[str, Any]]) -> dict[str, Any]:
     """At the last evaluation every finished run reached: per suite and bucket, each arm's mean
     over seeds and its paired difference to the reference arm."""
-    reached = [max((p["iterations"] for p in r["points"]), default=0) for r in records]
+    reached = [max((p["iterations"] for p in r["points"]), default=0) for r in records
+               if r["iterations_completed"]]  # a stopped experiment: the runs that started
     at = min(reached) if reached else 0
     table: dict[str, Any] = {"at_iterations": at, "reference_arm": spec.reference_arm,
                              "suites": {}}
