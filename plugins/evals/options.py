@@ -60,6 +60,8 @@ class PoolSuiteOptions(BaseModel):
     path: str = Field(description="a folder of .py programs or a .jsonl file of them")
     field: str | None = Field(default=None, description="JSONL field holding the program "
                                                         "(None: the usual ones)")
+    bucket: str | None = Field(default=None, description="JSONL field whose value buckets "
+                               "the items, e.g. answer (the per-answer split); None: by family")
 
 #: The ``data`` option of suites that read public files (filled from ``eval.data.<suite>``).
 DATA_DESCRIPTION = ("where the data is: a local file or folder (.jsonl, .json, .parquet, .csv), "

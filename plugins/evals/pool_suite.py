@@ -27,12 +27,13 @@ from plugins.evals.options import PoolSuiteOptions
 
 
 class PoolSuite(EvalSuite):
-    """Programs of a folder or JSONL file, one item each, bucketed by family."""
+    """Programs of a folder or JSONL file, one item each, bucketed by family (or by the JSONL
+    field ``bucket`` names, e.g. ``answer``)."""
 
     name = "pool"
 
     def __init__(self, path: str, sandbox: Sandbox, families: Sequence[EnvFamily],
-                 field: str | None = None) -> None:
+                 field: str | None = None, bucket: str | None = None) -> None:
         self.path = Path(path).expanduser()
         if not self.path.exists():
             raise ConfigError(f"pool suite: path {path!r}: no such file or folder; give a folder "
@@ -42,18 +43,38 @@ class PoolSuite(EvalSuite):
         self.sandbox = sandbox
         self.families = list(families)
         self.field = field
+        self.bucket = bucket
+        if bucket is not None and self.path.suffix != ".jsonl":
+            raise ConfigError(f"pool suite: bucket {bucket!r} reads a JSONL field; {path} is "
+                              "not a .jsonl file")
+
+    def _buckets(self) -> dict[str, str]:
+        """Each JSONL line's label -> the value of its ``bucket`` field."""
+        import json
+
+        out = {}
+        with self.path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if line.strip():
+                    row = json.loads(line)
+                    if isinstance(row, dict) and self.bucket in row:
+                        out[f"{self.path}:{number}"] = str(row[self.bucket])
+        return out
 
     def items(self, limit: int | None, seed: int) -> list[EvalItem]:
         by_family: dict[str, list[EvalItem]] = {}
+        buckets = self._buckets() if self.bucket is not None else {}
         for label, source, description in read_programs(self.path, self.field):
             if source is None:
                 continue
             family, _ = choose_family(source, self.families)
             if family is None:
                 continue
-            items = by_family.setdefault(family.name, [])
+            bucket = (buckets.get(label, f"no {self.bucket}") if self.bucket is not None
+                      else family.name)
+            items = by_family.setdefault(bucket, [])
             items.append(EvalItem(
-                id=program_id(source), bucket=family.name, text=description or source,
+                id=program_id(source), bucket=bucket, text=description or source,
                 data={"program": source, "family": family, "seed": seed + len(items),
                       "label": label}))
         if not by_family:
@@ -101,4 +122,4 @@ def build(options: PoolSuiteOptions, context: BuildContext) -> PoolSuite:
     families = context.components.get("env_family") or []
     if not isinstance(families, list):
         families = [families]
-    return PoolSuite(options.path, sandbox, families, options.field)
+    return PoolSuite(options.path, sandbox, families, options.field, options.bucket)

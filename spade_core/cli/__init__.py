@@ -40,6 +40,7 @@ CORE_COMMANDS: dict[str, str] = {
     "doctor": "spade_core.cli.doctor_cmd",
     "envs": "spade_core.cli.envs_cmd",
     "seeds": "spade_core.cli.seeds_cmd",
+    "experiment": "spade_core.cli.experiment_cmd",
 }
 #: Core commands that plugins can add members to (``register(..., group="bench")``, ``"envs"``).
 GROUPS: tuple[str, ...] = ("bench", "envs")

@@ -38,8 +38,8 @@ class LoopEvaluator:
 
     def evaluate(self, iteration: int, backend: GenerationBackend,
                  timer: PhaseTimer | None = None) -> dict[str, Any] | None:
-        """``{suite: {"pass@1", "items", "buckets": {bucket: pass@1}}}`` (and ``pass@K`` for
-        ``K`` samples above 1) when ``iteration`` is due, else ``None``."""
+        """``{suite: {"pass@1", "items", "buckets": {bucket: pass@1}, "items_digest"}}`` (and
+        ``pass@K`` for ``K`` samples above 1) when ``iteration`` is due, else ``None``."""
         if not self.due(iteration):
             return None
         timer = timer or PhaseTimer()
@@ -48,12 +48,21 @@ class LoopEvaluator:
             for name, suite, items in self.suites:
                 figures[name] = row_figures(play_items(suite, name, items, backend,
                                                        self.settings))
+                figures[name]["items_digest"] = items_digest([item.id for item in items])
                 timer.advance(PHASE, len(items))
         return figures
 
     def close(self) -> None:
         for _, suite, _ in reversed(self.suites):
             suite.close()
+
+
+def items_digest(ids: list[str]) -> str:
+    """A short fingerprint of the items played (their ids, in any order): equal digests mean the
+    same held-out items (``spade experiment`` checks its arms with it)."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:16]
 
 
 def row_figures(result: SuiteResult) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -46,6 +46,7 @@ from spade_core.selfplay.iteration import (
     window_replays,
 )
 from spade_core.selfplay.metrics import iteration_metrics, window_metrics
+from spade_core.selfplay.phases import CountingBackend, tokens_by_role
 from spade_core.selfplay.pool import PoolSampler, load_pool
 from spade_core.selfplay.samples import (
     agent_samples,
@@ -452,6 +453,10 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
     timer = PhaseTimer(lambda phase, completed, total: hook.spade_phase_progress(
         run=context, iteration=iteration, phase=phase, completed=completed, total=total))
     starting = windows is None or windows.starts(iteration)
+    # The policy's (and the hint model's) generated tokens, counted per phase for ``tokens``.
+    c = replace(c, backend=CountingBackend(c.backend, timer),
+                hint_backend=(CountingBackend(c.hint_backend, timer)
+                              if c.hint_backend is not None else None))
 
     released: list[TrainingSample] = []
     if windows is not None and starting and windows.current is not None:
@@ -496,6 +501,7 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
                                 loop.success_threshold, retired=len(retired),
                                 memory_counts=c.memory.stats().get("by_status", {}))
     metrics["train"] = train_metrics
+    metrics["tokens"] = tokens_by_role(timer)
     if windows is not None:
         metrics["window"] = window_metrics(windows.current, iteration, released)
     metrics["corpus_state"] = c.corpus.state_dict()

@@ -90,6 +90,8 @@ HALF = {"pass@1": 0.5, "items": 4, "buckets": {"hinted": 1.0, "plain": 0.0},
 def test_every_iteration_gets_the_held_out_scores(tmp_path):
     run_dir, suites = make_run(tmp_path, {"suites": ["fake-suite"], "every": 1})
     metrics = rows(run_dir)
+    digests = {r["eval"]["fake-suite"].pop("items_digest") for r in metrics}
+    assert len(digests) == 1 and len(digests.pop()) == 16  # the same items, fingerprinted
     assert [r["eval"] for r in metrics] == [{"fake-suite": HALF}] * 2
     assert all("eval" in r["seconds"] for r in metrics)
     (suite,) = suites.suites
@@ -118,6 +120,7 @@ def test_samples_and_limit(tmp_path):
     run_dir, _ = make_run(tmp_path, {"suites": ["fake-suite"], "every": 2, "samples": 2,
                                      "limit": 2}, learn_after=1)
     (row,) = [r for r in rows(run_dir) if "eval" in r]
+    row["eval"]["fake-suite"].pop("items_digest")
     assert row["eval"]["fake-suite"] == {"pass@1": 0.5, "items": 2, "pass@2": 1.0,
                                          "buckets": {"hinted": 0.5, "plain": 0.5},
                                          "bucket_items": {"hinted": 1, "plain": 1},

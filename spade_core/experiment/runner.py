@@ -1,0 +1,160 @@
+"""Run an experiment: every arm x seed as an ordinary run directory through
+:func:`spade_core.api.run` (the code of ``spade run``), one after another or as Ray tasks, and the
+untrained model's held-out scores once per seed. Resumable: a completed run is skipped, a run
+with a checkpoint is resumed from it, a run killed before its first checkpoint starts again."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from spade_core.experiment.plan import (
+    RESULTS_FILE,
+    SPEC_FILE,
+    PlannedRun,
+    baseline_config,
+    baseline_file,
+    plan,
+)
+from spade_core.experiment.spec import ExperimentSpec, load_spec
+
+if TYPE_CHECKING:
+    from spade_core.plugins import LoadedPlugins
+
+Reporter = Callable[[str], None]
+#: Default experiment folder: ``runs/experiments/<name>`` (no timestamp, so running the same
+#: file again resumes it).
+DEFAULT_OUT = "runs/experiments/{name}"
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def run_state(run: PlannedRun, iterations: int) -> str:
+    """``done`` (completed with every iteration), ``resume`` (it has a checkpoint) or ``fresh``
+    (nothing usable yet)."""
+    from spade_core.selfplay.checkpoint import latest_checkpoint
+
+    summary = run.dir / "summary.json"
+    if summary.is_file():
+        try:
+            data = json.loads(summary.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            data = {}
+        if data.get("status") == "completed" and data.get("iterations_completed", 0) >= iterations:
+            return "done"
+    if run.dir.is_dir() and latest_checkpoint(run.dir) is not None:
+        return "resume"
+    return "fresh"
+
+
+def execute(run: PlannedRun, iterations: int, plugins: "LoadedPlugins | None",
+            report: Reporter) -> str:
+    """Run, resume or skip one planned run; returns what it did (its :func:`run_state`)."""
+    from spade_core.api import run as run_api
+
+    state = run_state(run, iterations)
+    if state == "done":
+        return state
+    if state == "fresh" and run.dir.exists():
+        shutil.rmtree(run.dir)  # killed before its first checkpoint: nothing to resume
+    run.dir.parent.mkdir(parents=True, exist_ok=True)
+    run_api(run.config, resume=run.dir if state == "resume" else None, plugins=plugins,
+            report=lambda line: report(f"  [{run.label}] {line}"))
+    return state
+
+
+def evaluate_baseline(spec: ExperimentSpec, base: dict[str, Any], seed: int, out: Path,
+                      plugins: "LoadedPlugins | None") -> None:
+    """The untrained model's held-out scores at ``seed`` (compute 0), unless already there."""
+    from spade_core.api import evaluate
+    from spade_core.atomic_files import write_atomic
+
+    path = baseline_file(out, seed)
+    if path.is_file():
+        return
+    held = spec.heldout
+    payload = evaluate(baseline_config(spec, base, seed, out), samples=held.samples,
+                       limit=held.limit, max_new_tokens=held.max_new_tokens, plugins=plugins)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps(payload, indent=1) + "\n")
+
+
+def check_configs(runs: list[PlannedRun], plugins: "LoadedPlugins") -> None:
+    """Resolve every run's config before anything runs: a bad override fails at once, named
+    with its arm."""
+    from spade_core.api import load_config
+    from spade_core.errors import ConfigError
+
+    for run in runs:
+        try:
+            load_config(run.config, plugins=plugins)
+        except ConfigError as exc:
+            raise ConfigError(f"arm {run.arm!r} (seed {run.seed}): {exc}") from None
+
+
+def run_experiment(path: str | Path, out: str | Path | None = None, *,
+                   plugins: "LoadedPlugins | None" = None, report: Reporter = _stderr,
+                   after_run: Callable[[PlannedRun, str], None] | None = None) -> Path:
+    """Run (or continue) the experiment in ``path``; returns its folder, which then holds
+    ``results.json``. ``after_run(run, state)`` is called after each run (``state``: what
+    :func:`execute` did); the results file is rewritten after each run, so a stopped experiment
+    keeps what it measured."""
+    from spade_core.atomic_files import write_atomic
+    from spade_core.config.load import read_config_file
+    from spade_core.experiment.results import build_results
+    from spade_core.plugins import load_plugins
+
+    spec, base_file = load_spec(path)
+    loaded = plugins or load_plugins()
+    base = read_config_file(base_file) or {}
+    folder = Path(out) if out is not None else Path(DEFAULT_OUT.format(name=spec.name))
+    runs = plan(spec, base, folder)
+    check_configs(runs, loaded)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(folder / SPEC_FILE, json.dumps(
+        {"experiment": str(path), "base": str(base_file), "spec": spec.model_dump(),
+         "runs": [{"arm": r.arm, "seed": r.seed, "dir": str(r.dir), "overrides": r.overrides}
+                  for r in runs]}, indent=1) + "\n")
+    started = time.perf_counter()
+
+    def write_results() -> None:
+        results = build_results(spec, runs, folder, base_file)
+        results["seconds_this_session"] = round(time.perf_counter() - started, 1)
+        write_atomic(folder / RESULTS_FILE, json.dumps(results, indent=1) + "\n")
+
+    iterations = spec.budget.iterations
+    report(f"spade experiment: {spec.name}: {len(spec.arms)} arms x {len(spec.seed_list)} seeds "
+           f"= {len(runs)} runs of {iterations} iterations in {folder}")
+    if spec.ray is not None:
+        from spade_core.experiment.ray_runs import run_on_ray
+
+        if spec.heldout.baseline:
+            for seed in spec.seed_list:
+                evaluate_baseline(spec, base, seed, folder, loaded)
+        run_on_ray(spec.ray, runs, iterations, execute, report, after_run)
+    else:
+        for number, run in enumerate(runs, 1):
+            if spec.heldout.baseline and run.arm == spec.reference_arm:
+                if not baseline_file(folder, run.seed).is_file():
+                    report(f"spade experiment: seed {run.seed}: held-out scores of the "
+                           "untrained model")
+                evaluate_baseline(spec, base, run.seed, folder, loaded)
+            state = run_state(run, iterations)
+            verb = {"done": "already complete", "resume": "resuming",
+                    "fresh": "starting"}[state]
+            report(f"spade experiment: [{number}/{len(runs)}] {run.label}: {verb}")
+            state = execute(run, iterations, loaded, report)
+            write_results()
+            if after_run is not None:
+                after_run(run, state)
+    write_results()
+    report(f"spade experiment: results in {folder / RESULTS_FILE}; the page: spade report "
+           f"{folder}")
+    return folder
