@@ -285,6 +285,8 @@ def run_links(folder: Path, results: dict[str, Any], page: Path, *, write_report
                 href = os.path.relpath(target.resolve(), page.resolve().parent)
         elif (directory / "report.html").is_file():
             href = os.path.relpath((directory / "report.html").resolve(), page.resolve().parent)
+        else:
+            note = "no report written (--no-run-reports)"
         links.append(RunLink(str(run["arm"]), int(run["seed"]), str(run.get("status", "")),
                              int(run.get("iterations_completed") or 0),
                              run.get("compute") or {}, directory,
