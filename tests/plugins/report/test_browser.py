@@ -2,7 +2,8 @@
 
 Every page is opened from disk with all non-file requests refused (the page must need no
 network), and must render its plots and environment browser without a console error. Screenshots
-are saved under each test's temporary directory.
+are saved under each test's temporary directory (the experiment page's is also copied to
+``/tmp/experiment_page.png``, for a person to look at).
 """
 
 from __future__ import annotations
@@ -261,8 +262,8 @@ def test_experiment_page_shows_curves_beside_the_table(experiment_page, browser,
         assert plot["w"] > 300 and plot["h"] > 150 and plot["paths"] > 10 and plot["texts"] > 8
     rows = page.eval_on_selector_all(
         "#table-1 tbody tr", "rows => rows.map(r => { const b = r.getBoundingClientRect();"
-        " return {h: b.height, left: b.left, top: b.top, cells: [...r.cells].map(c => c.innerText)};"
-        " })")
+        " return {h: b.height, left: b.left, top: b.top,"
+        " cells: [...r.cells].map(c => c.innerText)}; })")
     assert len(rows) == 6 and all(r["h"] > 10 for r in rows)
     assert rows[1]["cells"][1:4] == ["good", "58.3 [22.5, 94.2]", "+33.3 [-2.5, +69.2]"]
     # Side by side: the overall curve left of the table, at the same height.
