@@ -82,3 +82,35 @@ class FakeInterruptPlugin:
         self.ended += 1
         if self.at is not None and self.ended == self.at:
             raise KeyboardInterrupt
+
+
+def run_known_experiment(folder):
+    """Run a small experiment on the fake self-play loop and return its folder (``folder/out``,
+    with ``results.json`` and ``runs/<arm>/seed-<s>/``): arms ``ref`` (answers q0 right) and
+    ``good`` (q0 and q1, and q2 at odd seeds), seeds 0-2, two iterations, the ``known`` suite
+    evaluated after each and bucketed by answer. A few seconds."""
+    import copy
+
+    import yaml
+
+    import plugins.designer.plugin as designer_plugin
+    import plugins.estimators as estimators_plugin
+    import plugins.trainers.plugin as trainers_plugin
+    from spade_core.experiment.runner import run_experiment
+    from spade_core.testing import load_test_plugins
+
+    from fakes.selfplay import FAKE_RUN_CONFIG, FakeSelfPlayPlugin
+
+    base = copy.deepcopy(FAKE_RUN_CONFIG)
+    base["backend"] = {"plugin": "fake-known-backend", "options": {"right": 0}}
+    (folder / "base.yaml").write_text(yaml.safe_dump(base))
+    spec = {"name": "known", "base": str(folder / "base.yaml"),
+            "arms": {"ref": {"backend.options.right": 1},
+                     "good": ["backend.options.right=2", "backend.options.odd_bonus=1"]},
+            "reference_arm": "ref", "seeds": [0, 1, 2], "budget": {"iterations": 2},
+            "heldout": {"suites": {"known": {"bucket": "answer"}}, "every": 1}}
+    path = folder / "experiment.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    plugins = load_test_plugins(FakeSelfPlayPlugin(), designer_plugin, estimators_plugin,
+                                trainers_plugin, FakeKnownPlugin())
+    return run_experiment(path, folder / "out", plugins=plugins, report=lambda line: None)

@@ -2,7 +2,8 @@
 
 Every page is opened from disk with all non-file requests refused (the page must need no
 network), and must render its plots and environment browser without a console error. Screenshots
-are saved under each test's temporary directory.
+are saved under each test's temporary directory (the experiment page's is also copied to
+``/tmp/experiment_page.png``, for a person to look at).
 """
 
 from __future__ import annotations
@@ -229,4 +230,53 @@ def test_verdict_colours_differ_and_unplayed_iterations_read_n_a(finished, brows
     assert "Iteration(s) 2 played no environment" in warning and "n/a" in warning
     assert page.locator("#env-list pre.doc-text").count() >= 1
     page.screenshot(path=str(tmp_path / "unplayed.png"), full_page=True)
+    assert not browser.errors, browser.errors
+
+
+@pytest.fixture(scope="module")
+def experiment_page(known_experiment, tmp_path_factory):
+    """The page of the fake experiment (``conftest.known_experiment``), with the first run's own
+    report written so that its link leads somewhere."""
+    from plugins.report.experiment_page import build_experiment_page
+
+    first = known_experiment / "runs" / "ref" / "seed-0"
+    build_report(first, first / "report.html", neighbours=0)
+    return build_experiment_page(known_experiment,
+                                 tmp_path_factory.mktemp("experiment") / "report.html",
+                                 run_reports=False)
+
+
+#: Where the lead looks at the experiment page (kept after the test's temporary folders go).
+EXPERIMENT_SHOT = Path("/tmp/experiment_page.png")
+
+
+def test_experiment_page_shows_curves_beside_the_table(experiment_page, browser, tmp_path):
+    page = browser.open(experiment_page).page
+    plots = page.eval_on_selector_all(
+        "figure[id^='curve-'] svg.plot-svg", "els => els.map(e => { const r ="
+        " e.getBoundingClientRect(); return {w: r.width, h: r.height, top: r.top, left: r.left,"
+        " paths: e.querySelectorAll('path').length, texts: e.querySelectorAll('text').length};"
+        " })")
+    assert len(plots) == 3  # overall, answer yes, answer no
+    for plot in plots:
+        assert plot["w"] > 300 and plot["h"] > 150 and plot["paths"] > 10 and plot["texts"] > 8
+    rows = page.eval_on_selector_all(
+        "#table-1 tbody tr", "rows => rows.map(r => { const b = r.getBoundingClientRect();"
+        " return {h: b.height, left: b.left, top: b.top,"
+        " cells: [...r.cells].map(c => c.innerText)}; })")
+    assert len(rows) == 6 and all(r["h"] > 10 for r in rows)
+    assert rows[1]["cells"][1:4] == ["good", "58.3 [22.5, 94.2]", "+33.3 [-2.5, +69.2]"]
+    # Side by side: the overall curve left of the table, at the same height.
+    overall = plots[0]
+    assert rows[0]["left"] > overall["left"] + overall["w"]
+    assert abs(rows[0]["top"] - overall["top"]) < overall["h"]
+    assert page.locator("#checks-table .badge.pass").count() == 16
+    assert page.locator("#runs-table tbody tr").count() == 6
+    page.screenshot(path=str(tmp_path / "experiment.png"), full_page=True)
+    _not_blank(tmp_path / "experiment.png")
+    shutil.copyfile(tmp_path / "experiment.png", EXPERIMENT_SHOT)
+    # The first run's link opens its own report.
+    page.click("#runs-table a.run-report")
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    assert page.inner_text("#run-status").startswith("completed")
     assert not browser.errors, browser.errors
