@@ -109,6 +109,9 @@ class FakeScriptedBackend(GenerationBackend):
         #: ``(role, temperature, top_p, top_k, chat_template_kwargs)`` of every prompt.
         self.sampling = []
 
+    #: When true, every reply carries made-up log-probs (one per word), as vLLM's replies do.
+    with_logprobs = False
+
     def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
                  top_p=None, top_k=None, chat_template_kwargs=None):
         self.calls += 1
@@ -146,6 +149,9 @@ class FakeScriptedBackend(GenerationBackend):
             else:
                 right = self.always_right or "HINT:" in text
                 out.append(Generation(text="\\boxed{42}" if right else "\\boxed{7}"))
+        if self.with_logprobs:
+            for generation in out:
+                generation.logprobs = [-0.25] * max(1, len(generation.text.split()))
         return out
 
     def close(self):
