@@ -337,12 +337,12 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
                 completed = flow.completed
             status = "completed"
             return run_dir
-        last_end: float | None = None
+        last: dict[str, Any] | None = None
         for iteration in range(start, config.run.iterations):
             context.iteration = iteration
             metrics = run_iteration(components, resolved, iteration, artifacts, context, loaded,
-                                    pool, guard, evaluator, windows, last_end)
-            last_end = metrics["pipeline"]["train_end"]
+                                    pool, guard, evaluator, windows, last)
+            last = metrics["pipeline"]
             for key in TOTALS:
                 totals[key] = totals.get(key, 0) + metrics[key]
             completed = iteration + 1
@@ -487,12 +487,12 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
                   guard: ContaminationGuard | None = None,
                   evaluator: LoopEvaluator | None = None,
                   windows: Windows | None = None,
-                  previous_end: float | None = None) -> dict[str, Any]:
+                  previous: dict[str, Any] | None = None) -> dict[str, Any]:
     """One iteration, in order: (a window's start) the previous window's designs rewarded over
     its plays; this iteration's environments; hint and play; estimate and remember; train;
     evaluate; write the artifacts and the metrics row. ``windows`` is ``None`` in the frontier
-    schedule. ``previous_end``: when the previous iteration's update ended (``time.time()``),
-    for the row's ``pipeline`` idle figures."""
+    schedule. ``previous``: the previous iteration's ``pipeline`` figures, for this one's idle
+    seconds."""
     hook = loaded.manager.hook
     timer = _timer(hook, context, iteration)
     started = time.time()
@@ -507,9 +507,9 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
     _write_artifacts(artifacts, iteration, made.proposals)
     metrics = _row(c, resolved, iteration, made, timer, windows, train_metrics)
     generated = Generated(iteration, [], {}, started=started, ended=ended,
-                          waited=started - previous_end if previous_end is not None else 0.0)
+                          waited=started - previous["generate_end"] if previous else 0.0)
     metrics["pipeline"] = pipeline_metrics(
-        Trained(generated, {}, 0, ended, trained), previous_end, 0)
+        Trained(generated, {}, 0, ended, trained), previous["train_end"] if previous else None, 0)
     metrics["pipeline"].pop("policy_version")
     if held_out is not None:
         metrics["eval"] = held_out
