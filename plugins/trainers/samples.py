@@ -46,6 +46,9 @@ class EncodedSample:
     #: Per-token log-probabilities of the completion under the policy that generated it, when
     #: recorded (stale samples: truncated importance sampling corrects for the policy's moves).
     rollout_logps: list[float] | None = None
+    #: Asynchronous training: per completion token, the policy version that generated it (the
+    #: trainer computes the behaviour log-probabilities under that version's kept weights).
+    token_versions: list[int] | None = None
 
 
 class SampleEncodingError(ValueError):
@@ -210,6 +213,23 @@ def turn_rollout_logps(turns: Sequence[Sequence[Any]], spans: Sequence[tuple[int
     return found, unaligned
 
 
+def turn_token_versions(meta: dict[str, Any], spans: Sequence[tuple[int, int, int]],
+                        length: int) -> list[int] | None:
+    """Per completion token, the policy version that generated it: each assistant turn's from
+    ``meta["turn_versions"]`` (``[message index, version]`` pairs), the sample's
+    ``meta["policy_version"]`` for the rest (turns the ledger missed, masked tokens). ``None``
+    for a sample without a version (not generated asynchronously)."""
+    if meta.get("policy_version") is None:
+        return None
+    versions = [int(meta["policy_version"])] * length
+    by_index = {int(i): int(v) for i, v in meta.get("turn_versions") or ()}
+    for index, start, count in spans:
+        if index in by_index:
+            for k in range(start, min(start + count, length)):
+                versions[k] = by_index[index]
+    return versions
+
+
 def encode_samples(samples: Sequence[TrainingSample], encoder: ConversationEncoder,
                    max_tokens: int) -> tuple[list[EncodedSample], dict[str, int]]:
     """Encode every sample; too-long and unencodable ones are counted per role and left out."""
@@ -244,7 +264,8 @@ def encode_samples(samples: Sequence[TrainingSample], encoder: ConversationEncod
             prompt_ids=prompt, completion_ids=completion, env_mask=mask,
             skill=str(sample.meta.get("skill") or ""),
             advantage_scale=float(sample.meta.get("advantage_scale", 1.0)),
-            rollout_logps=[float(v) for v in rollout][:keep] if rollout is not None else None))
+            rollout_logps=[float(v) for v in rollout][:keep] if rollout is not None else None,
+            token_versions=turn_token_versions(sample.meta, spans, len(completion))))
     return rows, dict(skipped)
 
 

@@ -9,9 +9,13 @@ Three pieces:
   no call ever sees half-pushed weights) and keeps, per generated reply, the version and the
   log-probabilities the backend returned (:meth:`VersionedBackend.take_ledger`).
 * :func:`stamp_samples` gives each sample of an iteration its id, its policy version (the oldest
-  version any of its replies was generated with) and per assistant turn the rollout
-  log-probabilities (``meta["turn_logps"]``), which the trainer aligns with the tokens it trains
-  and corrects with truncated importance sampling, as it does a window's held designs.
+  version any of its replies was generated with), the version of each reply and the backend's
+  log-probabilities per reply (``meta["turn_logps"]``). A trainer that keeps the weights of
+  recent versions (:meth:`~spade_core.interfaces.Trainer.keep_version`; ``grpo``) computes the
+  behaviour log-probabilities itself under the weights each reply was generated with and
+  corrects with truncated importance sampling, as it does a window's held designs; the
+  backend's log-probabilities are then a diagnostic (engine against trainer), and the stand-in
+  where no weights are kept.
 * :class:`BackgroundTrainer` trains on one thread, in order; before each update it drops the
   samples older than K updates and measures staleness; it records when it was busy, and the
   loop records when generation was, so that ``metrics.jsonl`` says how long each side waited
@@ -135,9 +139,10 @@ def stamp_samples(samples: Sequence[TrainingSample], ledger: Mapping[str, tuple[
                   iteration: int, floor: int) -> None:
     """Give each freshly generated sample its id (``meta["sample_id"]``), its policy version
     (``meta["policy_version"]``: the oldest version among its replies; ``floor``, the version at
-    the iteration's start, when none is in the ledger) and the log-probabilities of its replies
-    (``meta["turn_logps"]``: ``[message index, log-probs]`` pairs, replies the backend returned
-    none for left out). Designs released from an earlier window keep their own record."""
+    the iteration's start, when none is in the ledger), the version of each reply
+    (``meta["turn_versions"]``: ``[message index, version]`` pairs) and the log-probabilities the
+    backend returned for its replies (``meta["turn_logps"]``: ``[message index, log-probs]``
+    pairs, replies it returned none for left out). Designs released from an earlier window keep their own record."""
     for k, sample in enumerate(samples):
         if "window_start" in sample.meta:
             continue
@@ -148,11 +153,13 @@ def stamp_samples(samples: Sequence[TrainingSample], ledger: Mapping[str, tuple[
             hit = ledger.get(reply_key(sample.messages[:i], str(message.get("content", ""))))
             if hit is None:
                 continue
-            versions.append(int(hit[0]))
+            versions.append([i, int(hit[0])])
             if hit[1] is not None:
                 turns.append([i, [float(v) for v in hit[1]]])
         sample.meta["sample_id"] = f"{iteration}:{k}"
-        sample.meta["policy_version"] = min(versions, default=floor)
+        sample.meta["policy_version"] = min((v for _, v in versions), default=floor)
+        if versions:
+            sample.meta["turn_versions"] = versions
         if turns:
             sample.meta["turn_logps"] = turns
 
@@ -207,6 +214,8 @@ class BackgroundTrainer:
         self.version = version
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spade-train")
         self._queue: list[Future] = []
+        # the weights every later sample may be generated with, kept on the training thread
+        self._pool.submit(trainer.keep_version, version, level).result()
         self._last_end: float | None = None
 
     def submit(self, generated: Generated) -> None:
@@ -231,6 +240,7 @@ class BackgroundTrainer:
             self.backend.updating = self.version + 1
         metrics = self.trainer.train(kept) or {}
         self.version += 1
+        self.trainer.keep_version(self.version, self.level)
         if self.backend is not None:
             self.backend.mark(self.version)
         push = (self.backend.push_seconds - pushed_before) if self.backend is not None else 0.0

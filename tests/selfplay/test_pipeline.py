@@ -49,6 +49,7 @@ def test_the_ledger_records_version_and_logprobs_and_stamps_each_turn():
     # the oldest version among its replies; log-probs per assistant message
     assert sample.meta["policy_version"] == 3 and sample.meta["sample_id"] == "7:0"
     assert sample.meta["turn_logps"] == [[1, [-1.0, -2.0]], [3, [-1.0, -2.0]]]
+    assert sample.meta["turn_versions"] == [[1, 3], [3, 4]]
     assert unknown.meta["policy_version"] == 2 and "turn_logps" not in unknown.meta
 
 
@@ -117,11 +118,8 @@ def test_the_transformers_backend_is_refused_with_the_reason():
     from spade_core.testing import load_test_plugins
 
     from fakes.selfplay import FakeSelfPlayPlugin
-    from fakes.training import load_training_plugins
 
-    loaded = load_test_plugins(FakeSelfPlayPlugin(), backends_plugin, trainers_plugin,
-                               *[p for p in [] if p])
-    assert load_training_plugins  # the same fakes as the other tests
+    loaded = load_test_plugins(FakeSelfPlayPlugin(), backends_plugin, trainers_plugin)
     data = _config("unused", 2)
     data["memory"] = "fake-memory"
     data["backend"] = "transformers"
