@@ -142,7 +142,8 @@ def stamp_samples(samples: Sequence[TrainingSample], ledger: Mapping[str, tuple[
     the iteration's start, when none is in the ledger), the version of each reply
     (``meta["turn_versions"]``: ``[message index, version]`` pairs) and the log-probabilities the
     backend returned for its replies (``meta["turn_logps"]``: ``[message index, log-probs]``
-    pairs, replies it returned none for left out). Designs released from an earlier window keep their own record."""
+    pairs, replies it returned none for left out). Designs released from an earlier window keep
+    their own record."""
     for k, sample in enumerate(samples):
         if "window_start" in sample.meta:
             continue
