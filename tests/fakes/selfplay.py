@@ -17,6 +17,7 @@ from spade_core.interfaces import (
     GenerationBackend,
     Sandbox,
     SandboxSession,
+    TrainableBackend,
 )
 from spade_core.interfaces.memory import EnvMemory
 from spade_core.records import DesignTarget, Document, EnvIteration, EnvRecord, StepResult, Verdict
@@ -153,6 +154,41 @@ class FakeScriptedBackend(GenerationBackend):
             for generation in out:
                 generation.logprobs = [-0.25] * max(1, len(generation.text.split()))
         return out
+
+    def close(self):
+        pass
+
+
+class FakeScriptedDesignsOverEngine(TrainableBackend):
+    """A real trainable engine (vLLM) that plays the agent, the scripted backend above writing
+    every other reply (designs, hints, verdicts): the loop gets valid environments whatever the
+    small model writes, and the agent's replies, their log-probabilities and the weight pushes
+    are the engine's."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.scripted = FakeScriptedBackend()
+
+    @property
+    def batch_size(self):
+        return self.engine.batch_size
+
+    def generate(self, conversations, **kwargs):
+        agent = [not (c[0]["content"].startswith(("You are an environment designer",
+                                                  "You are a coach", "You review")))
+                 for c in conversations]
+        played = iter(self.engine.generate([c for c, a in zip(conversations, agent) if a],
+                                           **kwargs) if any(agent) else [])
+        scripted = iter(self.scripted.generate(
+            [c for c, a in zip(conversations, agent) if not a], **kwargs)
+            if not all(agent) else [])
+        return [next(played) if a else next(scripted) for a in agent]
+
+    def policy(self):
+        return self.engine.policy()
+
+    def update_weights(self, named_parameters):
+        self.engine.update_weights(named_parameters)
 
     def close(self):
         pass

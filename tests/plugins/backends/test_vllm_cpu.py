@@ -244,3 +244,51 @@ def test_grpo_update_reaches_the_engine(mode, request, tmp_path):
     finally:
         trainer.close()
         backend.update_weights(bundled_backend().model.state_dict().items())
+
+
+def test_server_generates_while_the_trainer_trains(server, tmp_path):
+    """``loop.async_level: 1`` for three iterations with the launched server playing the agent
+    (the designs scripted, so that the small model gets environments to play) and the GRPO
+    trainer on its own copy: iteration i+1 is generated while iteration i trains (the rows'
+    timestamps), no sample trained is more than one update old, and the stale ones are
+    corrected with importance weights that are not 1, the policy having moved."""
+    import json
+    import time
+
+    from fakes.bundled_model import bundled_backend
+    from fakes.selfplay import FAKE_RUN_CONFIG, FakeScriptedDesignsOverEngine
+    from fakes.training import load_training_plugins, training_config
+
+    from spade_core.config.load import resolve_config
+    from spade_core.selfplay.runner import run
+
+    loaded = load_training_plugins()
+    data = training_config(
+        tmp_path / "run", 3, "frontier",
+        loop=dict(FAKE_RUN_CONFIG["loop"], async_level=1, agent_max_tokens=8),
+        trainer={"plugin": "grpo", "options": {
+            "learning_rate": 5e-3, "lora": {"r": 4, "alpha": 8}, "beta": 0.01,
+            "per_device_train_batch_size": 8}},
+        checkpoint={"every": 0})
+    started = time.perf_counter()
+    try:
+        run_dir = run(resolve_config(data, loaded.registry, "async.yaml"), loaded,
+                      report=lambda message: None,
+                      backend=FakeScriptedDesignsOverEngine(server))
+    finally:
+        server.update_weights(bundled_backend().model.state_dict().items())
+    seconds = time.perf_counter() - started
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iteration"] for r in rows] == [0, 1, 2], seconds
+    pipe = [r["pipeline"] for r in rows]
+    for before, after in zip(pipe, pipe[1:]):  # iteration i+1 generated while i trained
+        assert after["generate_start"] < before["train_end"]
+        assert before["train_start"] < after["generate_end"]
+    assert all(p["staleness_max"] <= 1 and p["samples_dropped_stale"] == 0 for p in pipe)
+    assert sum(p["staleness"].count(1) for p in pipe) > 0
+    assert all(r["train"]["push_seconds"] > 0 for r in rows)  # each update reached the server
+    stale = [r["train"] for r in rows[1:]]
+    assert all(t["tis_tokens"] > 0 for t in stale)
+    assert any(t["tis_mean_weight"] != 1.0 for t in stale)  # the policy moved
+    # the engine's log-probs against the trainer's, kept as a diagnostic: both float32
+    assert all(t.get("tis_engine_gap", 0.0) < 0.05 for t in stale)
