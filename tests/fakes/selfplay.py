@@ -163,11 +163,13 @@ class FakeScriptedDesignsOverEngine(TrainableBackend):
     """A real trainable engine (vLLM) that plays the agent, the scripted backend above writing
     every other reply (designs, hints, verdicts): the loop gets valid environments whatever the
     small model writes, and the agent's replies, their log-probabilities and the weight pushes
-    are the engine's."""
+    are the engine's. Every ``right_every``-th agent reply of a call is replaced by the right
+    answer, so that rewards differ within a group and an update moves the policy."""
 
-    def __init__(self, engine):
+    def __init__(self, engine, right_every=3):
         self.engine = engine
         self.scripted = FakeScriptedBackend()
+        self.right_every = right_every
 
     @property
     def batch_size(self):
@@ -182,7 +184,12 @@ class FakeScriptedDesignsOverEngine(TrainableBackend):
         scripted = iter(self.scripted.generate(
             [c for c, a in zip(conversations, agent) if not a], **kwargs)
             if not all(agent) else [])
-        return [next(played) if a else next(scripted) for a in agent]
+        out = [next(played) if a else next(scripted) for a in agent]
+        for k, generation in enumerate(g for g, a in zip(out, agent) if a):
+            if k % self.right_every == 0:
+                generation.text, generation.logprobs = "\\boxed{42}", None
+                generation.completion_ids = None
+        return out
 
     def policy(self):
         return self.engine.policy()

