@@ -53,6 +53,21 @@ set_small=(--set "model.path=$MODEL" --set run.iterations=1 --set "run.dir=$RUN"
 VLLM_ENABLE_V1_MULTIPROCESSING=0 timeout 1800 "$PY" -m spade_core.cli run configs/gpu-qwen-7b.yaml \
   "${set_small[@]}" 2>&1 | tee "$OUT/run.txt" || failed=1
 
+step "asynchronous training: both sides' idle time, async_level 0 and 1"
+for level in 0 1; do
+  timeout 600 "$PY" -m spade_core.cli bench loop --async-level "$level" --envs 16 --rollouts 8 \
+    --iterations 4 --generate-seconds 0.05 --train-seconds 2 --json > "$OUT/bench-async-$level.json" \
+    || failed=1
+done
+cat "$OUT"/bench-async-*.json
+# the same with the real model, three iterations per level (vLLM was checked above)
+for level in 0 1; do
+  VLLM_ENABLE_V1_MULTIPROCESSING=0 timeout 1800 "$PY" -m spade_core.cli run configs/gpu-qwen-7b.yaml \
+    "${set_small[@]}" --set run.iterations=3 --set "run.dir=$OUT/run-async-$level" \
+    --set loop.async_level=$level --set backend=vllm-server > "$OUT/run-async-$level.txt" 2>&1 \
+    || failed=1
+done
+
 kill $sampler 2>/dev/null
 "$PY" - "$OUT" "$MODEL" "$failed" <<'PYEOF'
 """Gather the figures docs/scaling.md's throughput model needs into summary.json."""
@@ -81,6 +96,13 @@ try:
     figures["gpu_memory_peak_mib"] = max(used) if used else None
 except OSError:
     pass
+for level in (0, 1):
+    rows = out / f"run-async-{level}" / "metrics.jsonl"
+    if rows.is_file():
+        pipe = [json.loads(line)["pipeline"] for line in rows.read_text().splitlines()]
+        figures[f"async_{level}"] = {k: round(sum(p[k] for p in pipe), 1) for k in (
+            "generator_busy_seconds", "generator_idle_seconds", "trainer_busy_seconds",
+            "trainer_idle_seconds", "push_seconds")}
 (out / "summary.json").write_text(json.dumps(figures, indent=2))
 print(json.dumps(figures, indent=2))
 PYEOF

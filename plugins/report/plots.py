@@ -329,6 +329,47 @@ def _train(metrics: list[dict[str, Any]]) -> Any | None:
     return fig
 
 
+def _pipeline(metrics: list[dict[str, Any]]) -> Any | None:
+    """Per iteration, the generator's and the trainer's busy and idle seconds (``pipeline`` rows,
+    asynchronous training); beside them the oldest sample trained and the mean importance weight
+    when the rows have them. ``None`` for a run without pipeline figures."""
+    rows = [(int(x), row["pipeline"], _flat(row.get("train"))) for row in metrics
+            if isinstance(row.get("pipeline"), dict)
+            and (x := as_number(row.get("iteration"))) is not None]
+    if not rows:
+        return None
+    extra = any("staleness_max" in p or "tis_mean_weight" in t for _, p, t in rows)
+    fig, axes = _figure(ncols=2 if extra else 1, width=4.8 if extra else 6.4)
+    ax = axes[0]
+    xs = [x for x, _, _ in rows]
+    sides = (("generator", -0.2, PALETTE[:2]), ("trainer", 0.2, PALETTE[2:4]))
+    for side, offset, colours in sides:
+        busy = [as_number(p.get(f"{side}_busy_seconds")) or 0.0 for _, p, _ in rows]
+        idle = [as_number(p.get(f"{side}_idle_seconds")) or 0.0 for _, p, _ in rows]
+        where = [x + offset for x in xs]
+        ax.bar(where, busy, width=0.38, color=colours[0], label=f"{side} busy")
+        ax.bar(where, idle, width=0.38, bottom=busy, color=colours[1], label=f"{side} idle")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("seconds")
+    _integer_x(ax, xs)
+    ax.legend(loc="best", fontsize="small", frameon=False)
+    if extra:
+        ax = axes[1]
+        stale = [(x, as_number(p.get("staleness_max"))) for x, p, _ in rows]
+        stale = [(x, y) for x, y in stale if y is not None]
+        if stale:
+            ax.plot([x for x, _ in stale], [y for _, y in stale], marker="o", color=PALETTE[0],
+                    label="staleness max (updates)")
+        weights = [(x, t["tis_mean_weight"]) for x, _, t in rows if "tis_mean_weight" in t]
+        if weights:
+            ax.plot([x for x, _ in weights], [y for _, y in weights], marker="s",
+                    color=PALETTE[2], label="mean importance weight")
+        ax.set_xlabel("iteration")
+        _integer_x(ax, xs)
+        ax.legend(loc="best", fontsize="small", frameon=False)
+    return fig
+
+
 def _by_family_iteration(envs: list[EnvView], value: Callable[[EnvView], float | None]
                          ) -> dict[str, tuple[list[int], list[float]]]:
     groups: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -440,6 +481,10 @@ def render_plots(data: RunData) -> list[Plot]:
             "Seconds spent in each phase of the iteration.", _stacked(m, "seconds", "seconds"))
         add("plot-train", "Training", "Numeric figures the trainer reported per iteration.",
             _train(m))
+        add("plot-pipeline", "Generator and trainer: busy and idle",
+            "Seconds each side worked and waited for the other, per iteration (loop.async_level "
+            "overlaps them); beside them the oldest sample trained, in updates, and the mean "
+            "truncated importance weight.", _pipeline(m))
         add("plot-skill-validity", "Validity per skill",
             "Share of the designer's fresh proposals that were valid, per skill it was asked "
             "for and iteration; each cell reads valid/proposed, blank when none was proposed.",

@@ -42,7 +42,8 @@ class GRPOOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    learning_rate: float = Field(default=1e-6, gt=0.0, description="AdamW learning rate")
+    learning_rate: float = Field(default=1e-6, ge=0.0, description="AdamW learning rate (0: the "
+                                 "weights never move, a check of the importance weights)")
     weight_decay: float = Field(default=0.0, ge=0.0)
     max_grad_norm: float = Field(default=1.0, gt=0.0, description="gradient clipping norm")
     epsilon: float = Field(default=0.2, gt=0.0, lt=1.0,

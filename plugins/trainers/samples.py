@@ -46,6 +46,9 @@ class EncodedSample:
     #: Per-token log-probabilities of the completion under the policy that generated it, when
     #: recorded (stale samples: truncated importance sampling corrects for the policy's moves).
     rollout_logps: list[float] | None = None
+    #: Asynchronous training: per completion token, the policy version that generated it (the
+    #: trainer computes the behaviour log-probabilities under that version's kept weights).
+    token_versions: list[int] | None = None
 
 
 class SampleEncodingError(ValueError):
@@ -83,11 +86,14 @@ class ConversationEncoder:
         self.stop_ids = set(int(i) for i in stop_ids)
 
     def encode(self, messages: list[dict[str, Any]], masked: Collection[int] = (),
-               template_kwargs: dict[str, Any] | None = None
+               template_kwargs: dict[str, Any] | None = None,
+               spans: list[tuple[int, int, int]] | None = None
                ) -> tuple[list[int], list[int], list[int]]:
         """``(prompt_ids, completion_ids, env_mask)`` of one conversation, rendered with the
         role's chat template variables ``template_kwargs`` when it has any; the assistant turns
-        at the indices in ``masked`` are left out of the loss like the environment's."""
+        at the indices in ``masked`` are left out of the loss like the environment's. ``spans``,
+        when given, receives ``(message index, first completion position, tokens up to and
+        including the stop token)`` of every assistant turn."""
         render = self.render
         if template_kwargs:
             def render(part: list[dict[str, Any]], prompt: bool) -> str:
@@ -117,6 +123,8 @@ class ConversationEncoder:
                 env_mask += [0] * len(glue)
             turn = self.tokenize(full_text[max(done, len(before)):len(after)])
             stop = next((k for k, t in enumerate(turn) if t in self.stop_ids), len(turn) - 1)
+            if spans is not None:
+                spans.append((i, len(completion_ids), stop + 1))
             completion_ids += turn
             trained = 0 if i in masked else 1
             env_mask += [trained] * (stop + 1) + [0] * (len(turn) - stop - 1)
@@ -165,15 +173,61 @@ def tis_weights(train_logps: Sequence[float], rollout_logps: Sequence[float],
                 low: float = 0.0, high: float = 2.0) -> list[float]:
     """Truncated importance-sampling weights, per token: ``clamp(exp(train - rollout), low,
     high)``, where ``train`` is the log-probability under the policy being trained and
-    ``rollout`` under the policy that generated the token (the reference's ``--use-tis``)."""
+    ``rollout`` under the policy that generated the token (the reference's ``--use-tis``). A
+    rollout log-probability that was not recorded (NaN: a token the generator did not return
+    one for) weighs 1."""
     if len(train_logps) != len(rollout_logps):
         raise ValueError(f"tis_weights: {len(train_logps)} training log-probs for "
                          f"{len(rollout_logps)} rollout ones")
     weights = []
     for train, rollout in zip(train_logps, rollout_logps):
+        if math.isnan(float(rollout)):
+            weights.append(1.0)
+            continue
         difference = min(float(train) - float(rollout), 50.0)  # exp overflows past ~709
         weights.append(min(max(math.exp(difference), low), high))
     return weights
+
+
+def turn_rollout_logps(turns: Sequence[Sequence[Any]], spans: Sequence[tuple[int, int, int]],
+                       length: int) -> tuple[list[float], int]:
+    """Rollout log-probabilities per completion token from those the generator returned per
+    reply (``turns``: ``[message index, log-probs]`` pairs, ``meta["turn_logps"]``), laid on the
+    turns' tokens (``spans`` from :meth:`ConversationEncoder.encode`); NaN where none is known.
+    A reply whose log-probs number its tokens (or one fewer: the stop token was not returned)
+    is laid on them; one that does not fit the tokens the trainer encodes is left NaN and
+    counted (second value)."""
+    found = [float("nan")] * length
+    by_index = {int(i): list(v) for i, v in turns}
+    unaligned = 0
+    for index, start, count in spans:
+        values = by_index.get(index)
+        if values is None:
+            continue
+        if len(values) not in (count, count - 1):
+            unaligned += 1
+            continue
+        for k, value in enumerate(values):
+            if start + k < length:
+                found[start + k] = float(value)
+    return found, unaligned
+
+
+def turn_token_versions(meta: dict[str, Any], spans: Sequence[tuple[int, int, int]],
+                        length: int) -> list[int] | None:
+    """Per completion token, the policy version that generated it: each assistant turn's from
+    ``meta["turn_versions"]`` (``[message index, version]`` pairs), the sample's
+    ``meta["policy_version"]`` for the rest (turns the ledger missed, masked tokens). ``None``
+    for a sample without a version (not generated asynchronously)."""
+    if meta.get("policy_version") is None:
+        return None
+    versions = [int(meta["policy_version"])] * length
+    by_index = {int(i): int(v) for i, v in meta.get("turn_versions") or ()}
+    for index, start, count in spans:
+        if index in by_index:
+            for k in range(start, min(start + count, length)):
+                versions[k] = by_index[index]
+    return versions
 
 
 def encode_samples(samples: Sequence[TrainingSample], encoder: ConversationEncoder,
@@ -184,9 +238,10 @@ def encode_samples(samples: Sequence[TrainingSample], encoder: ConversationEncod
     for sample in samples:
         try:
             kwargs = sample.meta.get("chat_template_kwargs")
+            spans: list[tuple[int, int, int]] = []
             prompt, completion, mask = encoder.encode(
                 sample.messages, set(sample.meta.get("masked_turns") or ()),
-                dict(kwargs) if isinstance(kwargs, dict) else None)
+                dict(kwargs) if isinstance(kwargs, dict) else None, spans)
         except SampleEncodingError:
             skipped[f"{sample.role}_samples_unencodable"] += 1
             continue
@@ -199,12 +254,18 @@ def encode_samples(samples: Sequence[TrainingSample], encoder: ConversationEncod
             skipped[f"{sample.role}_samples_empty"] += 1
             continue
         rollout = sample.meta.get("rollout_logps")
+        turns = sample.meta.get("turn_logps")
+        if rollout is None and turns:
+            rollout, unaligned = turn_rollout_logps(turns, spans, len(completion))  # type: ignore[arg-type]
+            if unaligned:
+                skipped[f"{sample.role}_turns_logps_unaligned"] += unaligned
         rows.append(EncodedSample(
             role=sample.role, group=sample.group, reward=float(sample.reward),
             prompt_ids=prompt, completion_ids=completion, env_mask=mask,
             skill=str(sample.meta.get("skill") or ""),
             advantage_scale=float(sample.meta.get("advantage_scale", 1.0)),
-            rollout_logps=[float(v) for v in rollout][:keep] if rollout is not None else None))
+            rollout_logps=[float(v) for v in rollout][:keep] if rollout is not None else None,
+            token_versions=turn_token_versions(sample.meta, spans, len(completion))))
     return rows, dict(skipped)
 
 

@@ -47,3 +47,27 @@ def window_problems(config: SpadeConfig, memory_options: Any) -> list[str]:
             f"hinted rollouts, but no environment can get more than {rollouts} of each in this "
             f"run ({', '.join(keys)}), so none could ever become mastered or too hard; raise "
             "those or lower a window"]
+
+
+#: Backends that generate with the very module a trainer updates in place: generation and
+#: training cannot overlap on them (``loop.async_level``).
+SHARED_MODULE_BACKENDS = ("transformers",)
+
+
+def async_problems(config: SpadeConfig, resolved: Any) -> list[str]:
+    """A message when ``loop.async_level`` asks for overlap the selected backend cannot give: the
+    ``transformers`` backend generates with the module the trainer updates in place, so a
+    generation running during an update would read half-updated weights."""
+    if config.loop.async_level == 0:
+        return []
+    backend = resolved.components.get("backend")
+    trainer = resolved.components.get("trainer")
+    if backend is None or backend.component.name not in SHARED_MODULE_BACKENDS:
+        return []
+    if trainer is not None and trainer.component.name == "none":
+        return []  # nothing is updated: nothing to race with
+    return [f"loop.async_level {config.loop.async_level}: backend "
+            f"{backend.component.name!r} generates with the module the trainer updates in "
+            "place, so generating during an update would read half-written weights; select "
+            "backend vllm-server (or vllm; weights pushed after each update, docs/training.md, "
+            "\"Asynchronous training\") or set loop.async_level 0"]

@@ -119,6 +119,12 @@ class LoopSection(Strict):
     #: ``selfplay``: the designer proposes; ``fixed-pool``: environments come from ``pool``.
     mode: Literal["selfplay", "fixed-pool"] = "selfplay"
     pool: str | None = None
+    #: Asynchronous training (docs/training.md, "Asynchronous training"): iteration i+1 is
+    #: generated while iteration i trains, on weights at most ``async_level`` updates old; every
+    #: sample records the policy version and log-probabilities it was generated with, stale
+    #: samples are corrected by truncated importance sampling and those older than
+    #: ``async_level`` updates are dropped. 0: sequential (generate, then train).
+    async_level: int = Field(default=0, ge=0)
 
     def template_kwargs(self, role: Literal["designer", "agent"]) -> dict[str, Any] | None:
         """The chat template variables the role's prompts are rendered with (``None``: none of

@@ -40,6 +40,14 @@ class Trainer(ABC):
         truncated importance sampling. ``None`` (the default): this trainer records none."""
         return None
 
+    def keep_version(self, version: int, level: int) -> None:
+        """Asynchronous training (``loop.async_level``), on the training thread: the weights are
+        now policy version ``version``. A trainer that corrects stale samples with the policy
+        they were generated with keeps these weights, and drops those more than ``level``
+        versions older, so that a sample stamped ``meta["policy_version"]`` gets its behaviour
+        log-probabilities from the same weights it was generated with. The default keeps none:
+        the generation backend's log-probabilities (``meta["turn_logps"]``) stand in for them."""
+
     def save(self, directory: Path) -> None:
         """Write what resuming needs (weights or adapter, optimizer) into ``directory``. The
         default writes nothing: a trainer without state (``none``) resumes from the config."""

@@ -28,13 +28,18 @@ PIPELINE = ("validate", "hint", "rollout", "estimate")
 class ScriptedPolicy(GenerationBackend):
     """Zero-latency stand-in for the model: replays fixed programs, hints and actions."""
 
-    def __init__(self, programs: Sequence[str], action: str = "\\boxed{0}") -> None:
+    def __init__(self, programs: Sequence[str], action: str = "\\boxed{0}",
+                 latency: float = 0.0) -> None:
         self.programs = list(programs)
+        #: Seconds each call takes (a stand-in for the model's time; sleeps, as a GPU wait does).
+        self.latency = latency
         self.action = action
         self.next_program = 0
 
     def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
                  top_p=None, top_k=None, chat_template_kwargs=None):
+        if self.latency:
+            time.sleep(self.latency)
         out = []
         for messages in conversations:
             system = messages[0]["content"] if messages else ""
@@ -59,6 +64,76 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rollouts", type=int, default=8, help="hinted and unhinted plays each")
     parser.add_argument("--turns", type=int, default=2, help="turns per episode")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--async-level", type=int, default=None, metavar="K",
+                        help="instead: run --iterations whole iterations with loop.async_level "
+                        "K, the scripted policy taking --generate-seconds per call and a "
+                        "stand-in trainer --train-seconds per update; report both sides' busy "
+                        "and idle seconds")
+    parser.add_argument("--iterations", type=int, default=4, help="with --async-level")
+    parser.add_argument("--generate-seconds", type=float, default=0.05,
+                        help="with --async-level: seconds per generation call")
+    parser.add_argument("--train-seconds", type=float, default=2.0,
+                        help="with --async-level: seconds per update")
+
+
+class SleepingTrainer:
+    """A stand-in trainer for ``--async-level``: each update takes ``seconds`` (asleep, releasing
+    the interpreter as torch's kernels do) and changes nothing."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def train(self, samples: Any) -> dict[str, float]:
+        time.sleep(self.seconds)
+        return {"samples": float(len(samples))}
+
+    def record_logprobs(self, samples: Any) -> None:
+        return None
+
+    def save(self, directory: Path) -> None:
+        return None
+
+    def load(self, directory: Path) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def run_pipeline(args: argparse.Namespace) -> dict[str, Any]:
+    """``--async-level K``: whole iterations through the run loop; both sides' time."""
+    from spade_core.config.load import load_config
+    from spade_core.plugins import load_plugins
+    from spade_core.selfplay.runner import run as run_loop
+
+    loaded = load_plugins()
+    with tempfile.TemporaryDirectory(prefix="spade-bench-async-") as tmp:
+        overrides = [f"loop.envs_per_iteration={args.envs}",
+                     f"loop.rollouts_per_env={args.rollouts}", f"loop.max_turns={args.turns}",
+                     "loop.max_attempts=1", "designer=full-program", "trainer=none",
+                     "loop.schedule=frontier", f"loop.async_level={args.async_level}",
+                     f"run.iterations={args.iterations}", f"run.dir={tmp}/run",
+                     "checkpoint.every=0", "eval.every=0"]
+        resolved = load_config(args.config, loaded.registry, overrides)
+        from spade_core.components import BuildContext
+
+        families = [rc.component.build(rc.options, BuildContext()) for rc in resolved.families]
+        programs = [p.source for f in families for p in f.seed_programs()]
+        policy = ScriptedPolicy(programs, latency=args.generate_seconds)
+        start = time.perf_counter()
+        run_dir = run_loop(resolved, loaded, report=lambda message: None, backend=policy,
+                           trainer=SleepingTrainer(args.train_seconds))
+        elapsed = time.perf_counter() - start
+        rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    sides = {key: round(sum(r["pipeline"][key] for r in rows), 2) for key in (
+        "generator_busy_seconds", "generator_idle_seconds", "trainer_busy_seconds",
+        "trainer_idle_seconds")}
+    return {"benchmark": "loop", "async_level": args.async_level, "iterations": len(rows),
+            "envs": args.envs, "rollouts_per_env": args.rollouts, "turns": args.turns,
+            "generate_seconds_per_call": args.generate_seconds,
+            "train_seconds_per_update": args.train_seconds, "seconds": round(elapsed, 2),
+            **sides, "staleness_max": max(r["pipeline"]["staleness_max"] for r in rows),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores"}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,6 +143,10 @@ def run(args: argparse.Namespace) -> int:
     from spade_core.selfplay.iteration import PhaseTimer, dedupe, design, estimate, play
     from spade_core.selfplay.runner import _close_all, build_components
 
+    if args.async_level is not None:
+        result = run_pipeline(args)
+        _print(result, args.json)
+        return 0
     loaded = load_plugins()
     overrides = [f"loop.envs_per_iteration={args.envs}", f"loop.rollouts_per_env={args.rollouts}",
                  f"loop.max_turns={args.turns}", "loop.max_attempts=1",
@@ -114,9 +193,13 @@ def run(args: argparse.Namespace) -> int:
         "goal_envs_per_second": 50, "goal_met": args.envs / pipeline >= 50,
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
     }
-    if args.json:
+    _print(result, args.json)
+    return 0
+
+
+def _print(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
         print(json.dumps(result))
     else:
         for key, value in result.items():
-            print(f"{key:>22}: {value}")
-    return 0
+            print(f"{key:>24}: {value}")

@@ -47,6 +47,15 @@ from spade_core.selfplay.iteration import (
 )
 from spade_core.selfplay.metrics import iteration_metrics, window_metrics
 from spade_core.selfplay.phases import CountingBackend, tokens_by_role
+from spade_core.selfplay.pipeline import (
+    BackgroundTrainer,
+    Generated,
+    Trained,
+    VersionedBackend,
+    pipeline_metrics,
+    stamp_samples,
+    versioned,
+)
 from spade_core.selfplay.pool import PoolSampler, load_pool
 from spade_core.selfplay.samples import (
     agent_samples,
@@ -91,22 +100,30 @@ def _builder(resolved: ResolvedConfig, run_dir: Path | None, seed: int, opened: 
 
 def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
                      opened: list[Any], backend: Any = None,
-                     launch: LaunchInfo = LaunchInfo()) -> Components:
+                     launch: LaunchInfo = LaunchInfo(), trainer: Any = None) -> Components:
     """Build every selected component; each is appended to ``opened`` so it can be closed.
-    ``backend``, when given, replaces the configured generation backend (benchmarks)."""
+    ``backend`` and ``trainer``, when given, replace the configured generation backend and
+    trainer (benchmarks). With ``loop.async_level`` above 0 the backend is wrapped in a
+    :class:`~spade_core.selfplay.pipeline.VersionedBackend` before the trainer is built, so that
+    the trainer's weight pushes go through it."""
     built: dict[str, Any] = {}
     build, context = _builder(resolved, run_dir, seed, opened, built, launch)
     if backend is None:
         backend = build("backend")
     else:
         built["generation_backend"] = backend
+    if resolved.config.loop.async_level:
+        backend = built["generation_backend"] = versioned(backend)
     sandbox = build("sandbox")
     memory = build("memory")
     corpus = build("corpus")
     designer = build("designer")
     estimator = build("estimator")
     families = [rc.component.build(rc.options, context()) for rc in resolved.families]
-    trainer = build("trainer")
+    if trainer is None:
+        trainer = build("trainer")
+    else:
+        built["trainer"] = trainer
     _require_followers(resolved, trainer, launch)
     hint_backend = None
     if "hints.backend" in resolved.components:  # built last: the trainer gets the policy's
@@ -240,9 +257,10 @@ def _prepare_run_dir(resolved: ResolvedConfig, resume: Path | None) -> Path:
 
 
 def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _stderr,
-        resume: Path | None = None) -> Path:
+        resume: Path | None = None, backend: Any = None, trainer: Any = None) -> Path:
     """Run the configured number of iterations; returns the run directory. With ``resume`` (a run
-    directory), continue that run from its latest checkpoint instead of starting a new one."""
+    directory), continue that run from its latest checkpoint instead of starting a new one.
+    ``backend`` and ``trainer`` replace the configured ones (benchmarks)."""
     config = resolved.config
     launch = launch_info()
     if not launch.main:  # a follower of a multi-process launch: train only, write nothing
@@ -276,7 +294,8 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
                + (f" (resuming at iteration {start} from {checkpoint.name})" if checkpoint else ""))
         if launch.distributed:
             report(f"spade: main process of {launch.world_size}; the others train their shard")
-        components = build_components(resolved, run_dir, config.run.seed, opened, launch=launch)
+        components = build_components(resolved, run_dir, config.run.seed, opened,
+                                      backend=backend, launch=launch, trainer=trainer)
         suite_context = BuildContext(
             run_dir=run_dir, seed=config.run.seed, model=config.model.path,
             success_threshold=config.loop.success_threshold,
@@ -306,12 +325,26 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
         isolation = components.sandbox.isolation()
         artifacts.append_jsonl("isolation.jsonl", {"time": time.time(), **isolation})
         hook.spade_run_start(run=context)
+        if config.loop.async_level:
+            pending = Generated.from_dict(state["pending"]) if state.get("pending") else None
+            if pending is not None:  # trained after the checkpoint: its row comes again
+                truncate_jsonl(run_dir / "metrics.jsonl", pending.iteration)
+            flow = AsyncLoop(components, resolved, artifacts, context, loaded, pool, guard,
+                             evaluator, windows, totals, report,
+                             int(state.get("policy_version", start)))
+            try:
+                flow.run(start, pending)
+            finally:
+                completed = flow.completed
+            status = "completed"
+            return run_dir
+        last: dict[str, Any] | None = None
         for iteration in range(start, config.run.iterations):
             context.iteration = iteration
             metrics = run_iteration(components, resolved, iteration, artifacts, context, loaded,
-                                    pool, guard, evaluator, windows)
-            for key in ("envs_proposed", "envs_valid", "envs_duplicate", "envs_played",
-                        "envs_mastered"):
+                                    pool, guard, evaluator, windows, last)
+            last = metrics["pipeline"]
+            for key in TOTALS:
                 totals[key] = totals.get(key, 0) + metrics[key]
             completed = iteration + 1
             report(_iteration_line(metrics))
@@ -371,11 +404,17 @@ def end_message(summary: dict[str, Any], run_dir: Path, planned: int,
 
 
 def _checkpoint(run_dir: Path, next_iteration: int, c: Components, pool: Any,
-                totals: dict[str, float], keep: int, windows: Windows | None = None) -> None:
+                totals: dict[str, float], keep: int, windows: Windows | None = None,
+                pending: Generated | None = None, version: int | None = None) -> None:
+    """``pending`` and ``version`` (asynchronous training): the iteration generated and not yet
+    trained, kept whole so that a resumed run trains it once, and the updates applied so far."""
     state = {"corpus": c.corpus.state_dict(), "totals": totals,
              "pool": pool.state_dict() if pool is not None else None,
              "window": (windows.current.to_dict()
                         if windows is not None and windows.current is not None else None)}
+    if version is not None:
+        state["policy_version"] = version
+        state["pending"] = pending.to_dict() if pending is not None else None
     save_checkpoint(run_dir, next_iteration, state, c.trainer, c.memory, keep)
 
 
@@ -400,18 +439,24 @@ def _restore(c: Components, checkpoint: Path, state: dict[str, Any], pool: Any,
 
 
 def open_window(c: Components, loop: Any, iteration: int,
-                proposals: list[Proposal]) -> Window:
+                proposals: list[Proposal], ledger: dict[str, Any] | None = None) -> Window:
     """The window starting at ``iteration``: the environments played, and the designer's
-    samples held with the log-probabilities the policy gives them now (before any update)."""
+    samples held with the log-probabilities the policy gives them now (before any update). With
+    a ``ledger`` (asynchronous training, the trainer busy on its own thread) they are held with
+    the log-probabilities the backend generated them with instead."""
     held = designer_samples(loop, [p for p in proposals if not p.replayed])
-    logps = c.trainer.record_logprobs(held) if held else None
+    if ledger is not None:
+        stamp_samples(held, ledger, iteration, 0)
+        logps = None
+    else:
+        logps = c.trainer.record_logprobs(held) if held else None
     designs = [HeldDesign(env_id=s.group, family=str(s.meta["family"]), messages=s.messages,
                           skill=str(s.meta["skill"]),
                           rollout_logps=logps[k] if logps is not None else None,
                           fixed_reward=None if s.meta["played"] else float(s.reward),
                           meta={k: v for k, v in s.meta.items()
                                 if k in ("attempt", "repair", "temperature",
-                                         "chat_template_kwargs")})
+                                         "chat_template_kwargs", "turn_logps")})
                for k, s in enumerate(held)]
     return Window(start=iteration, designs=designs,
                   env_ids=[p.env_id for p in proposals if p.difficulty is not None])
@@ -442,16 +487,62 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
                   loaded: LoadedPlugins, pool: Any = None,
                   guard: ContaminationGuard | None = None,
                   evaluator: LoopEvaluator | None = None,
-                  windows: Windows | None = None) -> dict[str, Any]:
+                  windows: Windows | None = None,
+                  previous: dict[str, Any] | None = None) -> dict[str, Any]:
     """One iteration, in order: (a window's start) the previous window's designs rewarded over
     its plays; this iteration's environments; hint and play; estimate and remember; train;
     evaluate; write the artifacts and the metrics row. ``windows`` is ``None`` in the frontier
-    schedule."""
+    schedule. ``previous``: the previous iteration's ``pipeline`` figures, for this one's idle
+    seconds."""
+    hook = loaded.manager.hook
+    timer = _timer(hook, context, iteration)
+    started = time.time()
+    made = _generate(c, resolved, iteration, context, loaded, pool, guard, windows, timer)
+    ended = time.time()
+    with timer.phase("train", total=len(made.samples)):
+        train_metrics = c.trainer.train(made.samples) or {}
+        timer.advance("train", len(made.samples))
+    trained = time.time()
+
+    held_out = evaluator.evaluate(iteration, c.backend, timer) if evaluator else None
+    _write_artifacts(artifacts, iteration, made.proposals)
+    metrics = _row(c, resolved, iteration, made, timer, windows, train_metrics)
+    generated = Generated(iteration, [], {}, started=started, ended=ended,
+                          waited=started - previous["generate_end"] if previous else 0.0)
+    metrics["pipeline"] = pipeline_metrics(
+        Trained(generated, {}, 0, ended, trained), previous["train_end"] if previous else None, 0)
+    metrics["pipeline"].pop("policy_version")
+    if held_out is not None:
+        metrics["eval"] = held_out
+    artifacts.log_metrics(metrics)
+    hook.spade_iteration_end(run=context, iteration=iteration, metrics=metrics)
+    return metrics
+
+
+def _timer(hook: Any, context: RunInfo, iteration: int) -> PhaseTimer:
+    return PhaseTimer(lambda phase, completed, total: hook.spade_phase_progress(
+        run=context, iteration=iteration, phase=phase, completed=completed, total=total))
+
+
+class _Made:
+    """What one iteration's generation produced."""
+
+    def __init__(self, proposals: list[Proposal], samples: list[TrainingSample],
+                 mastered: list[Any], retired: list[Any], released: list[TrainingSample]) -> None:
+        self.proposals, self.samples = proposals, samples
+        self.mastered, self.retired, self.released = mastered, retired, released
+
+
+def _generate(c: Components, resolved: ResolvedConfig, iteration: int, context: RunInfo,
+              loaded: LoadedPlugins, pool: Any, guard: ContaminationGuard | None,
+              windows: Windows | None, timer: PhaseTimer,
+              ledger: Callable[[], dict[str, Any]] | None = None) -> _Made:
+    """An iteration up to its samples: (a window's start) the previous window's designs
+    released; the environments; hint and play; estimate and remember. ``ledger`` (asynchronous
+    training): takes the backend's record of what it generated, for the held designs."""
     loop = resolved.config.loop
     seed = resolved.config.run.seed * 1_000_003 + iteration * 7919
     hook = loaded.manager.hook
-    timer = PhaseTimer(lambda phase, completed, total: hook.spade_phase_progress(
-        run=context, iteration=iteration, phase=phase, completed=completed, total=total))
     starting = windows is None or windows.starts(iteration)
     # The policy's (and the hint model's) generated tokens, counted per phase for ``tokens``.
     c = replace(c, backend=CountingBackend(c.backend, timer),
@@ -482,14 +573,14 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
         samples = training_samples(loop, proposals)
     else:
         if starting:
-            windows.current = open_window(c, loop, iteration, proposals)
+            windows.current = open_window(c, loop, iteration, proposals,
+                                          ledger() if ledger is not None else None)
         samples = scale_designer(loop, released + agent_samples(loop, proposals),
                                  windows.interval)
-    with timer.phase("train", total=len(samples)):
-        train_metrics = c.trainer.train(samples) or {}
-        timer.advance("train", len(samples))
+    return _Made(proposals, samples, mastered, retired, released)
 
-    held_out = evaluator.evaluate(iteration, c.backend, timer) if evaluator else None
+
+def _write_artifacts(artifacts: RunArtifacts, iteration: int, proposals: list[Proposal]) -> None:
     for p in proposals:
         if p.replayed:  # its envs/<id>.json keeps the proposal; each replay is one line here
             artifacts.append_jsonl("replays.jsonl", _replay_details(iteration, p))
@@ -497,20 +588,124 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
             artifacts.write_env(p.env_id,
                                 p.program or (p.completions[-1] if p.completions else ""),
                                 _env_details(iteration, p))
-    metrics = iteration_metrics(iteration, proposals, len(mastered), timer,
-                                loop.success_threshold, retired=len(retired),
+
+
+def _row(c: Components, resolved: ResolvedConfig, iteration: int, made: _Made,
+         timer: PhaseTimer, windows: Windows | None,
+         train_metrics: dict[str, Any] | None) -> dict[str, Any]:
+    """The iteration's ``metrics.jsonl`` row, ``train`` as given (``{}`` until it is known)."""
+    loop = resolved.config.loop
+    metrics = iteration_metrics(iteration, made.proposals, len(made.mastered), timer,
+                                loop.success_threshold, retired=len(made.retired),
                                 memory_counts=c.memory.stats().get("by_status", {}))
-    metrics["train"] = train_metrics
+    metrics["train"] = train_metrics or {}
     metrics["tokens"] = tokens_by_role(timer)
     if windows is not None:
-        metrics["window"] = window_metrics(windows.current, iteration, released)
+        metrics["window"] = window_metrics(windows.current, iteration, made.released)
     metrics["corpus_state"] = c.corpus.state_dict()
     metrics["mode"] = loop.mode
-    if held_out is not None:
-        metrics["eval"] = held_out
-    artifacts.log_metrics(metrics)
-    hook.spade_iteration_end(run=context, iteration=iteration, metrics=metrics)
     return metrics
+
+
+#: Running totals of ``summary.json``, summed over the iterations' rows.
+TOTALS = ("envs_proposed", "envs_valid", "envs_duplicate", "envs_played", "envs_mastered")
+
+
+class AsyncLoop:
+    """The iterations with ``loop.async_level`` K above 0: iteration i+1 is generated on this
+    thread while iteration i trains on the trainer's, generation waiting only when the trainer
+    is more than K updates behind. Rows are written in order once their update is done; a
+    checkpoint waits for the trainer to finish everything before the iteration just generated,
+    which it keeps, untrained, to train first on resume."""
+
+    def __init__(self, c: Components, resolved: ResolvedConfig, artifacts: RunArtifacts,
+                 context: RunInfo, loaded: LoadedPlugins, pool: Any,
+                 guard: ContaminationGuard | None, evaluator: LoopEvaluator | None,
+                 windows: Windows | None, totals: dict[str, float], report: Reporter,
+                 version: int) -> None:
+        self.c, self.resolved, self.artifacts, self.context = c, resolved, artifacts, context
+        self.loaded, self.pool, self.guard, self.evaluator = loaded, pool, guard, evaluator
+        self.windows, self.totals, self.report = windows, totals, report
+        self.level = resolved.config.loop.async_level
+        self.backend = c.backend if isinstance(c.backend, VersionedBackend) else None
+        if self.backend is not None:
+            self.backend.mark(version)
+            self.backend.take_ledger()  # pushes and calls of the restore are no samples
+        self.trainer = BackgroundTrainer(c.trainer, self.backend, self.level, version)
+        self.completed = 0
+        self._train_end: float | None = None
+        self._generate_end: float | None = None
+
+    def run(self, start: int, pending: Generated | None) -> None:
+        config = self.resolved.config
+        every, last = config.checkpoint.every, config.run.iterations
+        self.completed = pending.iteration if pending is not None else start
+        try:
+            if pending is not None:
+                self.trainer.submit(pending)
+            for iteration in range(start, last):
+                self.context.iteration = iteration
+                self._finish(self.trainer.collect(keep=self.level)[0])
+                generated = self._generate(iteration)
+                for key in TOTALS:
+                    self.totals[key] = self.totals.get(key, 0) + generated.row[key]
+                if every and (iteration + 1) % every == 0 and iteration + 1 < last:
+                    self._finish(self.trainer.collect(keep=0)[0])
+                    _checkpoint(self.artifacts.run_dir, iteration + 1, self.c, self.pool,
+                                self.totals, config.checkpoint.keep, self.windows,
+                                pending=generated, version=self.trainer.version)
+                self.trainer.submit(generated)
+            self._finish(self.trainer.collect(keep=0)[0])
+            if every and last > start:
+                _checkpoint(self.artifacts.run_dir, last, self.c, self.pool, self.totals,
+                            config.checkpoint.keep, self.windows, pending=None,
+                            version=self.trainer.version)
+        finally:
+            self.trainer.close()
+
+    def _generate(self, iteration: int) -> Generated:
+        hook = self.loaded.manager.hook
+        timer = _timer(hook, self.context, iteration)
+        started = time.time()
+        floor = self.backend.version if self.backend is not None else self.trainer.version
+        book: dict[str, Any] = {}
+
+        def ledger() -> dict[str, Any]:  # what the backend generated so far this iteration
+            if self.backend is not None:
+                book.update(self.backend.take_ledger())
+            return book
+
+        made = _generate(self.c, self.resolved, iteration, self.context, self.loaded, self.pool,
+                         self.guard, self.windows, timer, ledger)
+        stamp_samples(made.samples, ledger(), iteration, floor)
+        _write_artifacts(self.artifacts, iteration, made.proposals)
+        row = _row(self.c, self.resolved, iteration, made, timer, self.windows, None)
+        ended = time.time()
+        waited = started - self._generate_end if self._generate_end is not None else 0.0
+        self._generate_end = ended
+        return Generated(iteration, made.samples, row, started=started, ended=ended,
+                         waited=waited)
+
+    def _finish(self, done: list[Trained]) -> None:
+        """Write the rows of iterations whose update is done (evaluated now: in-run evaluation
+        sees the weights of that update or a later one)."""
+        hook = self.loaded.manager.hook
+        for trained in done:
+            iteration = trained.generated.iteration
+            metrics = trained.generated.row
+            metrics["train"] = trained.metrics
+            metrics["seconds"]["train"] = trained.ended - trained.started
+            metrics["pipeline"] = pipeline_metrics(trained, self._train_end, self.level)
+            self._train_end = trained.ended
+            if self.evaluator is not None:
+                timer = _timer(hook, self.context, iteration)
+                held_out = self.evaluator.evaluate(iteration, self.c.backend, timer)
+                if held_out is not None:
+                    metrics["eval"] = held_out
+            self.artifacts.log_metrics(metrics)
+            hook.spade_iteration_end(run=self.context, iteration=iteration, metrics=metrics)
+            self.completed = iteration + 1
+            self.report(_iteration_line(metrics))
 
 
 def _nothing_played(m: dict[str, Any]) -> bool:

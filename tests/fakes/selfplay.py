@@ -17,6 +17,7 @@ from spade_core.interfaces import (
     GenerationBackend,
     Sandbox,
     SandboxSession,
+    TrainableBackend,
 )
 from spade_core.interfaces.memory import EnvMemory
 from spade_core.records import DesignTarget, Document, EnvIteration, EnvRecord, StepResult, Verdict
@@ -109,6 +110,9 @@ class FakeScriptedBackend(GenerationBackend):
         #: ``(role, temperature, top_p, top_k, chat_template_kwargs)`` of every prompt.
         self.sampling = []
 
+    #: When true, every reply carries made-up log-probs (one per word), as vLLM's replies do.
+    with_logprobs = False
+
     def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
                  top_p=None, top_k=None, chat_template_kwargs=None):
         self.calls += 1
@@ -146,7 +150,52 @@ class FakeScriptedBackend(GenerationBackend):
             else:
                 right = self.always_right or "HINT:" in text
                 out.append(Generation(text="\\boxed{42}" if right else "\\boxed{7}"))
+        if self.with_logprobs:
+            for generation in out:
+                generation.logprobs = [-0.25] * max(1, len(generation.text.split()))
         return out
+
+    def close(self):
+        pass
+
+
+class FakeScriptedDesignsOverEngine(TrainableBackend):
+    """A real trainable engine (vLLM) that plays the agent, the scripted backend above writing
+    every other reply (designs, hints, verdicts): the loop gets valid environments whatever the
+    small model writes, and the agent's replies, their log-probabilities and the weight pushes
+    are the engine's. Every ``right_every``-th agent reply of a call is replaced by the right
+    answer, so that rewards differ within a group and an update moves the policy."""
+
+    def __init__(self, engine, right_every=3):
+        self.engine = engine
+        self.scripted = FakeScriptedBackend()
+        self.right_every = right_every
+
+    @property
+    def batch_size(self):
+        return self.engine.batch_size
+
+    def generate(self, conversations, **kwargs):
+        agent = [not (c[0]["content"].startswith(("You are an environment designer",
+                                                  "You are a coach", "You review")))
+                 for c in conversations]
+        played = iter(self.engine.generate([c for c, a in zip(conversations, agent) if a],
+                                           **kwargs) if any(agent) else [])
+        scripted = iter(self.scripted.generate(
+            [c for c, a in zip(conversations, agent) if not a], **kwargs)
+            if not all(agent) else [])
+        out = [next(played) if a else next(scripted) for a in agent]
+        for k, generation in enumerate(g for g, a in zip(out, agent) if a):
+            if k % self.right_every == 0:
+                generation.text, generation.logprobs = "\\boxed{42}", None
+                generation.completion_ids = None
+        return out
+
+    def policy(self):
+        return self.engine.policy()
+
+    def update_weights(self, named_parameters):
+        self.engine.update_weights(named_parameters)
 
     def close(self):
         pass

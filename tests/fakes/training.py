@@ -3,7 +3,7 @@ so that a SIGKILL can land inside a checkpoint), and a config on the fake self-p
 the real ``faiss`` memory (hashing embedder, no model download). Never used outside tests.
 
 Run as a script it is the child process of the SIGKILL test:
-``python tests/fakes/training.py RUN_DIR ITERATIONS [--resume]``.
+``python tests/fakes/training.py RUN_DIR ITERATIONS SCHEDULE [--resume] [--async]``.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ class FakeCountingTrainer(Trainer):
         self.updates = 0
         self.samples_seen = 0
         self.designs: list = []
+        self.trained: list = []
 
     def train(self, samples):
         time.sleep(self.delay)
@@ -56,6 +57,9 @@ class FakeCountingTrainer(Trainer):
         self.samples_seen += len(samples)
         self.designs += [[self.updates, s.group, round(s.reward, 6), s.meta.get("rollout_logps")]
                          for s in samples if s.role == "designer"]
+        # asynchronous training: every sample trained, by id, with the version it was made with
+        self.trained += [[self.updates, s.meta["sample_id"], s.meta.get("policy_version")]
+                         for s in samples if "sample_id" in s.meta]
         return {"loss": 1.0 / self.updates, "agent_mean_reward": 0.5, "updates": self.updates}
 
     def record_logprobs(self, samples):
@@ -66,12 +70,14 @@ class FakeCountingTrainer(Trainer):
         (directory / "updates.json").write_text(json.dumps({"updates": self.updates}))
         time.sleep(self.delay / 2)
         (directory / "samples.json").write_text(json.dumps({"samples": self.samples_seen,
-                                                            "designs": self.designs}))
+                                                            "designs": self.designs,
+                                                            "trained": self.trained}))
 
     def load(self, directory: Path) -> None:
         self.updates = json.loads((directory / "updates.json").read_text())["updates"]
         saved = json.loads((directory / "samples.json").read_text())
         self.samples_seen, self.designs = saved["samples"], saved["designs"]
+        self.trained = saved.get("trained", [])
 
 
 class FakeTrainingPlugin:
@@ -134,8 +140,11 @@ def main(argv: list[str]) -> int:
     run_dir, iterations, schedule = Path(argv[0]), int(argv[1]), argv[2]
     resume = "--resume" in argv
     loaded = load_training_plugins(delay=0.15)
-    resolved = resolve_config(training_config(run_dir, iterations, schedule), loaded.registry,
-                              "kill.yaml")
+    sections = {}
+    if "--async" in argv:  # loop.async_level 1
+        sections["loop"] = dict(FAKE_RUN_CONFIG["loop"], async_level=1)
+    resolved = resolve_config(training_config(run_dir, iterations, schedule, **sections),
+                              loaded.registry, "kill.yaml")
     run(resolved, loaded, report=lambda message: None, resume=run_dir if resume else None)
     return 0
 

@@ -76,6 +76,7 @@ def test_every_key_a_run_writes_is_documented_in_run_files(tmp_path):
     summary = json.loads((run_dir / "summary.json").read_text())
     assert replays and envs and rows
     assert undocumented({k for r in rows for k in r}, "`metrics.jsonl`") == []
+    assert undocumented({k for r in rows for k in r["pipeline"]}, "`metrics.jsonl`") == []
     assert undocumented({k for e in envs for k in e}, "`envs/<id>.py` and `envs/<id>.json`") == []
     assert undocumented({k for r in replays for k in r}, "`replays.jsonl`") == []
     assert undocumented(summary, "`summary.json`") == []

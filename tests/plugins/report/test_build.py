@@ -142,6 +142,24 @@ def test_trainer_figures_are_plotted_losses_first(tmp_path):
     assert len(titles) == MAX_TRAIN_PLOTS and "note" not in plot.svg
 
 
+def test_pipeline_seconds_are_plotted_only_when_the_run_has_them(tmp_path):
+    from plugins.report.plots import render_plots
+
+    run_dir = tmp_path / "async"
+    run_dir.mkdir()
+    pipeline = {"generator_busy_seconds": 3.0, "generator_idle_seconds": 0.5,
+                "trainer_busy_seconds": 2.0, "trainer_idle_seconds": 1.5, "staleness_max": 1}
+    with (run_dir / "metrics.jsonl").open("w") as fh:
+        for i in range(2):
+            fh.write(json.dumps({"iteration": i, "pipeline": pipeline,
+                                 "train": {"tis_mean_weight": 0.97}}) + "\n")
+    plot = next(p for p in render_plots(load_run(run_dir)) if p.id == "plot-pipeline")
+    for label in ("generator idle", "trainer busy", "staleness max", "mean importance weight"):
+        assert label in plot.svg
+    (run_dir / "metrics.jsonl").write_text(json.dumps({"iteration": 0, "mean_regret": 0.1}))
+    assert "plot-pipeline" not in [p.id for p in render_plots(load_run(run_dir))]
+
+
 def test_run_that_just_started(tmp_path):
     run_dir = tmp_path / "fresh"
     (run_dir / "envs").mkdir(parents=True)

@@ -206,6 +206,48 @@ def test_grpo_step_trains_the_backends_module_and_checkpoints_round_trip(backend
     assert out[0].completion_ids
 
 
+def _stamped(version, last_turn=None):
+    """The agent plays as the asynchronous loop stamps them: generated with ``version``, the
+    last reply with ``last_turn`` when given."""
+    samples = [s for s in grpo_samples() if s.role == "agent" and s.group == "e1"]
+    for sample in samples:
+        sample.meta.update(policy_version=version, sample_id="x", turn_versions=[
+            [2, version], [4, version if last_turn is None else last_turn]])
+    return samples
+
+
+@pytest.mark.slow
+def test_stale_samples_weigh_exactly_one_until_the_policy_moves(tmp_path):
+    """Asynchronous training: the trainer keeps the weights of the last versions and takes a
+    stale sample's behaviour log-probs under those that generated it, in its training layout,
+    so that with a learning rate of 0 every importance weight is exactly 1; once the policy
+    moves they are not."""
+    from fakes.bundled_model import bundled_model
+
+    from plugins.backends.transformers_backend import TransformersBackend
+    from plugins.trainers.grpo import GRPOTraining
+    from plugins.trainers.options import GRPOOptions
+
+    backend = TransformersBackend(bundled_model().path, device="cpu")
+    trainer = GRPOTraining(GRPOOptions(learning_rate=0.0, lora={"r": 4, "alpha": 8},
+                                       per_device_train_batch_size=4), backend, None, 0, tmp_path)
+    trainer.keep_version(0, 1)
+    fresh = trainer.train(_stamped(0))  # an update at learning rate 0
+    assert fresh["tis_mean_weight"] == 1.0  # on-policy: the current weights themselves
+    trainer.keep_version(1, 1)
+    for group in trainer.optimizer.param_groups:  # from this update on the policy moves
+        group["lr"] = 1e-2
+    stale = trainer.train(_stamped(0, last_turn=1))  # one version stale (its first reply)
+    assert stale["tis_tokens"] > 0 and stale["agent_samples_trained"] == 2.0
+    assert stale["tis_mean_weight"] == 1.0 and stale["tis_clipped_share"] == 0.0
+    trainer.keep_version(2, 1)
+    assert sorted(trainer._snapshots) == [1, 2]  # at most level + 1 kept
+    moved = trainer.train(_stamped(1))
+    assert moved["tis_tokens"] > 0 and moved["tis_mean_weight"] != 1.0
+    trainer.close()
+    backend.close()
+
+
 def test_grpo_refuses_a_backend_without_a_model():
     from plugins.trainers.grpo import GRPOTraining
     from plugins.trainers.options import GRPOOptions
