@@ -504,7 +504,8 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
         timer.advance("train", len(made.samples))
     trained = time.time()
 
-    held_out = evaluator.evaluate(iteration, c.backend, timer) if evaluator else None
+    held_out = (evaluator.evaluate(iteration, CountingBackend(c.backend, timer), timer)
+                if evaluator else None)
     _write_artifacts(artifacts, iteration, made.proposals)
     metrics = _row(c, resolved, iteration, made, timer, windows, train_metrics)
     generated = Generated(iteration, [], {}, started=started, ended=ended,
@@ -699,9 +700,12 @@ class AsyncLoop:
             self._train_end = trained.ended
             if self.evaluator is not None:
                 timer = _timer(hook, self.context, iteration)
-                held_out = self.evaluator.evaluate(iteration, self.c.backend, timer)
+                counted = CountingBackend(self.c.backend, timer)
+                held_out = self.evaluator.evaluate(iteration, counted, timer)
                 if held_out is not None:
                     metrics["eval"] = held_out
+                    for role, count in tokens_by_role(timer).items():
+                        metrics["tokens"][role] = metrics["tokens"].get(role, 0) + count
             self.artifacts.log_metrics(metrics)
             hook.spade_iteration_end(run=self.context, iteration=iteration, metrics=metrics)
             self.completed = iteration + 1
