@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import sys
@@ -31,6 +30,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+
+from spade_core.experiment.stats import t_interval
 
 DEFAULT_CONFIG = "configs/quickstart.yaml"
 #: The bundled pool: 16 level-1 yes/no environments (see ``plugins/evals/data/README.md``).
@@ -56,28 +57,6 @@ class _NoHooks:
 
 
 SILENT_PLUGINS = SimpleNamespace(manager=SimpleNamespace(hook=_NoHooks()))
-
-
-# --- statistics --------------------------------------------------------------------------------
-
-def t_interval(values: Sequence[float], confidence: float = 0.95) -> dict[str, Any]:
-    """Mean of ``values`` with a two-sided Student-t interval over them (the values are per-seed
-    effects, independent by construction). With fewer than two values the interval is
-    undefined (``low``/``high`` are ``None``)."""
-    n = len(values)
-    if n == 0:
-        return {"n": 0, "mean": None, "sd": None, "low": None, "high": None,
-                "confidence": confidence}
-    mean = sum(values) / n
-    if n < 2:
-        return {"n": 1, "mean": mean, "sd": None, "low": None, "high": None,
-                "confidence": confidence}
-    from scipy.stats import t
-
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = float(t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
-    return {"n": n, "mean": mean, "sd": sd, "low": mean - half, "high": mean + half,
-            "confidence": confidence}
 
 
 # --- arguments ---------------------------------------------------------------------------------
