@@ -45,7 +45,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from spade_core.errors import ConfigError, SandboxError
+from spade_core.errors import ConfigError
 from spade_core.interfaces import (
     EvalItem,
     EvalSettings,
@@ -64,7 +64,7 @@ from plugins.evals.acebench_checker import (
     process_accuracy,
     special_verdict,
 )
-from plugins.evals.episode_steps import advance, close_sessions
+from plugins.evals.episode_steps import advance, close_sessions, start_episodes
 from plugins.evals.items import spread
 from plugins.evals.options import ACEBENCH_CATEGORIES, AcebenchSuiteOptions
 
@@ -530,18 +530,8 @@ class ScenarioRunner:
         self.sandbox, self.sources = sandbox, sources
 
     def start(self, episodes: list[Episode]) -> None:
-        for episode in episodes:
-            try:
-                episode.session = self.sandbox.open(EPISODE_PROGRAM, family=episode_family())
-            except SandboxError:
-                episode.fail()
-        live = [e for e in episodes if not e.failed]
-        for episode, first in zip(live, self.sandbox.reset_many([(e.session, None)
-                                                                 for e in live]), strict=True):
-            if isinstance(first, SandboxError):
-                episode.fail()
-        advance(self.sandbox, [(e, self._start_request(e.item))
-                               for e in episodes if not e.failed])
+        start_episodes(self.sandbox, episodes, EPISODE_PROGRAM, episode_family(),
+                       lambda e: self._start_request(e.item))
 
     def _start_request(self, item: EvalItem) -> str:
         package = scenario_package(self.sources, item.data["category"])

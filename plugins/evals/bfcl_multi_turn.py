@@ -45,7 +45,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from spade_core.errors import ConfigError, SandboxError
+from spade_core.errors import ConfigError
 from spade_core.interfaces import (
     EvalItem,
     EvalSettings,
@@ -57,7 +57,7 @@ from spade_core.sandboxed_scoring import ScorerFamily
 
 from plugins.evals.bfcl_checker import INSTALL_HINT
 from plugins.evals.bfcl_format import decode_calls, tool_schemas
-from plugins.evals.episode_steps import advance, close_sessions, collect_scores
+from plugins.evals.episode_steps import advance, close_sessions, collect_scores, start_episodes
 
 #: Our category name -> BFCL's data file stem; all four run offline on the bundled simulators.
 MULTI_TURN_CATEGORIES: dict[str, str] = {
@@ -281,17 +281,7 @@ def _open(sandbox: Sandbox, episodes: list[Episode]) -> None:
     """A worker per episode, reset, and its simulators created."""
     family = simulator_family(tuple(sorted({c for e in episodes
                                             for c in e.entry["involved_classes"]})))
-    for episode in episodes:
-        try:
-            episode.session = sandbox.open(EPISODE_PROGRAM, family=family)
-        except SandboxError:
-            episode.fail()
-    live = [e for e in episodes if not e.failed]
-    for episode, first in zip(live, sandbox.reset_many([(e.session, None) for e in live]),
-                              strict=True):
-        if isinstance(first, SandboxError):
-            episode.fail()
-    advance(sandbox, [(e, e.start_request()) for e in episodes if not e.failed])
+    start_episodes(sandbox, episodes, EPISODE_PROGRAM, family, lambda e: e.start_request())
 
 
 def play_multi_turn(items: Sequence[EvalItem], backend: GenerationBackend,

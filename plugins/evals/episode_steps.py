@@ -4,10 +4,31 @@ failed), their scores, and closing their workers."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from spade_core.errors import SandboxError
 from spade_core.interfaces import Sandbox
+
+
+def start_episodes(sandbox: Sandbox, episodes: list[Any], program: str, family: Any,
+                   request: Callable[[Any], str]) -> list[Any]:
+    """Open a worker per episode on ``program`` (sessions of ``family``), reset them in one call
+    and send each live episode its ``request(episode)`` in one more; the answers in the order of
+    ``episodes``, ``None`` for an episode whose worker failed (which is marked failed)."""
+    for episode in episodes:
+        try:
+            episode.session = sandbox.open(program, family=family)
+        except SandboxError:
+            episode.fail()
+    live = [e for e in episodes if not e.failed]
+    for episode, first in zip(live, sandbox.reset_many([(e.session, None) for e in live]),
+                              strict=True):
+        if isinstance(first, SandboxError):
+            episode.fail()
+    live = [e for e in episodes if not e.failed]
+    answers = dict(zip((id(e) for e in live), advance(sandbox, [(e, request(e)) for e in live])))
+    return [answers.get(id(e)) for e in episodes]
 
 
 def advance(sandbox: Sandbox, pending: list[tuple[Any, str]]) -> list[Any]:

