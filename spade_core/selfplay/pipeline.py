@@ -73,14 +73,12 @@ class VersionedBackend(GenerationBackend):
 
     def generate(self, conversations: Sequence[list[dict[str, str]]], **kwargs: Any
                  ) -> list[Generation]:
-        keys = [json.dumps(list(c), sort_keys=True, default=str) for c in conversations]
         with self._lock:
             version = self.version
             out = self.inner.generate(conversations, **kwargs)
         with self._ledger_lock:
-            for conversation, generation in zip(keys, out):
-                blob = conversation + "\x00" + generation.text
-                key = hashlib.sha1(blob.encode("utf-8", "surrogatepass")).hexdigest()
+            for conversation, generation in zip(conversations, out):
+                key = reply_key(conversation, generation.text)
                 earlier = self._ledger.get(key)
                 if earlier is None or earlier[0] > version:
                     self._ledger[key] = (version, generation.logprobs)
@@ -217,7 +215,6 @@ class BackgroundTrainer:
         self._queue: list[Future] = []
         # the weights every later sample may be generated with, kept on the training thread
         self._pool.submit(trainer.keep_version, version, level).result()
-        self._last_end: float | None = None
 
     def submit(self, generated: Generated) -> None:
         self._queue.append(self._pool.submit(self._train, generated))
@@ -248,10 +245,6 @@ class BackgroundTrainer:
         return Trained(generated=generated, metrics=dict(metrics), version=self.version,
                        started=started, ended=time.time(), staleness=staleness,
                        dropped=dropped, push_seconds=push)
-
-    def pending(self) -> int:
-        """Iterations submitted and not yet collected."""
-        return len(self._queue)
 
     def collect(self, keep: int = 0) -> tuple[list[Trained], float]:
         """Wait until at most ``keep`` submitted iterations are untrained; return those trained
