@@ -64,7 +64,7 @@ from plugins.evals.acebench_checker import (
     process_accuracy,
     special_verdict,
 )
-from plugins.evals.episode_steps import advance, close_sessions, start_episodes
+from plugins.evals.episode_steps import advance, ask, close_sessions, start_episodes
 from plugins.evals.items import spread
 from plugins.evals.options import ACEBENCH_CATEGORIES, AcebenchSuiteOptions
 
@@ -233,12 +233,6 @@ def read_lines(path: Path, category: str) -> list[dict[str, Any]]:
                               "with an 'id'")
         entries.append(entry)
     return entries
-
-
-def category_of(item_id: str) -> str:
-    """The ACEBench category of an item id (``normal_atom_bool_3`` -> ``normal_atom_bool``; a
-    multi-turn dialogue ``normal_multi_turn_user_adjust_0`` likewise)."""
-    return re.sub(r"(_\d+)+$", "", item_id)
 
 
 def gold_calls(truth: dict[str, Any]) -> str:
@@ -481,10 +475,11 @@ class Episode:
         self.agent.append({"role": "assistant", "content": text})
         self.turns += 1
         calls = None
-        if decode_calls(text) is not None:
+        squeezed = decode_calls(text)
+        if squeezed is not None:
             self.calls.append(text.strip())
             # ACEBench runs the calls as written (whitespace in values kept).
-            decoded = decode_calls(text, squeeze=False) or decode_calls(text) or []
+            decoded = decode_calls(text, squeeze=False) or squeezed
             calls = [{"name": name, "arguments": _jsonable(arguments)}
                      for call in decoded for name, arguments in call.items()]
         elif FINISH in text or self.item.data["category"] != "agent_multi_turn":
@@ -549,13 +544,10 @@ class ScenarioRunner:
 
     def verdicts(self, episodes: list[Episode]) -> list[float]:
         """Each episode's end state checked against its ground truth (1 or 0)."""
-        live = [e for e in episodes if not e.failed]
         request = json.dumps({"op": "state", "saved": SAVED_ATTRIBUTES})
-        states = dict(zip((id(e) for e in live), advance(self.sandbox,
-                                                         [(e, request) for e in live])))
         scores = []
-        for episode in episodes:
-            answer = states.get(id(episode))
+        for episode, answer in zip(episodes, ask(self.sandbox, episodes, lambda e: request),
+                                   strict=True):
             try:
                 state = json.loads(answer.observation) if answer is not None else None
             except json.JSONDecodeError:

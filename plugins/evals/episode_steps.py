@@ -26,6 +26,12 @@ def start_episodes(sandbox: Sandbox, episodes: list[Any], program: str, family: 
                               strict=True):
         if isinstance(first, SandboxError):
             episode.fail()
+    return ask(sandbox, episodes, request)
+
+
+def ask(sandbox: Sandbox, episodes: list[Any], request: Callable[[Any], str]) -> list[Any]:
+    """Send every episode not failed its ``request(episode)`` in one call; the answers in the
+    order of ``episodes``, ``None`` for a failed episode or one whose worker fails now."""
     live = [e for e in episodes if not e.failed]
     answers = dict(zip((id(e) for e in live), advance(sandbox, [(e, request(e)) for e in live])))
     return [answers.get(id(e)) for e in episodes]

@@ -45,7 +45,7 @@ from spade_core.interfaces import (
 from spade_core.interfaces.eval_suite import first_user_text
 from spade_core.sandboxed_scoring import ScorerFamily
 
-from plugins.evals.episode_steps import advance, close_sessions, start_episodes
+from plugins.evals.episode_steps import advance, ask, close_sessions, start_episodes
 from plugins.evals.items import per_bucket, spread
 from plugins.evals.options import GEM_GAMES, GemSuiteOptions
 
@@ -222,11 +222,8 @@ class GemSuite(EvalSuite):
         table: dict[str, tuple[str, ...]] = {}
         try:
             start(self._sandbox(), episodes)
-            live = [e for e in episodes if not e.failed]
-            answers = advance(self._sandbox(), [(e, json.dumps({"op": "gold"})) for e in live])
-            moves = {id(e): a for e, a in zip(live, answers, strict=True)}
-            for item, episode in zip(items, episodes, strict=True):
-                answer = moves.get(id(episode))
+            answers = ask(self._sandbox(), episodes, lambda e: json.dumps({"op": "gold"}))
+            for item, answer in zip(items, answers, strict=True):
                 table[first_user_text(item.prompt)] = (
                     tuple(json.loads(answer.observation)) if answer is not None else ())
         finally:

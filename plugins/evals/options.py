@@ -4,7 +4,7 @@ imports them)."""
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -16,7 +16,8 @@ BFCL_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrel
                    "live_irrelevance", "live_relevance", "java", "javascript",
                    "multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
                    "multi_turn_long_context")
-TAU2_DOMAINS = ("retail", "airline", "telecom")
+Tau2Domain = Literal["retail", "airline", "telecom"]
+TAU2_DOMAINS: tuple[str, ...] = get_args(Tau2Domain)
 BFCL_DEFAULT_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance")
 #: The reference's default GEM games (its ``DEFAULT_GEM_TASKS["game"]`` less Wordle, whose word
 #: list is downloaded at run time).
@@ -81,7 +82,7 @@ class AimeSuiteOptions(BaseModel):
 
 class Tau2SuiteOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    domains: list[Literal["retail", "airline", "telecom"]] = Field(
+    domains: list[Tau2Domain] = Field(
         default_factory=lambda: list(TAU2_DOMAINS),
         description="tau2-bench domains, each a bucket (default: all three, the paper's "
                     "τ²-Retail, τ²-Airline and τ²-Telecom columns)")
@@ -144,13 +145,6 @@ class GemSuiteOptions(BaseModel):
 
 
 #: ACEBench's English categories in its own order (``category.py``, ``test_all``).
-ACEBENCH_CATEGORIES = (
-    "normal_single_turn_single_function", "normal_single_turn_parallel_function",
-    "normal_multi_turn_user_adjust", "normal_multi_turn_user_switch", "normal_similar_api",
-    "normal_preference", "normal_atom_bool", "normal_atom_enum", "normal_atom_number",
-    "normal_atom_list", "normal_atom_object_deep", "normal_atom_object_short",
-    "special_incomplete", "special_error_param", "special_irrelevant",
-    "agent_multi_step", "agent_multi_turn")
 AcebenchCategory = Literal[
     "normal_single_turn_single_function", "normal_single_turn_parallel_function",
     "normal_multi_turn_user_adjust", "normal_multi_turn_user_switch", "normal_similar_api",
@@ -158,6 +152,7 @@ AcebenchCategory = Literal[
     "normal_atom_list", "normal_atom_object_deep", "normal_atom_object_short",
     "special_incomplete", "special_error_param", "special_irrelevant",
     "agent_multi_step", "agent_multi_turn"]
+ACEBENCH_CATEGORIES: tuple[str, ...] = get_args(AcebenchCategory)
 
 
 class AcebenchSuiteOptions(BaseModel):
