@@ -26,21 +26,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import json
-    from pathlib import Path
 
-    from spade_core.experiment.runner import DEFAULT_OUT, run_experiment
+    from spade_core.experiment.runner import prepare, run_experiment
 
     if args.check:
-        from spade_core.config.load import read_config_file
-        from spade_core.experiment.plan import plan
-        from spade_core.experiment.runner import check_configs
-        from spade_core.experiment.spec import load_spec
-        from spade_core.plugins import load_plugins
-
-        spec, base = load_spec(args.experiment)
-        folder = Path(args.out or DEFAULT_OUT.format(name=spec.name))
-        runs = plan(spec, read_config_file(base) or {}, folder)
-        check_configs(runs, getattr(args, "_plugins", None) or load_plugins())
+        spec, base, _, folder, runs, _ = prepare(args.experiment, args.out,
+                                                 getattr(args, "_plugins", None))
         print(json.dumps({"experiment": spec.name, "base": str(base), "folder": str(folder),
                           "runs": [{"arm": r.arm, "seed": r.seed, "dir": str(r.dir),
                                     "overrides": r.overrides} for r in runs]}, indent=1))

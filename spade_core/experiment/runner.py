@@ -99,16 +99,13 @@ def check_configs(runs: list[PlannedRun], plugins: "LoadedPlugins") -> None:
             raise ConfigError(f"arm {run.arm!r} (seed {run.seed}): {exc}") from None
 
 
-def run_experiment(path: str | Path, out: str | Path | None = None, *,
-                   plugins: "LoadedPlugins | None" = None, report: Reporter = _stderr,
-                   after_run: Callable[[PlannedRun, str], None] | None = None) -> Path:
-    """Run (or continue) the experiment in ``path``; returns its folder, which then holds
-    ``results.json``. ``after_run(run, state)`` is called after each run (``state``: what
-    :func:`execute` did); the results file is rewritten after each run, so a stopped experiment
-    keeps what it measured."""
-    from spade_core.atomic_files import write_atomic
+def prepare(path: str | Path, out: str | Path | None, plugins: "LoadedPlugins | None"
+            ) -> tuple[ExperimentSpec, Path, dict[str, Any], Path, list[PlannedRun],
+                       "LoadedPlugins"]:
+    """The experiment in ``path`` read and checked, nothing run: its spec, the base config's
+    file and contents, its folder (``out`` or the default), its planned runs (every arm's config
+    checked) and the plugins."""
     from spade_core.config.load import read_config_file
-    from spade_core.experiment.results import build_results
     from spade_core.plugins import load_plugins
 
     spec, base_file = load_spec(path)
@@ -117,6 +114,20 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *,
     folder = Path(out) if out is not None else Path(DEFAULT_OUT.format(name=spec.name))
     runs = plan(spec, base, folder)
     check_configs(runs, loaded)
+    return spec, base_file, base, folder, runs, loaded
+
+
+def run_experiment(path: str | Path, out: str | Path | None = None, *,
+                   plugins: "LoadedPlugins | None" = None, report: Reporter = _stderr,
+                   after_run: Callable[[PlannedRun, str], None] | None = None) -> Path:
+    """Run (or continue) the experiment in ``path``; returns its folder, which then holds
+    ``results.json``. ``after_run(run, state)`` is called after each run (``state``: what
+    :func:`execute` did); the results file is rewritten after each run, so a stopped experiment
+    keeps what it measured."""
+    from spade_core.atomic_files import write_atomic
+    from spade_core.experiment.results import build_results
+
+    spec, base_file, base, folder, runs, loaded = prepare(path, out, plugins)
     folder.mkdir(parents=True, exist_ok=True)
     write_atomic(folder / SPEC_FILE, json.dumps(
         {"experiment": str(path), "base": str(base_file), "spec": spec.model_dump(),
@@ -139,6 +150,7 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *,
             for seed in spec.seed_list:
                 evaluate_baseline(spec, base, seed, folder, loaded)
         run_on_ray(spec.ray, runs, iterations, execute, report, after_run)
+        write_results()
     else:
         for number, run in enumerate(runs, 1):
             if spec.heldout.baseline and run.arm == spec.reference_arm:
@@ -154,7 +166,6 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *,
             write_results()
             if after_run is not None:
                 after_run(run, state)
-    write_results()
     report(f"spade experiment: results in {folder / RESULTS_FILE}; the page: spade report "
            f"{folder}")
     return folder

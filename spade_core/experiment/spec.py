@@ -104,7 +104,8 @@ class ExperimentSpec(Strict):
 
     @property
     def seed_list(self) -> list[int]:
-        return list(self.seeds) if isinstance(self.seeds, list) else list(range(self.seeds))
+        """The seeds as a list (``_seed_list`` has already turned a count into one)."""
+        return list(self.seeds)  # type: ignore[arg-type]
 
 
 def arm_overrides(arm: list[str] | dict[str, Any]) -> list[str]:
