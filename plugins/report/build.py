@@ -162,8 +162,6 @@ def paper_tables(metrics: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 def render_html(data: RunData, neighbours: int = 5, max_envs: int = 0) -> str:
     """The report page of ``data`` as one HTML string."""
-    import jinja2
-
     from plugins.report.envcards import build_cards, code_css
     from plugins.report.neighbours import find_neighbours
     from plugins.report.plots import STATUS_COLOURS, render_plots
@@ -171,9 +169,7 @@ def render_html(data: RunData, neighbours: int = 5, max_envs: int = 0) -> str:
     envs = data.envs[-max_envs:] if max_envs > 0 else data.envs
     memory = find_neighbours(data.run_dir, data.config, [e.id for e in envs], neighbours)
     plots = render_plots(data)
-    environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("plugins.report", "templates"), autoescape=True,
-        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    environment = template_environment()
     environment.filters["fmt"] = _fmt
     environment.filters["pct"] = _pct
     environment.filters["show"] = _show
@@ -195,6 +191,16 @@ def render_html(data: RunData, neighbours: int = 5, max_envs: int = 0) -> str:
         paper_tables=paper_tables(data.metrics),
         generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"), last=data.metrics[-1]
         if data.metrics else None)
+
+
+def template_environment() -> Any:
+    """The Jinja environment of the report's templates (``plugins/report/templates``): escaped,
+    strict about undefined names."""
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("plugins.report", "templates"), autoescape=True,
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
 def build_report(run_dir: Path | str, out: Path | str | None = None, neighbours: int = 5,

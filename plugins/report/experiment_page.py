@@ -12,7 +12,7 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -176,7 +176,6 @@ class SuiteView:
     curves: list[Curve]
     rows: list[ArmRow]
     constant: dict[str, Any] | None
-    buckets: list[str] = field(default_factory=list)
 
 
 def _shifted(score: dict[str, Any], by: float) -> dict[str, Any]:
@@ -184,14 +183,14 @@ def _shifted(score: dict[str, Any], by: float) -> dict[str, Any]:
             for k in ("mean", "low", "high")} | {"n": score.get("n")}
 
 
-def suite_views(results: dict[str, Any], arms: list[str]) -> list[SuiteView]:
+def suite_views(results: dict[str, Any], arms: list[str], panels: list[tuple[str, str]]
+                ) -> list[SuiteView]:
     from plugins.report.plots import _svg
 
     table = (results.get("table") or {}).get("suites") or {}
     curves = results.get("curves") or {}
     constants = results.get("constant_answer") or {}
     suites_options = (results.get("heldout") or {}).get("suites") or {}
-    panels = measures(curves)
     reference = results.get("reference_arm")
     views = []
     for suite in list(dict.fromkeys([*curves, *table])):
@@ -224,7 +223,7 @@ def suite_views(results: dict[str, Any], arms: list[str]) -> list[SuiteView]:
                     else None))
         options = suites_options.get(suite) or {}
         views.append(SuiteView(suite, options.get("bucket") == "answer", figures, rows,
-                               constant, buckets))
+                               constant))
     return views
 
 
@@ -237,7 +236,6 @@ class RunLink:
     status: str
     iterations: int
     compute: dict[str, float]
-    dir: Path
     href: str | None
     note: str = ""
 
@@ -289,12 +287,12 @@ def run_links(folder: Path, results: dict[str, Any], page: Path, *, write_report
             note = "no report written (--no-run-reports)"
         links.append(RunLink(str(run["arm"]), int(run["seed"]), str(run.get("status", "")),
                              int(run.get("iterations_completed") or 0),
-                             run.get("compute") or {}, directory,
+                             run.get("compute") or {},
                              Path(href).as_posix() if href else None, note))
     return links
 
 
-def _pct(value: Any) -> str:
+def _points(value: Any) -> str:
     return "–" if value is None else f"{100 * value:.1f}"
 
 
@@ -334,19 +332,18 @@ def _number(value: Any) -> str:
 
 def render_experiment(folder: Path, results: dict[str, Any], runs: list[RunLink]) -> str:
     """The page of the experiment in ``folder`` as one HTML string."""
-    import jinja2
-
     from spade_core import __version__
 
+    from plugins.report.build import template_environment
+
     arms = arm_order(results)
-    environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("plugins.report", "templates"), autoescape=True,
-        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    environment.filters.update(pct=_pct, interval=_interval, verdict=_verdict, number=_number)
+    panels = measures(results.get("curves") or {})
+    environment = template_environment()
+    environment.filters.update(pct=_points, interval=_interval, verdict=_verdict, number=_number)
     checks = results.get("checks") or {}
     return environment.get_template("experiment.html.jinja").render(
-        results=results, folder=folder, arms=arms, suites=suite_views(results, arms),
-        panels=measures(results.get("curves") or {}), runs=runs,
+        results=results, folder=folder, arms=arms, suites=suite_views(results, arms, panels),
+        panels=panels, runs=runs,
         compute=compute_per_arm(results.get("runs", []), arms), compute_columns=COMPUTE_COLUMNS,
         checks=[(key, text, checks.get(key)) for key, text in CHECKS],
         per_seed=checks.get("per_seed") or {}, version=__version__,
