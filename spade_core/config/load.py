@@ -217,7 +217,7 @@ def _validate_options(rc_section: str, component: Component, options: dict[str, 
                                    f"{', '.join(sorted(options))}"])
         return {}
     if isinstance(model, type) and issubclass(model, BaseModel):
-        unknown = sorted(set(options) - _accepted_keys(model))
+        unknown = sorted(set(options) - set(model.model_fields))
         problems = [f"{rc_section}.{key}: unknown option for {component.name!r}; allowed: "
                     f"{', '.join(sorted(model.model_fields)) or 'none'}" for key in unknown]
         known = {k: v for k, v in options.items() if k not in unknown}
@@ -232,19 +232,6 @@ def _validate_options(rc_section: str, component: Component, options: dict[str, 
         return TypeAdapter(model).validate_python(options)
     except ValidationError as exc:
         raise _OptionProblems(_validation_problems(exc, rc_section, None)) from None
-
-
-def _accepted_keys(model: type[BaseModel]) -> set[str]:
-    """The option names a model accepts: its fields and their validation aliases (a renamed
-    option's old name)."""
-    from pydantic import AliasChoices
-
-    names = set(model.model_fields)
-    for info in model.model_fields.values():
-        alias = info.validation_alias
-        choices = alias.choices if isinstance(alias, AliasChoices) else [alias, info.alias]
-        names.update(c for c in choices if isinstance(c, str))
-    return names
 
 
 class _OptionProblems(Exception):
