@@ -11,7 +11,8 @@ from spade_core.eval.scores import SuiteResult
 def table(results: Sequence[SuiteResult], baseline: Sequence[SuiteResult] | None = None,
           labels: tuple[str, str] = ("model", "baseline")) -> str:
     """A plain-text table: suite, bucket, items, pass@1 (and pass@k when k > 1); with a baseline,
-    its pass@1 and the difference side by side."""
+    its pass@1 and the difference side by side. A suite's notes (how a bucket was scored, a
+    secondary figure such as ACEBench's process accuracy) follow the table, one line each."""
     base = {(r.suite, b): s for r in baseline or () for b, s in [*r.buckets.items(),
                                                                   ("overall", r.overall)]}
     show_k = any(r.k > 1 for r in results)
@@ -36,4 +37,13 @@ def table(results: Sequence[SuiteResult], baseline: Sequence[SuiteResult] | None
     lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in
                        enumerate(zip(r, widths))) for r in [head, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    lines += [f"{result.suite}: {key}: {_note(value)}" for result in results
+              for key, value in result.notes.items()]
     return "\n".join(lines)
+
+
+def _note(value: object) -> str:
+    """A suite's note as the table prints it (fractions as percentages, like the scores)."""
+    if isinstance(value, float) and 0.0 <= value <= 1.0:
+        return f"{100 * value:.1f}"
+    return str(value)

@@ -279,6 +279,17 @@ def test_summary_per_bucket_and_overall_and_table():
     assert "pass@2" in text and "+0.0" in text and "overall" in text
 
 
+def test_table_prints_a_suites_notes():
+    from spade_core.interfaces import EvalItem
+
+    result = summarise("acebench", [EvalItem(id="0", bucket="agent")], [[1]], k=1, threshold=1.0)
+    result.notes = {"agent_scoring": "process accuracy (scenario code absent)",
+                    "agent_process_accuracy": 0.25}
+    lines = table([result]).splitlines()
+    assert "acebench: agent_scoring: process accuracy (scenario code absent)" in lines
+    assert "acebench: agent_process_accuracy: 25.0" in lines
+
+
 def test_spread_takes_round_robin():
     assert spread({"a": [1, 2, 3], "b": [4], "c": [5, 6]}, 5) == [1, 4, 5, 2, 6]
     assert spread({"a": [1, 2], "b": [3]}, None) == [1, 2, 3]
