@@ -55,11 +55,12 @@ def run_state(run: PlannedRun, iterations: int) -> str:
 
 
 def execute(run: PlannedRun, iterations: int, plugins: "LoadedPlugins | None",
-            report: Reporter) -> str:
-    """Run, resume or skip one planned run; returns what it did (its :func:`run_state`)."""
+            report: Reporter, state: str | None = None) -> str:
+    """Run, resume or skip one planned run; returns what it did (its :func:`run_state`, read
+    here unless the caller has just read it)."""
     from spade_core.api import run as run_api
 
-    state = run_state(run, iterations)
+    state = state or run_state(run, iterations)
     if state == "done":
         return state
     if state == "fresh" and run.dir.exists():
@@ -162,7 +163,7 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *,
             verb = {"done": "already complete", "resume": "resuming",
                     "fresh": "starting"}[state]
             report(f"spade experiment: [{number}/{len(runs)}] {run.label}: {verb}")
-            state = execute(run, iterations, loaded, report)
+            execute(run, iterations, loaded, report, state)
             write_results()
             if after_run is not None:
                 after_run(run, state)
