@@ -64,10 +64,10 @@ def fixed_keys(spec: ExperimentSpec, data: dict[str, Any], seed: int, folder: Pa
                    options={suite: dict(options) for suite, options in held.suites.items()})
     data["eval"] = section
     if spec.budget.max_samples is not None and trainer_name(data) not in (None, "none"):
-        trainer = data["trainer"]
-        if isinstance(trainer, str):
-            trainer = data["trainer"] = {"plugin": trainer}
-        trainer.setdefault("options", {})["max_samples"] = spec.budget.max_samples
+        from spade_core.config.load import apply_overrides
+
+        apply_overrides(data, [f"trainer.options.max_samples={spec.budget.max_samples}"],
+                        "the experiment's budget")
 
 
 def plan(spec: ExperimentSpec, base: dict[str, Any], out: Path) -> list[PlannedRun]:
