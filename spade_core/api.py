@@ -14,8 +14,9 @@ from __future__ import annotations
 import copy
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from spade_core.interfaces.family import EnvFamily
     from spade_core.interfaces.sandbox import SandboxSession
     from spade_core.plugins import LoadedPlugins
+    from spade_core.records import Verdict
 
 def load_plugins() -> "LoadedPlugins":
     """Every installed plugin that ``SPADE_PLUGINS`` allows, with its components."""
@@ -54,13 +56,20 @@ def load_config(config: Any, overrides: Sequence[str] = (),
     return load_file(config, registry, list(overrides))
 
 
-def check(config: Any, plugins: "LoadedPlugins | None" = None) -> list[str]:
+def check(config: Any, plugins: "LoadedPlugins | None" = None, *,
+          raise_problems: bool = False) -> list[str]:
     """What stops ``config`` from running on this machine (the preflight of ``spade config
-    check``): one message per problem, each starting with its config key; empty when none."""
-    from spade_core.config.preflight import preflight_problems
+    check``): one message per problem, each starting with its config key; empty when none.
+    ``raise_problems``: raise one :class:`~spade_core.errors.ConfigError` listing them
+    instead, as ``spade run`` does before it loads anything."""
+    from spade_core.config.preflight import preflight, preflight_problems
 
     loaded = plugins or load_plugins()
-    return preflight_problems(load_config(config, plugins=loaded), loaded)
+    resolved = load_config(config, plugins=loaded)
+    if raise_problems:
+        preflight(resolved, loaded)
+        return []
+    return preflight_problems(resolved, loaded)
 
 
 def run(config: Any, *, overrides: Sequence[str] = (), resume: str | Path | None = None,
@@ -103,6 +112,177 @@ def evaluate(config: Any, suites: Sequence[str] | None = None, *, overrides: Seq
     return run_eval(resolved, loaded.registry, config_label=label, suites=suites,
                     options=options, limit=limit, samples=samples, seed=seed,
                     max_new_tokens=max_new_tokens, checkpoint=checkpoint).payload
+
+
+@dataclass(frozen=True)
+class ProgramCheck:
+    """One program's result from :func:`check_programs` (and :func:`import_programs`)."""
+
+    #: The program's label (its file, or ``file:line`` in a JSONL file).
+    label: str
+    #: Its text; ``None`` when the file is not UTF-8 text.
+    source: str | None
+    #: The family it was checked in; ``None`` for the plain SPADE game format, or when no
+    #: family accepts it (the verdict then says why).
+    family: str | None
+    verdict: "Verdict"
+
+
+@dataclass(frozen=True)
+class ProgramChecks:
+    """What :func:`check_programs` found: the sandbox's isolation report and one
+    :class:`ProgramCheck` per program, in the order given."""
+
+    isolation: dict[str, Any]
+    checks: list[ProgramCheck]
+
+
+def check_programs(programs: Sequence[tuple[str, str | None]],
+                   families: Sequence[str] | None = None, *,
+                   choose: Literal["injected", "first"] = "injected", sandbox: str = "process",
+                   sandbox_options: Mapping[str, Any] | None = None, run_dir: Path | None = None,
+                   plugins: "LoadedPlugins | None" = None,
+                   on_skip: Callable[[str, Exception], None] | None = None) -> ProgramChecks:
+    """Validate environment programs (``(label, source)``; source ``None`` when the file is not
+    UTF-8) in one sandbox, several at once, as training does.
+
+    A program's family: with ``choose="injected"`` (``spade check-env``, :func:`open_env`) one
+    named family is used for every program, else the family whose injected names the program
+    uses, none (the plain SPADE game format) for a self-contained program; with
+    ``choose="first"`` (``spade envs import``) the first of ``families`` whose static checks
+    accept it. ``families``: by name; default every installed family that can start
+    (``on_skip(name, error)`` hears of the others)."""
+    from spade_core.components import BuildContext
+    from spade_core.program_files import choose_family, family_for, installed_families
+    from spade_core.records import Verdict
+    from spade_core.validation import validate
+
+    registry = (plugins or load_plugins()).registry
+    context = BuildContext(run_dir=run_dir)
+    if families:
+        built = [registry.build("env_family", name, {}, "--family", context) for name in families]
+    else:
+        built = list(installed_families(registry, "--family", context, on_skip=on_skip).values())
+    forced = built[0] if choose == "injected" and families else None
+    try:
+        chosen: dict[int, Any] = {}
+        refused: dict[int, Verdict] = {}
+        for index, (_, source) in enumerate(programs):
+            if source is None:
+                refused[index] = Verdict(False, "syntax", "the file is not UTF-8 text")
+            elif forced is not None:
+                chosen[index] = forced
+            elif choose == "injected":
+                family, problem = family_for(source, built)
+                if problem is None:
+                    chosen[index] = family
+                else:
+                    refused[index] = Verdict(False, "interface", f"{problem} (give --family "
+                                             "NAME to choose the family)")
+            else:
+                family, problems = choose_family(source, built)
+                if family is None:
+                    refused[index] = Verdict(False, "interface", "no family accepts it: "
+                                             + "; ".join(problems))
+                else:
+                    chosen[index] = family
+        verdicts: dict[int, Verdict] = dict(refused)
+        box = registry.build("sandbox", sandbox, dict(sandbox_options or {}), "--sandbox",
+                             context)
+        try:
+            isolation = box.isolation()
+            groups: dict[str | None, list[int]] = {}
+            for index, family in chosen.items():
+                groups.setdefault(family.name if family is not None else None, []).append(index)
+            for indices in groups.values():
+                family = chosen[indices[0]]
+                checked = validate(box, [programs[i][1] for i in indices], family=family)
+                verdicts.update(zip(indices, checked))
+        finally:
+            box.close()
+    finally:
+        for family in built:
+            family.close()
+    return ProgramChecks(isolation, [
+        ProgramCheck(label, source, getattr(chosen.get(i), "name", None), verdicts[i])
+        for i, (label, source) in enumerate(programs)])
+
+
+def import_programs(programs: Sequence[tuple[str, str | None, str]], run_dir: str | Path,
+                    families: Sequence[str] | None = None, *, memory: str = "faiss",
+                    memory_options: Mapping[str, Any] | None = None, sandbox: str = "process",
+                    sandbox_options: Mapping[str, Any] | None = None,
+                    plugins: "LoadedPlugins | None" = None,
+                    on_skip: Callable[[str, Exception], None] | None = None
+                    ) -> list[ProgramCheck]:
+    """Validate programs (``(label, source, description)``, as
+    :func:`spade_core.program_files.read_programs` yields them) and add each to the memory of
+    ``run_dir``, as ``spade envs import`` does: valid ones as ``frontier`` (playable), invalid
+    ones as ``rejected`` with their verdict. Each program's family is the first of ``families``
+    (default: every installed family) whose static checks accept it."""
+    from spade_core.components import BuildContext
+    from spade_core.records import EnvRecord, EnvStatus, program_id
+
+    loaded = plugins or load_plugins()
+    folder = Path(run_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    found = check_programs([(label, source) for label, source, _ in programs], families,
+                           choose="first", sandbox=sandbox, sandbox_options=sandbox_options,
+                           run_dir=folder, plugins=loaded, on_skip=on_skip)
+    store = loaded.registry.build("env_memory", memory, dict(memory_options or {}), "--memory",
+                                  BuildContext(run_dir=folder))
+    try:
+        for check, (label, source, description) in zip(found.checks, programs):
+            if source is None:
+                continue
+            verdict = check.verdict
+            store.add(EnvRecord(
+                id=program_id(source), source=source, family=check.family or "unknown",
+                status=EnvStatus.FRONTIER if verdict.valid else EnvStatus.REJECTED,
+                doc_id=f"import:{label}", description=description or label,
+                verdict_category=verdict.category, verdict_message=verdict.message))
+    finally:
+        store.close()
+    return found.checks
+
+
+def model_problems(spec: str, backend: str = "transformers",
+                   plugins: "LoadedPlugins | None" = None) -> list[str]:
+    """What the generation backend ``backend``'s preflight finds wrong with model ``spec`` (as
+    ``model.path`` takes it); ``[]`` when it can be found (``spade doctor``)."""
+    from spade_core.config.load import ResolvedComponent, ResolvedConfig
+    from spade_core.config.preflight import PreflightContext
+    from spade_core.config.schema import ModelSection, SpadeConfig
+    from spade_core.testing import default_options
+
+    loaded = plugins or load_plugins()
+    component = loaded.registry.resolve("generation_backend", backend, "--backend")
+    if component.preflight is None:
+        return []
+    config = ResolvedConfig(source="doctor", config=SpadeConfig.model_construct(
+        model=ModelSection(path=spec)))
+    rc = ResolvedComponent(section="backend", component=component,
+                           options=default_options(component))
+    try:
+        return [str(p) for p in component.preflight(
+            rc.options, PreflightContext(where="backend.options", config=config)) or ()]
+    except Exception as exc:  # noqa: BLE001 - a broken check is reported, never crashes doctor
+        return [f"the preflight check of backend {backend!r} failed: {type(exc).__name__}: {exc}"]
+
+
+def probe_sandbox(sandbox: str = "process", plugins: "LoadedPlugins | None" = None
+                  ) -> tuple[dict[str, Any], "Verdict"]:
+    """The sandbox's isolation report and the verdict on a small probe environment run in it
+    (``spade doctor``)."""
+    from spade_core.validation import PROBE_PROGRAM, validate
+
+    box = (plugins or load_plugins()).registry.build("sandbox", sandbox, {}, "--sandbox")
+    try:
+        report = box.isolation()
+        [verdict] = validate(box, [PROBE_PROGRAM])
+    finally:
+        box.close()
+    return report, verdict
 
 
 def open_env(program: str | Path, family: str | None = None, *, sandbox: str = "process",
@@ -178,23 +358,17 @@ def _choose_family(source: str, family: str | None, label: str, loaded: "LoadedP
     """The program's family (``family`` by name, else chosen as ``spade check-env`` does) and the
     other families built on the way (to close)."""
     from spade_core.errors import ConfigError
-    from spade_core.program_files import choose_family, families_needed, installed_families
+    from spade_core.program_files import family_for, installed_families
 
     registry = loaded.registry
     if family is not None:
         return registry.build("env_family", family, {}, "open_env(family=...)"), []
     installed = list(installed_families(registry, "open_env").values())
-    needed = families_needed(source, installed)
-    if not needed:
-        return None, installed
-    chosen, problems = choose_family(source, needed)
-    if chosen is None:
-        used = " and ".join(f"family {f.name!r}" for f in needed)
+    chosen, problem = family_for(source, installed)
+    if problem is not None:
         for built in installed:
             built.close()
-        raise ConfigError(f"{label}: the program uses names injected by {used}, which does not "
-                          "accept it (pass family=NAME to choose the family): "
-                          + "; ".join(problems))
+        raise ConfigError(f"{label}: {problem} (pass family=NAME to choose the family)")
     return chosen, [f for f in installed if f is not chosen]
 
 
@@ -220,5 +394,6 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-__all__ = ["check", "evaluate", "load_config",
-           "load_plugins", "open_env", "run"]
+__all__ = ["ProgramCheck", "ProgramChecks", "check", "check_programs", "evaluate",
+           "import_programs", "load_config", "load_plugins", "model_problems", "open_env",
+           "probe_sandbox", "run"]

@@ -69,6 +69,24 @@ def choose_family(source: str, families: Sequence[EnvFamily]
     return None, problems
 
 
+def family_for(source: str, families: Sequence[EnvFamily]
+               ) -> tuple[EnvFamily | None, str | None]:
+    """The family ``spade check-env`` and ``open_env`` check a program in: among ``families``,
+    the ones whose injected names (``ToolUseBaseEnv``, ``extract_boxed``, ...) it uses, most
+    used first, the first whose static checks accept it; ``(None, None)`` for a self-contained
+    program (the plain SPADE game format); ``(None, problem)`` when the families it needs all
+    refuse it."""
+    needed = families_needed(source, families)
+    if not needed:
+        return None, None
+    chosen, problems = choose_family(source, needed)
+    if chosen is not None:
+        return chosen, None
+    used = " and ".join(f"family {f.name!r}" for f in needed)
+    return None, (f"it uses names injected by {used}, which does not accept it: "
+                  + "; ".join(problems))
+
+
 def _free_names(source: str) -> set[str]:
     """Names a program reads but never binds itself (a parse failure gives none)."""
     try:

@@ -16,7 +16,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -69,57 +68,23 @@ def _skipped(name: str, exc: Exception) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from spade_core.api import check_programs
     from spade_core.errors import UsageError
-    from spade_core.plugins import load_plugins
-    from spade_core.program_files import choose_family, families_needed, installed_families
-    from spade_core.records import Verdict
-    from spade_core.validation import validate
 
     programs = read_paths(args.files, args.field)
     if args.workers is not None and args.workers < 1:
         raise UsageError("check-env: --workers must be at least 1")
-    registry = load_plugins().registry
-    verdicts: dict[int, tuple[Any, Verdict]] = {}
-    groups: dict[str | None, tuple[Any, list[int]]] = {}
-    if args.family:
-        chosen = registry.build("env_family", args.family, {}, "--family")
-        families = [chosen]
-    else:
-        families = list(installed_families(registry, "--family",
-                                           on_skip=None if args.json else _skipped).values())
-    for index, (_, source) in enumerate(programs):
-        if source is None:
-            verdicts[index] = (None, Verdict(False, "syntax", "the file is not UTF-8 text"))
-            continue
-        if args.family:
-            family = chosen
-        else:
-            needed = families_needed(source, families)
-            family, problems = choose_family(source, needed) if needed else (None, [])
-            if needed and family is None:
-                used = " and ".join(f"family {f.name!r}" for f in needed)
-                verdicts[index] = (None, Verdict(
-                    False, "interface", f"it uses names injected by {used}, which does not "
-                    "accept it (give --family NAME to choose the family): "
-                    + "; ".join(problems)))
-                continue
-        key = family.name if family is not None else None
-        groups.setdefault(key, (family, []))[1].append(index)
-    options = {} if args.workers is None else {"workers": args.workers}
-    sandbox = registry.build("sandbox", args.sandbox, options, "--sandbox")
-    try:
-        method = sandbox.isolation().get("method", "unknown")
-        if not args.json:
-            print(f"# sandbox isolation: {method}", file=sys.stderr)
-        for family, indices in groups.values():
-            checked = validate(sandbox, [programs[i][1] for i in indices], family=family)
-            verdicts.update({i: (family, v) for i, v in zip(indices, checked)})
-    finally:
-        sandbox.close()
+    found = check_programs(programs, [args.family] if args.family else None,
+                           sandbox=args.sandbox,
+                           sandbox_options={} if args.workers is None else
+                           {"workers": args.workers},
+                           on_skip=None if args.json else _skipped)
+    method = found.isolation.get("method", "unknown")
+    if not args.json:
+        print(f"# sandbox isolation: {method}", file=sys.stderr)
     status = 0
-    for index, (name, _) in enumerate(programs):
-        family, verdict = verdicts[index]
-        row = _row(name, verdict, family.name if family is not None else None)
+    for check in found.checks:
+        row = _row(check.label, check.verdict, check.family)
         row["isolation"] = method
         if not row["valid"]:
             status = 1
@@ -129,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             where = f" (line {row['line']})" if row.get("line") else ""
             shown = "ok" if row["valid"] else f"INVALID [{row['category']}]"
             as_family = f" [family {row['family']}]" if row["family"] else ""
-            print(f"{name}: {shown} {row['message']}{where}{as_family} "
+            print(f"{check.label}: {shown} {row['message']}{where}{as_family} "
                   f"({row['seconds']:.2f} s)", flush=True)
     return status
 

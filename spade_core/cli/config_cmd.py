@@ -29,19 +29,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from spade_core.config.load import load_config
-    from spade_core.plugins import load_plugins
-
     import yaml
 
+    from spade_core.api import check, load_config, load_plugins
+
     loaded = load_plugins()
-    resolved = load_config(args.config, loaded.registry, args.overrides)
+    resolved = load_config(args.config, args.overrides, loaded)
     if not args.schema_only:
-        from spade_core.config.preflight import preflight
         from spade_core.errors import ConfigError
 
         try:
-            preflight(resolved, loaded)
+            check(resolved, loaded, raise_problems=True)
         except ConfigError as exc:
             raise ConfigError(
                 f"{exc} The config itself is valid; to check only that on a machine that is not "

@@ -21,10 +21,6 @@ import shutil
 import subprocess
 import sys
 from importlib import metadata
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from spade_core.plugins import LoadedPlugins
 
 #: Libraries whose versions a bug report needs -> the distributions that provide them (the first
 #: installed one is reported: faiss comes as faiss-cpu or faiss-gpu-*).
@@ -93,44 +89,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def model_problems(loaded: "LoadedPlugins", spec: str, backend: str) -> list[str]:
-    """What the generation backend ``backend``'s preflight finds wrong with model ``spec``
-    (``[]``: it can be found), as for a config whose ``model.path`` is ``spec``."""
-    from spade_core.config.load import ResolvedComponent, ResolvedConfig
-    from spade_core.config.preflight import PreflightContext
-    from spade_core.config.schema import ModelSection, SpadeConfig
-    from spade_core.testing import default_options
-
-    component = loaded.registry.resolve("generation_backend", backend, "--backend")
-    if component.preflight is None:
-        return []
-    config = ResolvedConfig(source="doctor", config=SpadeConfig.model_construct(
-        model=ModelSection(path=spec)))
-    rc = ResolvedComponent(section="backend", component=component,
-                           options=default_options(component))
-    try:
-        return [str(p) for p in component.preflight(
-            rc.options, PreflightContext(where="backend.options", config=config)) or ()]
-    except Exception as exc:  # noqa: BLE001 - a broken check is reported, never crashes doctor
-        return [f"the preflight check of backend {backend!r} failed: {type(exc).__name__}: {exc}"]
-
-
 def run(args: argparse.Namespace) -> int:
+    from spade_core.api import load_plugins, model_problems, probe_sandbox
     from spade_core.config.schema import ModelSection
-    from spade_core.plugins import load_plugins
-    from spade_core.validation import PROBE_PROGRAM, validate
 
     found_versions = versions()
     tools = {name: shutil.which(name) for name in ("bwrap", "unshare")}
     loaded = getattr(args, "_plugins", None) or load_plugins()
     spec = args.model or ModelSection().path
-    missing_model = model_problems(loaded, spec, args.backend)
-    sandbox = loaded.registry.build("sandbox", args.sandbox, {}, "--sandbox")
-    try:
-        report = sandbox.isolation()
-        [verdict] = validate(sandbox, [PROBE_PROGRAM])
-    finally:
-        sandbox.close()
+    missing_model = model_problems(spec, args.backend, loaded)
+    report, verdict = probe_sandbox(args.sandbox, loaded)
     healthy = bool(report.get("isolated")) and verdict.valid and not missing_model
     result = {"healthy": healthy, "versions": found_versions, "tools": tools,
               "model": {"spec": spec, "backend": args.backend, "found": not missing_model,

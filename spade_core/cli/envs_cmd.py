@@ -19,12 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from spade_core.commands import Command, add_parsers
-from spade_core.program_files import (
-    CODE_FIELDS,
-    choose_family,
-    installed_families,
-    read_programs,
-)
+from spade_core.program_files import CODE_FIELDS, read_programs
 from spade_core.text import plural
 
 #: ``envs`` is a group: plugins add members with ``register(name, ..., group="envs")`` (the
@@ -82,12 +77,9 @@ def json_object_option(text: str, where: str) -> dict[str, Any]:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from spade_core.components import BuildContext
+    from spade_core.api import import_programs
     from spade_core.errors import UsageError
-    from spade_core.records import EnvRecord
-    from spade_core.plugins import load_plugins
-    from spade_core.records import EnvStatus, Verdict, program_id
-    from spade_core.validation import validate
+    from spade_core.records import EnvStatus, program_id
 
     memory_options = json_object_option(args.memory_options, "envs import: --memory-options")
     if args.workers is not None and args.workers < 1:
@@ -96,67 +88,27 @@ def run_import(args: argparse.Namespace) -> int:
     if not programs:
         raise UsageError(f"envs import: no programs found in {args.path}")
     run_dir = Path(args.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    registry = load_plugins().registry
-    context = BuildContext(run_dir=run_dir)
-    if args.family:
-        families = [registry.build("env_family", n, {}, "--family", context)
-                    for n in args.family]
-    else:  # every installed family that can start (an optional one may lack its library)
-        families = list(installed_families(
-            registry, "--family", context,
-            on_skip=lambda name, exc: print(f"# skipping env family {name!r}: {exc}",
-                                            file=sys.stderr)).values())
-    verdicts: dict[int, tuple[Any, Verdict]] = {}
-    by_family: dict[str, list[int]] = {}
-    for index, (_, source, _) in enumerate(programs):
-        if source is None:
-            verdicts[index] = (None, Verdict(False, "syntax", "the file is not UTF-8 text"))
-            continue
-        family, problems = choose_family(source, families)
-        if family is None:
-            verdicts[index] = (None, Verdict(False, "interface", "no family accepts it: "
-                                             + "; ".join(problems)))
+    checks = import_programs(
+        programs, run_dir, args.family, memory=args.memory, memory_options=memory_options,
+        sandbox=args.sandbox,
+        sandbox_options={} if args.workers is None else {"workers": args.workers},
+        on_skip=lambda name, exc: print(f"# skipping env family {name!r}: {exc}",
+                                        file=sys.stderr))
+    for check in checks:
+        verdict = check.verdict
+        row = {"program": check.label,
+               "id": program_id(check.source) if check.source else None,
+               "family": check.family, "valid": verdict.valid, "category": verdict.category,
+               "message": verdict.message,
+               "status": None if check.source is None else (
+                   EnvStatus.FRONTIER if verdict.valid else EnvStatus.REJECTED)}
+        if args.json:
+            print(json.dumps(row, ensure_ascii=False), flush=True)
         else:
-            by_family.setdefault(family.name, []).append(index)
-    sandbox_options = {} if args.workers is None else {"workers": args.workers}
-    sandbox = registry.build("sandbox", args.sandbox, sandbox_options, "--sandbox", context)
-    try:
-        for family in families:
-            indices = by_family.get(family.name, [])
-            if indices:
-                checked = validate(sandbox, [programs[i][1] for i in indices], family=family)
-                verdicts.update({i: (family, v) for i, v in zip(indices, checked)})
-    finally:
-        sandbox.close()
-    memory = registry.build("env_memory", args.memory, memory_options, "--memory", context)
-    status = 0
-    try:
-        for index, (label, source, description) in enumerate(programs):
-            family, verdict = verdicts[index]
-            if source is not None:
-                memory.add(EnvRecord(
-                    id=program_id(source), source=source,
-                    family=family.name if family is not None else "unknown",
-                    status=EnvStatus.FRONTIER if verdict.valid else EnvStatus.REJECTED,
-                    doc_id=f"import:{label}", description=description or label,
-                    verdict_category=verdict.category, verdict_message=verdict.message))
-            status = status if verdict.valid else 1
-            row = {"program": label, "id": program_id(source) if source else None,
-                   "family": family.name if family is not None else None,
-                   "valid": verdict.valid, "category": verdict.category,
-                   "message": verdict.message,
-                   "status": None if source is None else (EnvStatus.FRONTIER if verdict.valid
-                                                          else EnvStatus.REJECTED)}
-            if args.json:
-                print(json.dumps(row, ensure_ascii=False), flush=True)
-            else:
-                shown = "ok" if verdict.valid else f"INVALID [{verdict.category}]"
-                print(f"{label}: {shown} {verdict.message} -> {row['family'] or '-'}, "
-                      f"{row['status'] or 'not stored'}", flush=True)
-    finally:
-        memory.close()
-    valid = sum(1 for _, v in verdicts.values() if v.valid)
+            shown = "ok" if verdict.valid else f"INVALID [{verdict.category}]"
+            print(f"{check.label}: {shown} {verdict.message} -> {row['family'] or '-'}, "
+                  f"{row['status'] or 'not stored'}", flush=True)
+    valid = sum(1 for check in checks if check.verdict.valid)
     print(f"# imported {plural(len(programs), 'program')} into {run_dir}: {valid} valid, "
           f"{len(programs) - valid} invalid", file=sys.stderr)
-    return status
+    return 0 if valid == len(checks) else 1

@@ -356,3 +356,40 @@ def test_the_open_env_example_runs():
     namespace: dict = {}
     exec(compile(block, "docs/api.md", "exec"), namespace)  # noqa: S102 - our own docs
     assert namespace["reward"] == 1.0 and namespace["terminated"] is True
+
+
+def test_check_programs_chooses_families_and_keeps_the_order():
+    """``check_programs`` (what ``spade check-env`` calls): each program's family as check-env
+    chooses it, verdicts in the order given, a file that is not text refused without the sandbox."""
+    from spade_core.api import check_programs
+
+    broken = "class BrokenEnv(ToolUseBaseEnv):\n    pass\n"
+    found = check_programs([("quick", _quickstart_program()), ("binary", None),
+                            ("broken", broken)])
+    assert found.isolation.get("method")
+    quick, binary, refused = found.checks
+    assert (quick.label, quick.family, quick.verdict.valid) == ("quick", "reasoning", True)
+    assert (binary.family, binary.verdict.category) == (None, "syntax")
+    assert refused.family == "tool-use" and not refused.verdict.valid  # by its injected base
+    forced = check_programs([("quick", _quickstart_program())], ["reasoning"]).checks[0]
+    assert forced.family == "reasoning" and forced.verdict.valid
+
+
+def test_import_programs_stores_valid_and_rejected_programs(tmp_path):
+    """``import_programs`` (what ``spade envs import`` calls): valid programs enter the memory as
+    frontier, invalid ones as rejected with their verdict."""
+    from spade_core.api import import_programs, load_plugins
+    from spade_core.components import BuildContext
+
+    loaded = load_plugins()
+    checks = import_programs([("quick", _quickstart_program(), "a quiz"),
+                              ("junk", "x = (", "")], tmp_path / "run",
+                             memory_options={"embedder": "hashing"}, plugins=loaded)
+    assert [c.verdict.valid for c in checks] == [True, False]
+    memory = loaded.registry.build("env_memory", "faiss", {"embedder": "hashing"}, "test",
+                                   BuildContext(run_dir=tmp_path / "run"))
+    try:
+        statuses = sorted(r.status for r in memory.records())
+    finally:
+        memory.close()
+    assert statuses == ["frontier", "rejected"]

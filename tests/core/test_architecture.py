@@ -1,7 +1,8 @@
 """The architecture the folder layout promises, checked on the source: no import cycle anywhere
 (package ``__init__`` modules and imports inside functions included), ``spade_core`` names no
 module of ``plugins``, ``sandbox`` or ``envmemory`` (not even in a string), nothing outside
-``spade_core/cli/`` imports the command line, and no component member is probed with
+``spade_core/cli/`` imports the command line, the command line reaches the loop only through
+the API, and no component member is probed with
 ``getattr``/``hasattr`` outside a short list."""
 
 from __future__ import annotations
@@ -147,6 +148,30 @@ def test_only_the_command_line_imports_the_command_line():
                  for name, path in MODULES.items() if not _is_cli(name)
                  for target in sorted(_imports(name, path)) if _is_cli(target)]
     assert not offenders, "\n".join(offenders)
+
+
+#: What the command line reaches only through :mod:`spade_core.api`: the loop, program
+#: validation in the sandbox, the run's memory and sandboxed scoring. The loop's benchmark is
+#: the one exception: ``spade bench loop`` dispatches to it as plugins' benchmarks are.
+PAST_THE_API = ("spade_core.selfplay", "spade_core.validation", "spade_core.run_memory",
+                "spade_core.sandboxed_scoring", "spade_core.gym_env")
+CLI_MAY_IMPORT = ("spade_core.selfplay.bench",)
+
+
+def _past_the_api(target: str) -> bool:
+    return target not in CLI_MAY_IMPORT and any(
+        target == p or target.startswith(p + ".") for p in PAST_THE_API)
+
+
+def test_the_command_line_calls_the_api_not_the_loop():
+    """A command does what the API does by calling it: no CLI module imports the loop, program
+    validation, the memory or the sandbox's scoring, at module level or inside a function."""
+    offenders = [f"{path.relative_to(ROOT)} imports {target}"
+                 for name, path in MODULES.items() if _is_cli(name)
+                 for target in sorted(_imports(name, path)) if _past_the_api(target)]
+    assert not offenders, "\n".join(offenders)
+    assert _past_the_api("spade_core.selfplay.runner") and _past_the_api("spade_core.validation")
+    assert not _past_the_api("spade_core.selfplay.bench") and not _past_the_api("spade_core.api")
 
 
 def test_spade_core_imports_no_implementation_package():
