@@ -17,7 +17,7 @@ from spade_core.components import BuildContext, Registry
 from spade_core.eval.evaluate import configured_options
 from spade_core.eval.scores import SuiteResult, play_items
 from spade_core.interfaces import EvalItem, EvalSettings, EvalSuite, GenerationBackend
-from spade_core.selfplay.phases import PhaseTimer
+from spade_core.phases import PhaseTimer
 
 #: The phase name of the in-run evaluation (progress bar and ``seconds`` entry).
 PHASE = "eval"

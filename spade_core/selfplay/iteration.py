@@ -47,7 +47,7 @@ from spade_core.selfplay.hints import (
     redact_leaks,
     secrets_of,
 )
-from spade_core.selfplay.phases import PhaseTimer
+from spade_core.phases import PhaseTimer
 from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
 from spade_core.selfplay.sessions import SessionBatch
 from spade_core.selfplay.validator import LLMValidator, llm_validate

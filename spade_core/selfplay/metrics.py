@@ -9,7 +9,7 @@ from typing import Any
 from spade_core.interfaces import TrainingSample
 from spade_core.records import EnvStatus, Episode
 from spade_core.selfplay.iteration import Proposal
-from spade_core.selfplay.phases import PhaseTimer
+from spade_core.phases import PhaseTimer
 from spade_core.selfplay.window import Window
 
 __all__ = ["hint_counts", "iteration_metrics", "window_metrics"]

@@ -46,7 +46,7 @@ from spade_core.selfplay.iteration import (
     window_replays,
 )
 from spade_core.selfplay.metrics import iteration_metrics, window_metrics
-from spade_core.selfplay.phases import CountingBackend, tokens_by_role
+from spade_core.phases import CountingBackend, tokens_by_role
 from spade_core.selfplay.pipeline import (
     BackgroundTrainer,
     Generated,

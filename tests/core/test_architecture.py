@@ -2,7 +2,7 @@
 (package ``__init__`` modules and imports inside functions included), ``spade_core`` names no
 module of ``plugins``, ``sandbox`` or ``envmemory`` (not even in a string), nothing outside
 ``spade_core/cli/`` imports the command line, the command line reaches the loop only through
-the API, and no component member is probed with
+the API, no import runs back up between the core's subpackages (evaluation into the loop), and no component member is probed with
 ``getattr``/``hasattr`` outside a short list."""
 
 from __future__ import annotations
@@ -148,6 +148,34 @@ def test_only_the_command_line_imports_the_command_line():
                  for name, path in MODULES.items() if not _is_cli(name)
                  for target in sorted(_imports(name, path)) if _is_cli(target)]
     assert not offenders, "\n".join(offenders)
+
+
+#: ``spade_core``'s subpackages from the bottom up: a module may import its own subpackage and
+#: those below it (the evaluation is called by the loop, the loop by experiments, all of them by
+#: the command line), never one above. Top-level core modules (records, errors, the API) are not
+#: layered here.
+LAYERS = ("interfaces", "config", "eval", "selfplay", "experiment", "cli")
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[0] != "spade_core" or len(parts) < 2 or parts[1] not in LAYERS:
+        return None
+    return LAYERS.index(parts[1])
+
+
+def _runs_back_up(name: str, target: str) -> bool:
+    mine, theirs = _layer(name), _layer(target)
+    return mine is not None and theirs is not None and theirs > mine
+
+
+def test_no_import_runs_back_up_between_the_cores_subpackages():
+    offenders = [f"{path.relative_to(ROOT)} imports {target}"
+                 for name, path in MODULES.items()
+                 for target in sorted(_imports(name, path)) if _runs_back_up(name, target)]
+    assert not offenders, "\n".join(offenders)
+    assert _runs_back_up("spade_core.eval.loop", "spade_core.selfplay.phases")
+    assert not _runs_back_up("spade_core.selfplay.runner", "spade_core.eval.loop")
 
 
 #: What the command line reaches only through :mod:`spade_core.api`: the loop, program

@@ -71,7 +71,7 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "spade_core/selfplay/hints.py": "tests/selfplay/test_runner.py",
     "spade_core/selfplay/iteration.py": "tests/selfplay/test_contamination.py",
     "spade_core/selfplay/metrics.py": "tests/selfplay/test_contamination.py",
-    "spade_core/selfplay/phases.py": "tests/selfplay/test_runner.py",
+    "spade_core/phases.py": "tests/selfplay/test_runner.py",
     "spade_core/selfplay/pool.py": "tests/selfplay/test_checkpoint.py",
     "spade_core/selfplay/rollouts.py": "tests/plugins/families/test_tool_use.py",
     "spade_core/selfplay/samples.py": "tests/selfplay/test_reference_fidelity.py",
