@@ -187,6 +187,12 @@ class RecordStore:
         self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
                           (SCHEMA_VERSION,))
 
+    def _rollback(self) -> None:
+        """Undo the open transaction, if SQLite has not already (a failed ``COMMIT`` on a full
+        disk rolls back by itself; a second ``ROLLBACK`` would hide the real error)."""
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
     # -- metadata -------------------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
@@ -245,7 +251,7 @@ class RecordStore:
                 inserted = self._insert(record, embedding, fingerprint, in_pool)
                 self.conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                self._rollback()
                 raise
             return inserted
 
@@ -273,7 +279,7 @@ class RecordStore:
                      stats.get("win_rate"), stats.get("designer_reward"), pool_id, env_id))
                 self.conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                self._rollback()
                 raise
             return pool_id
 
@@ -295,7 +301,7 @@ class RecordStore:
                 self.conn.execute("DELETE FROM envs")
                 self.conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                self._rollback()
                 raise
 
     # -- snapshots ------------------------------------------------------------------------------
