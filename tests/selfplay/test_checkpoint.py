@@ -374,3 +374,28 @@ def test_a_full_disk_while_a_checkpoint_is_written_loses_nothing_and_resumes(tmp
     rows = metrics(run_dir)
     assert [r["iteration"] for r in rows] == [0, 1, 2, 3, 4]
     assert [r["train"]["updates"] for r in rows] == [1, 2, 3, 4, 5]
+
+
+def test_a_second_run_on_a_memory_in_use_is_refused_naming_the_holder(tmp_path):
+    from envmemory.store import RecordStore
+
+    shared = tmp_path / "shared-memory"
+    memory = {"plugin": "faiss", "options": {"embedder": "hashing", "path": str(shared),
+                                             "mastery_rollouts": 3, "too_hard_rollouts": 3}}
+    first = run_in_process(tmp_path / "first", 1, memory=memory)
+    assert not (first / "memory").exists()  # the first run's memory is the shared one
+    holder = RecordStore(shared)  # the first run, still writing its memory
+    try:
+        with pytest.raises(ConfigError) as refused:
+            run_in_process(tmp_path / "second", 1, memory=memory)
+        message = str(refused.value)
+        assert f"{shared} is already open for writing by another process (pid {os.getpid()}" \
+            in message
+        assert "memory.options.path" in message and "one memory has one writer" in message
+        summary = json.loads((tmp_path / "second" / "summary.json").read_text())
+        assert summary["status"] == "failed" and summary["iterations_completed"] == 0
+        assert len(list(holder.records())) > 0  # the holder's records untouched
+    finally:
+        holder.close()
+    run_in_process(tmp_path / "first", 2, resume=True, memory=memory)  # it continues
+    assert [r["iteration"] for r in metrics(tmp_path / "first")] == [0, 1]
