@@ -79,6 +79,20 @@ class DifficultyEstimator(ABC):
     unhinted reward of a delayed reward's window; this iteration's otherwise).
     """
 
+    #: Members of earlier versions of this interface: a component that still defines one is
+    #: refused when it is built (``spade_core.components.Component.build``).
+    _retired_members = ("estimate_with_history",)
+    #: What changed, for that refusal's message, by member.
+    _interface_changes = {
+        "estimate": "estimate(env, hinted, unhinted) and estimate_with_history(env, hinted, "
+                    "unhinted, history) became one estimate(data: EstimateInput), which carries "
+                    "the rewards, the history, the threshold and the window (estimator interface "
+                    f"version {ESTIMATOR_INTERFACE_VERSION})",
+    }
+    _interface_changes["estimate_with_history"] = _interface_changes["estimate"]
+    #: Where the documentation describes this interface beside docs/plugins.md.
+    _guide = 'docs/estimators.md, "The estimator interface"'
+
     @abstractmethod
     def estimate(self, data: EstimateInput) -> Difficulty:
         """Difficulty of ``data.env`` from its rewards this iteration (and, where the estimator

@@ -111,6 +111,9 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
     the trainer's weight pushes go through it."""
     built: dict[str, Any] = {}
     build, context = _builder(resolved, run_dir, seed, opened, built, launch)
+    # First, as it is light and needs no other component: an estimator that does not fit its
+    # interface is refused before the model loads.
+    estimator = build("estimator")
     if backend is None:
         backend = build("backend")
     else:
@@ -121,7 +124,6 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
     memory = build("memory")
     corpus = build("corpus")
     designer = build("designer")
-    estimator = build("estimator")
     families = [rc.component.build(rc.options, context()) for rc in resolved.families]
     if trainer is None:
         trainer = build("trainer")
