@@ -598,10 +598,13 @@ def _generate(c: Components, resolved: ResolvedConfig, iteration: int, context: 
     proposals = environments(c, loop, iteration, seed, timer, pool, guard, windows, starting)
     play(c, loop, proposals, seed, timer, hinted=starting)
 
-    with timer.phase("estimate", total=len(proposals)):
+    # The environments estimated: those played (a rejected or duplicate proposal is not, so a
+    # run that plays nothing shows "estimate: 0/0", not every proposal as estimated).
+    estimated = sum(1 for p in proposals if p.status == EnvStatus.FRONTIER and p.unhinted)
+    with timer.phase("estimate", total=estimated):
         mastered = estimate(c, loop, proposals, iteration)
         retired = retire_aged(c, loop, proposals) if windows is None else []
-        timer.advance("estimate", len(proposals))
+        timer.advance("estimate", estimated)
     for p in proposals:
         if p.status not in (EnvStatus.REJECTED, EnvStatus.DUPLICATE):
             record = c.memory.get(p.env_id)

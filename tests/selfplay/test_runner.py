@@ -78,8 +78,11 @@ def test_switching_estimator_changes_designer_reward(tmp_path, estimator, expect
 
 
 def test_invalid_proposals_get_invalid_reward_and_are_kept(tmp_path):
-    run_dir, _ = make_run(tmp_path, texts=["broken doc"])
+    run_dir, recorder = make_run(tmp_path, texts=["broken doc"])
     row = metrics(run_dir)[0]
+    # Nothing was played, so nothing was estimated: the progress says 0 of 0, not 2 of 2.
+    estimated = [e for e in recorder.events if e[0] == "phase_progress" and e[2] == "estimate"]
+    assert estimated and all(e[3:] == (0, 0) for e in estimated)
     assert row["envs_valid"] == 0 and row["designer_attempts"] == 4  # 2 envs x 2 attempts
     assert row["mean_designer_reward"] == -0.5
     detail = json.loads(next(run_dir.glob("envs/*.json")).read_text())
