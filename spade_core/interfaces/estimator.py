@@ -25,8 +25,9 @@ ESTIMATOR_INTERFACE_VERSION = 1
 class EstimateInput:
     """Everything the loop knows about one environment's play when it asks for its difficulty.
 
-    ``hinted`` and ``unhinted`` are this iteration's per-episode rewards on the same seeds (each in
-    [-1, 1]). ``history`` holds the environment's earlier iterations as the memory recorded them
+    ``hinted`` and ``unhinted`` are per-episode rewards on the same seeds (each in [-1, 1]):
+    this iteration's, except that in the later iterations of a regeneration window, which play
+    no hinted episode, ``hinted`` holds the window start's hinted rewards. ``history`` holds the environment's earlier iterations as the memory recorded them
     (:class:`~spade_core.interfaces.memory.EnvIteration`: raw rewards, figures, designer reward),
     oldest first, this one excluded; it is empty on an environment's first play. The entries are
     copies, so an estimator cannot change the memory's records through them.

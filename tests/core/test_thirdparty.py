@@ -143,6 +143,51 @@ def test_the_registration_examples_register_one_component_each():
     assert hooks == {k.hook for k in KINDS}  # one example per component kind
 
 
+def test_the_estimator_registration_example_builds_the_guides_gap():
+    import types
+
+    from spade_core.components import BuildContext
+    from spade_core.hookspecs import hookimpl
+
+    package = types.ModuleType("spade_gap")
+    exec(compile(documented_files()["spade_gap.py"], str(DOC), "exec"), package.__dict__)
+    [block] = [b for b in examples_of("registration hook")
+               if "def register_difficulty_estimators(" in b]
+    namespace = run_example(block, hookimpl=hookimpl, Gap=package.Gap,
+                            GapOptions=package.GapOptions)
+    calls = []
+    namespace["register_difficulty_estimators"](lambda *args: calls.append(args))
+    [(name, factory, options, _)] = calls
+    assert (name, options) == ("gap", package.GapOptions)
+    built = factory(package.GapOptions(), BuildContext(success_threshold=0.5))
+    assert isinstance(built, package.Gap) and built.threshold == 0.5
+
+
+def test_the_plugins_listing_in_the_guide_is_what_spade_plugins_prints(tmp_path, capsys,
+                                                                      monkeypatch):
+    import tomllib
+    from importlib import metadata
+
+    from fakes.plugin_dists import make_dist
+    from spade_core.cli import main
+    from spade_core.plugins import load_plugins
+
+    files = documented_files()
+    project = tomllib.loads(files["pyproject.toml"])["project"]
+    site = tmp_path / "site"
+    make_dist(site, project["name"], project["version"], {"spade_gap": files["spade_gap.py"]},
+              {"gap": "spade_gap"})
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "spade_gap", raising=False)
+    [dist] = metadata.distributions(path=[str(site)])
+    assert main(["plugins"], plugins=load_plugins(list(dist.entry_points))) == 0
+    printed = capsys.readouterr().out.splitlines()
+    guide = DOC.read_text()
+    step = guide[guide.index("**3. Check it is there**"):guide.index("**4. Select it**")]
+    [shown] = re.findall(r"```text\n(.*?)\n```", step, flags=re.S)
+    assert [" ".join(line.split()) for line in printed] == [" ".join(shown.split())]
+
+
 def test_the_preflight_example_names_the_key_at_fault(tmp_path):
     from pathlib import Path
     from types import SimpleNamespace
