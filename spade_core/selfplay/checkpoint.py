@@ -192,9 +192,9 @@ def restore_memory(memory: EnvMemory, checkpoint: Path, info: dict[str, Any] | N
 def save_checkpoint(run_dir: Path, next_iteration: int, state: dict[str, Any], trainer: Any,
                     memory: EnvMemory, keep: int) -> Path:
     """Write checkpoint ``iter-<next_iteration>`` atomically, then keep only the newest ``keep``.
-    A write that fails (``OSError``: the disk full, a file-size limit) leaves no trace of this
-    checkpoint and raises :class:`CheckpointError` saying what failed and that the earlier
-    checkpoints are intact."""
+    A write that fails (the disk full, a file-size limit, the trainer's or the memory's own
+    error) leaves no trace of this checkpoint and raises :class:`CheckpointError` saying what
+    failed and that the earlier checkpoints are intact."""
     root = Path(run_dir) / CHECKPOINTS
     final = root / f"{PREFIX}{next_iteration:06d}"
     tmp = root / f".tmp-{PREFIX}{next_iteration:06d}-{os.getpid()}"
@@ -204,18 +204,22 @@ def save_checkpoint(run_dir: Path, next_iteration: int, state: dict[str, Any], t
             shutil.rmtree(stale, ignore_errors=True)
         tmp.mkdir()
         _write_into(tmp, next_iteration, state, trainer, memory)
-    except OSError as exc:
+    except Exception as exc:  # noqa: BLE001 - the trainer's or the memory's write failed too
         shutil.rmtree(tmp, ignore_errors=True)
         earlier = [p for p in checkpoints(run_dir) if p.name != final.name]
         kept = (f"the earlier checkpoint {earlier[-1].name} is intact" if earlier
                 else "no earlier checkpoint exists")
-        full = exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
-        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        if isinstance(exc, OSError):
+            full = exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+            what = str(exc.strerror or exc) + (f" ({exc.filename})" if exc.filename else "")
+        else:  # e.g. SQLite's "database or disk is full" from the memory's snapshot
+            full = "full" in str(exc) or "disk I/O" in str(exc)
+            what = f"{type(exc).__name__}: {exc}"
         why = " (the disk is full or a file-size limit was reached)" if full else ""
         raise CheckpointError(
-            f"could not write checkpoint {final.name} in {root}: {exc.strerror or exc}{where}"
-            f"{why}; nothing of it was kept and {kept}; free space, then continue the run with "
-            f"`spade run --resume {run_dir}`") from exc
+            f"could not write checkpoint {final.name} in {root}: {what}{why}; nothing of it was "
+            f"kept and {kept}; {'free space, then ' if full else 'fix it, then '}continue the "
+            f"run with `spade run --resume {run_dir}`") from exc
     if final.exists():  # a checkpoint of the same iteration from a run that was resumed earlier
         shutil.rmtree(final)
     os.rename(tmp, final)
