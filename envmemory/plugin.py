@@ -27,9 +27,13 @@ def memory_folder(options: MemoryOptions, run_dir: Path | None) -> Path:
 def build_memory(options: MemoryOptions, context: BuildContext) -> Any:
     """Factory of the ``faiss`` memory: opens (or creates) the memory folder of the run."""
     from envmemory.memory import FaissEnvMemory
+    from envmemory.store import StoreLockedError
 
-    return FaissEnvMemory(memory_folder(options, context.run_dir), options,
-                          success_threshold=context.success_threshold)
+    try:
+        return FaissEnvMemory(memory_folder(options, context.run_dir), options,
+                              success_threshold=context.success_threshold)
+    except StoreLockedError as exc:  # a second run on one memory: the settings are at fault
+        raise ConfigError(f"memory.options.path: {exc}") from None
 
 
 def build_no_memory(options: NoMemoryOptions, context: BuildContext) -> Any:

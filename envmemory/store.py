@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
+import socket
 import sqlite3
 import threading
 import time
@@ -100,6 +102,17 @@ class StoreLockedError(RuntimeError):
     """Another process already writes this memory."""
 
 
+def _holder(text: str) -> str:
+    """`` (pid N on HOST since TIME)`` from what the writer wrote into ``writer.lock``, or ``""``
+    when it wrote nothing readable (a memory written before the lock named its holder)."""
+    try:
+        info = json.loads(text.splitlines()[0])
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(info["since"])))
+        return f" (pid {int(info['pid'])} on {info['host']} since {since})"
+    except (IndexError, KeyError, TypeError, ValueError):
+        return ""
+
+
 def _blob(vector: np.ndarray | None) -> bytes | None:
     return None if vector is None else np.ascontiguousarray(vector, dtype=np.float32).tobytes()
 
@@ -171,10 +184,18 @@ class RecordStore:
         try:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            self._lock_file.seek(0)
+            holder = _holder(self._lock_file.read())
             self._lock_file.close()
             raise StoreLockedError(
-                f"{self.folder} is already open for writing by another process; "
-                "open it read-only or stop the other run") from None
+                f"{self.folder} is already open for writing by another process{holder}; one "
+                "memory has one writer: give this run a memory of its own (memory.options.path), "
+                "read it with `spade memory stats` or wait for the other run to end") from None
+        self._lock_file.seek(0)
+        self._lock_file.truncate()
+        self._lock_file.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                          "since": time.time()}) + "\n")
+        self._lock_file.flush()
         self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute(f"PRAGMA synchronous={synchronous}")
@@ -186,6 +207,12 @@ class RecordStore:
         self._columns = _select_columns(self.conn)
         self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
                           (SCHEMA_VERSION,))
+
+    def _rollback(self) -> None:
+        """Undo the open transaction, if SQLite has not already (a failed ``COMMIT`` on a full
+        disk rolls back by itself; a second ``ROLLBACK`` would hide the real error)."""
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
     # -- metadata -------------------------------------------------------------------------------
 
@@ -245,7 +272,7 @@ class RecordStore:
                 inserted = self._insert(record, embedding, fingerprint, in_pool)
                 self.conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                self._rollback()
                 raise
             return inserted
 
@@ -273,7 +300,7 @@ class RecordStore:
                      stats.get("win_rate"), stats.get("designer_reward"), pool_id, env_id))
                 self.conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                self._rollback()
                 raise
             return pool_id
 
@@ -295,7 +322,7 @@ class RecordStore:
                 self.conn.execute("DELETE FROM envs")
                 self.conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                self._rollback()
                 raise
 
     # -- snapshots ------------------------------------------------------------------------------

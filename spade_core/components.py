@@ -122,7 +122,31 @@ class Component:
                               f"factory returned a {type(built).__name__}, which does not "
                               f"subclass spade_core.interfaces.{base.__name__} (every component "
                               "subclasses its kind's base class, docs/plugins.md)")
+        self._check_signatures(built, base)
         return built
+
+    def _check_signatures(self, built: Any, base: type) -> None:
+        """Refuse a component whose methods cannot take the calls its interface declares (one
+        written for an earlier interface), before the loop calls it: the message names the
+        package, the component, what changed and where the plugin guide has the current form."""
+        from spade_core.errors import PluginError
+        from spade_core.interfaces.members import signature_problems
+
+        problems = signature_problems(base, type(built))
+        if not problems:
+            return
+        info = KIND_BY_NAME[self.kind]
+        changes = getattr(base, "_interface_changes", {})
+        notes = list(dict.fromkeys(changes[m] for m, _ in problems if m in changes))
+        guide = getattr(base, "_guide", "")
+        raise PluginError(
+            f"{info.label} {self.name!r} (plugin {self.plugin!r} from package "
+            f"{self.distribution} {self.version}) does not fit the current "
+            f"spade_core.interfaces.{base.__name__} interface: "
+            + "; ".join(why for _, why in problems)
+            + (". The interface changed: " + "; ".join(notes) if notes else "")
+            + f". Update {self.distribution} to the current form, described in docs/plugins.md, "
+            f"\"{info.hook}(register)\"" + (f", and {guide}" if guide else "") + ".")
 
 
 @dataclass

@@ -25,8 +25,9 @@ ESTIMATOR_INTERFACE_VERSION = 1
 class EstimateInput:
     """Everything the loop knows about one environment's play when it asks for its difficulty.
 
-    ``hinted`` and ``unhinted`` are this iteration's per-episode rewards on the same seeds (each in
-    [-1, 1]). ``history`` holds the environment's earlier iterations as the memory recorded them
+    ``hinted`` and ``unhinted`` are per-episode rewards on the same seeds (each in [-1, 1]):
+    this iteration's, except that in the later iterations of a regeneration window, which play
+    no hinted episode, ``hinted`` holds the window start's hinted rewards. ``history`` holds the environment's earlier iterations as the memory recorded them
     (:class:`~spade_core.interfaces.memory.EnvIteration`: raw rewards, figures, designer reward),
     oldest first, this one excluded; it is empty on an environment's first play. The entries are
     copies, so an estimator cannot change the memory's records through them.
@@ -78,6 +79,20 @@ class DifficultyEstimator(ABC):
     not use the history or the window reads ``data.hinted`` and ``data.pooled_unhinted`` (every
     unhinted reward of a delayed reward's window; this iteration's otherwise).
     """
+
+    #: Members of earlier versions of this interface: a component that still defines one is
+    #: refused when it is built (``spade_core.components.Component.build``).
+    _retired_members = ("estimate_with_history",)
+    #: What changed, for that refusal's message, by member.
+    _interface_changes = {
+        "estimate": "estimate(env, hinted, unhinted) and estimate_with_history(env, hinted, "
+                    "unhinted, history) became one estimate(data: EstimateInput), which carries "
+                    "the rewards, the history, the threshold and the window (estimator interface "
+                    f"version {ESTIMATOR_INTERFACE_VERSION})",
+    }
+    _interface_changes["estimate_with_history"] = _interface_changes["estimate"]
+    #: Where the documentation describes this interface beside docs/plugins.md.
+    _guide = 'docs/estimators.md, "The estimator interface"'
 
     @abstractmethod
     def estimate(self, data: EstimateInput) -> Difficulty:

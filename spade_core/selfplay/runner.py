@@ -23,13 +23,16 @@ from spade_core.records import EnvStatus
 from spade_core.run_info import RunInfo
 from spade_core.selfplay.artifacts import RunArtifacts
 from spade_core.selfplay.checkpoint import (
-    latest_checkpoint,
+    CheckpointError,
     load_rng,
     read_state,
     restore_memory,
+    resumable_checkpoint,
     save_checkpoint,
+    set_aside,
     truncate_jsonl,
 )
+from spade_core.selfplay.stop import RunStopped, StopRequest
 from spade_core.selfplay.contamination import ContaminationGuard, open_guard
 from spade_core.eval.loop import LoopEvaluator, open_evaluator
 from spade_core.selfplay.iteration import (
@@ -108,6 +111,9 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
     the trainer's weight pushes go through it."""
     built: dict[str, Any] = {}
     build, context = _builder(resolved, run_dir, seed, opened, built, launch)
+    # First, as it is light and needs no other component: an estimator that does not fit its
+    # interface is refused before the model loads.
+    estimator = build("estimator")
     if backend is None:
         backend = build("backend")
     else:
@@ -118,7 +124,6 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
     memory = build("memory")
     corpus = build("corpus")
     designer = build("designer")
-    estimator = build("estimator")
     families = [rc.component.build(rc.options, context()) for rc in resolved.families]
     if trainer is None:
         trainer = build("trainer")
@@ -271,10 +276,7 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
     checkpoint = None
     state: dict[str, Any] = {}
     if resume is not None:
-        checkpoint = latest_checkpoint(run_dir)
-        if checkpoint is None:
-            raise ConfigError(f"--resume {str(run_dir)!r}: the run has no checkpoint (none is "
-                              "written before the run starts when checkpoint.every is 0)")
+        checkpoint = _resume_point(run_dir, report)
         state = read_state(checkpoint)
     artifacts.create(resolved.to_dict())
     context = RunInfo(run_dir=run_dir, config=resolved.to_dict(), seed=config.run.seed)
@@ -289,7 +291,9 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
     resumable = True
     totals: dict[str, float] = dict(state.get("totals", {}))
     completed = start
+    stop = StopRequest()
     try:
+        stop.install(report)
         report(f"spade: run directory {run_dir}"
                + (f" (resuming at iteration {start} from {checkpoint.name})" if checkpoint else ""))
         if launch.distributed:
@@ -313,7 +317,9 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
         windows = (Windows(config.loop.regeneration_interval)
                    if config.loop.schedule == "window" else None)
         if checkpoint is not None:
-            _restore(components, checkpoint, state, pool, artifacts, start, windows)
+            note = _restore(components, checkpoint, state, pool, artifacts, start, windows)
+            if note:
+                report(f"spade: warning: {note}")
         else:
             if pool is not None:
                 added = pool.seed_memory(components.memory)
@@ -331,15 +337,23 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
                 truncate_jsonl(run_dir / "metrics.jsonl", pending.iteration)
             flow = AsyncLoop(components, resolved, artifacts, context, loaded, pool, guard,
                              evaluator, windows, totals, report,
-                             int(state.get("policy_version", start)))
+                             int(state.get("policy_version", start)), stop)
             try:
                 flow.run(start, pending)
             finally:
                 completed = flow.completed
+            if stop.requested:
+                raise stop.stopped(completed, run_dir)
             status = "completed"
             return run_dir
         last: dict[str, Any] | None = None
+        saved = start if checkpoint is not None or config.checkpoint.every else None
         for iteration in range(start, config.run.iterations):
+            if stop.requested:  # SIGTERM: a checkpoint of what is done, then a clean stop
+                if saved != completed:
+                    _checkpoint(run_dir, completed, components, pool, totals,
+                                max(config.checkpoint.keep, 1), windows)
+                raise stop.stopped(completed, run_dir)
             context.iteration = iteration
             metrics = run_iteration(components, resolved, iteration, artifacts, context, loaded,
                                     pool, guard, evaluator, windows, last)
@@ -352,9 +366,13 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
             if every and (completed % every == 0 or completed == config.run.iterations):
                 _checkpoint(run_dir, completed, components, pool, totals, config.checkpoint.keep,
                             windows)
+                saved = completed
         status = "completed"
     except KeyboardInterrupt:
         status, error = "interrupted", "interrupted by the user"
+        raise
+    except RunStopped as exc:
+        status, error = "interrupted", str(exc)
         raise
     except SpadeError as exc:
         error = str(exc)
@@ -365,6 +383,7 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
         error = f"{type(exc).__name__}: {exc}"
         raise
     finally:
+        stop.uninstall()
         _close_all(opened, report)
         summary = {"status": status, "error": error, "iterations_completed": completed,
                    "seconds": round(time.time() - started, 1), **totals}
@@ -374,6 +393,26 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = _std
         hook.spade_run_end(run=context, status=status, error=error)
         report(end_message(summary, run_dir, config.run.iterations, resumable))
     return run_dir
+
+
+def _resume_point(run_dir: Path, report: Reporter) -> Path:
+    """The checkpoint a resume starts from: the newest intact one. Damaged newer ones (a file cut
+    short, an unreadable ``state.json``) are renamed ``damaged-iter-NNNNNN`` (kept, never read
+    again) and reported."""
+    checkpoint, skipped = resumable_checkpoint(run_dir)
+    for damaged, problem in skipped:
+        moved = set_aside(damaged)
+        report(f"spade: warning: checkpoint {damaged.name} is damaged ({problem}); kept as "
+               f"{moved} and not used"
+               + (f"; resuming from the previous one, {checkpoint.name}" if checkpoint else ""))
+    if checkpoint is None:
+        if skipped:
+            raise CheckpointError(f"--resume {str(run_dir)!r}: no intact checkpoint is left (the "
+                                  "damaged ones are kept as checkpoints/damaged-*); the run "
+                                  "cannot be continued")
+        raise ConfigError(f"--resume {str(run_dir)!r}: the run has no checkpoint (none is "
+                          "written before the run starts when checkpoint.every is 0)")
+    return checkpoint
 
 
 def end_message(summary: dict[str, Any], run_dir: Path, planned: int,
@@ -419,9 +458,9 @@ def _checkpoint(run_dir: Path, next_iteration: int, c: Components, pool: Any,
 
 
 def _restore(c: Components, checkpoint: Path, state: dict[str, Any], pool: Any,
-             artifacts: RunArtifacts, start: int, windows: Windows | None = None) -> None:
+             artifacts: RunArtifacts, start: int, windows: Windows | None = None) -> str | None:
     """Put every component back where the checkpoint left it (the window in progress included);
-    drop later metrics and replay rows."""
+    drop later metrics and replay rows. Returns a note for the user, or ``None``."""
     c.corpus.load_state_dict(state["corpus"])
     if windows is not None and state.get("window"):
         windows.current = Window.from_dict(state["window"])
@@ -433,9 +472,10 @@ def _restore(c: Components, checkpoint: Path, state: dict[str, Any], pool: Any,
     if state.get("trainer"):
         c.trainer.load(checkpoint / "trainer")
     restore_memory(c.memory, checkpoint, state.get("memory"))  # the open memory restores itself
-    load_rng(checkpoint)
+    note = load_rng(checkpoint)
     for log in ("metrics.jsonl", "replays.jsonl"):  # iterations after the checkpoint run again
         truncate_jsonl(artifacts.run_dir / log, start)
+    return note
 
 
 def open_window(c: Components, loop: Any, iteration: int,
@@ -558,10 +598,13 @@ def _generate(c: Components, resolved: ResolvedConfig, iteration: int, context: 
     proposals = environments(c, loop, iteration, seed, timer, pool, guard, windows, starting)
     play(c, loop, proposals, seed, timer, hinted=starting)
 
-    with timer.phase("estimate", total=len(proposals)):
+    # The environments estimated: those played (a rejected or duplicate proposal is not, so a
+    # run that plays nothing shows "estimate: 0/0", not every proposal as estimated).
+    estimated = sum(1 for p in proposals if p.status == EnvStatus.FRONTIER and p.unhinted)
+    with timer.phase("estimate", total=estimated):
         mastered = estimate(c, loop, proposals, iteration)
         retired = retire_aged(c, loop, proposals) if windows is None else []
-        timer.advance("estimate", len(proposals))
+        timer.advance("estimate", estimated)
     for p in proposals:
         if p.status not in (EnvStatus.REJECTED, EnvStatus.DUPLICATE):
             record = c.memory.get(p.env_id)
@@ -623,10 +666,11 @@ class AsyncLoop:
                  context: RunInfo, loaded: LoadedPlugins, pool: Any,
                  guard: ContaminationGuard | None, evaluator: LoopEvaluator | None,
                  windows: Windows | None, totals: dict[str, float], report: Reporter,
-                 version: int) -> None:
+                 version: int, stop: StopRequest | None = None) -> None:
         self.c, self.resolved, self.artifacts, self.context = c, resolved, artifacts, context
         self.loaded, self.pool, self.guard, self.evaluator = loaded, pool, guard, evaluator
         self.windows, self.totals, self.report = windows, totals, report
+        self.stop = stop
         self.level = resolved.config.loop.async_level
         self.backend = c.backend if isinstance(c.backend, VersionedBackend) else None
         if self.backend is not None:
@@ -645,6 +689,10 @@ class AsyncLoop:
             if pending is not None:
                 self.trainer.submit(pending)
             for iteration in range(start, last):
+                if self.stop is not None and self.stop.requested:  # SIGTERM: train what is
+                    last = iteration  # generated, checkpoint it, stop
+                    every = every or 1
+                    break
                 self.context.iteration = iteration
                 self._finish(self.trainer.collect(keep=self.level)[0])
                 generated = self._generate(iteration)
@@ -659,7 +707,7 @@ class AsyncLoop:
             self._finish(self.trainer.collect(keep=0)[0])
             if every and last > start:
                 _checkpoint(self.artifacts.run_dir, last, self.c, self.pool, self.totals,
-                            config.checkpoint.keep, self.windows, pending=None,
+                            max(config.checkpoint.keep, 1), self.windows, pending=None,
                             version=self.trainer.version)
         finally:
             self.trainer.close()

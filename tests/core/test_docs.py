@@ -33,3 +33,36 @@ def test_hook_documented_with_arguments(hook):
 def test_hook_has_a_test(hook):
     tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
     assert re.search(rf"def test_hook_{hook}\b", tests), f"no test_hook_{hook} in tests/"
+
+
+# -- the examples of docs/estimators.md run --------------------------------------------------
+
+
+def _estimator_examples() -> list[str]:
+    """The ``python`` blocks of docs/estimators.md that stand alone (they import what they use)."""
+    text = (ROOT / "docs" / "estimators.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    return [b for b in blocks if re.match(r"(from|import) ", b)]
+
+
+def test_the_estimator_guide_examples_run():
+    examples = _estimator_examples()
+    assert examples, "docs/estimators.md has no runnable example left"
+    for block in examples:
+        exec(compile(block, str(ROOT / "docs" / "estimators.md"), "exec"), {"__name__": "doc"})
+
+
+def test_the_estimator_guide_lists_the_input_fields_in_the_class_order():
+    import dataclasses
+    import typing
+
+    from spade_core.interfaces import EstimateInput
+
+    text = (ROOT / "docs" / "estimators.md").read_text()
+    section = text[text.index("## The estimator interface"):]
+    rows = re.findall(r"^\| `(\w+)` \| `([^`]+)` \|", section, flags=re.M)
+    fields = [f.name for f in dataclasses.fields(EstimateInput)]
+    assert [name for name, _ in rows] == fields
+    hints = typing.get_type_hints(EstimateInput)
+    assert dict(rows)["step_timeouts"] == hints["step_timeouts"].__name__ == "int"
+    assert "description" in dict(rows)["env"] or "`description`" in section

@@ -143,6 +143,51 @@ def test_the_registration_examples_register_one_component_each():
     assert hooks == {k.hook for k in KINDS}  # one example per component kind
 
 
+def test_the_estimator_registration_example_builds_the_guides_gap():
+    import types
+
+    from spade_core.components import BuildContext
+    from spade_core.hookspecs import hookimpl
+
+    package = types.ModuleType("spade_gap")
+    exec(compile(documented_files()["spade_gap.py"], str(DOC), "exec"), package.__dict__)
+    [block] = [b for b in examples_of("registration hook")
+               if "def register_difficulty_estimators(" in b]
+    namespace = run_example(block, hookimpl=hookimpl, Gap=package.Gap,
+                            GapOptions=package.GapOptions)
+    calls = []
+    namespace["register_difficulty_estimators"](lambda *args: calls.append(args))
+    [(name, factory, options, _)] = calls
+    assert (name, options) == ("gap", package.GapOptions)
+    built = factory(package.GapOptions(), BuildContext(success_threshold=0.5))
+    assert isinstance(built, package.Gap) and built.threshold == 0.5
+
+
+def test_the_plugins_listing_in_the_guide_is_what_spade_plugins_prints(tmp_path, capsys,
+                                                                      monkeypatch):
+    import tomllib
+    from importlib import metadata
+
+    from fakes.plugin_dists import make_dist
+    from spade_core.cli import main
+    from spade_core.plugins import load_plugins
+
+    files = documented_files()
+    project = tomllib.loads(files["pyproject.toml"])["project"]
+    site = tmp_path / "site"
+    make_dist(site, project["name"], project["version"], {"spade_gap": files["spade_gap.py"]},
+              {"gap": "spade_gap"})
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "spade_gap", raising=False)
+    [dist] = metadata.distributions(path=[str(site)])
+    assert main(["plugins"], plugins=load_plugins(list(dist.entry_points))) == 0
+    printed = capsys.readouterr().out.splitlines()
+    guide = DOC.read_text()
+    step = guide[guide.index("**3. Check it is there**"):guide.index("**4. Select it**")]
+    [shown] = re.findall(r"```text\n(.*?)\n```", step, flags=re.S)
+    assert [" ".join(line.split()) for line in printed] == [" ".join(shown.split())]
+
+
 def test_the_preflight_example_names_the_key_at_fault(tmp_path):
     from pathlib import Path
     from types import SimpleNamespace
@@ -203,3 +248,98 @@ def test_the_run_event_example_prints_an_iteration_line(capsys):
     hook(run=SimpleNamespace(run_dir=Path("runs/demo")), iteration=3,
          metrics={"mean_regret": 0.25})
     assert capsys.readouterr().out == "[demo] 3: regret 0.250\n"
+
+
+# -- a plugin written for an earlier interface is refused when it is built ----------------------
+
+
+def test_an_estimator_written_for_the_old_interface_is_refused_before_the_model_loads(tmp_path):
+    import dataclasses
+    import types
+    from importlib import metadata
+
+    from fakes.plugin_dists import OLD_INTERFACE_ESTIMATOR, make_dist
+    from fakes.training import load_training_plugins, training_config
+    from spade_core.config.load import resolve_config
+    from spade_core.errors import PluginError
+    from spade_core.plugins import load_plugins
+    from spade_core.selfplay.runner import run
+    from spade_core.testing import check_component, load_test_plugins
+
+    site = tmp_path / "site"
+    make_dist(site, "spade-oldgap", "0.3.0", {"spade_oldgap": OLD_INTERFACE_ESTIMATOR},
+              {"oldgap": "spade_oldgap"})
+    sys.path.insert(0, str(site))
+    try:  # installed as pip leaves it: loaded through its entry point
+        [dist] = metadata.distributions(path=[str(site)])
+        installed = load_plugins(list(dist.entry_points))
+    finally:
+        sys.path.remove(str(site))
+        sys.modules.pop("spade_oldgap", None)
+    assert not [p.error for p in installed.plugins if p.error]
+    loaded = load_training_plugins()
+    loaded.registry.add(installed.registry.components[("difficulty_estimator", "oldgap")])
+    backends = []  # the fake backend, counting its builds
+    key = ("generation_backend", "fake-backend")
+    original = loaded.registry.components[key]
+    loaded.registry.components[key] = dataclasses.replace(
+        original, factory=lambda o, c: backends.append(1) or original.factory(o, c))
+    data = training_config(tmp_path / "run", 2, estimator="oldgap")
+    with pytest.raises(PluginError) as refused:
+        run(resolve_config(data, loaded.registry, "t.yaml"), loaded, report=lambda m: None)
+    error = str(refused.value)
+    for part in ("difficulty estimator 'oldgap' (plugin 'oldgap' from package spade-oldgap "
+                 "0.3.0) does not fit the current spade_core.interfaces.DifficultyEstimator "
+                 "interface",
+                 "OldGap.estimate(env, hinted, unhinted) cannot be called as "
+                 "estimate(data: EstimateInput) -> Difficulty (missing a required argument: "
+                 "'hinted')",
+                 "it defines estimate_with_history()",
+                 "The interface changed: estimate(env, hinted, unhinted) and "
+                 "estimate_with_history(env, hinted, unhinted, history) became one "
+                 "estimate(data: EstimateInput)",
+                 'Update spade-oldgap to the current form, described in docs/plugins.md, '
+                 '"register_difficulty_estimators(register)", and docs/estimators.md, '
+                 '"The estimator interface"'):
+        assert part in error, error
+    assert backends == []  # refused before the generation backend (the model) was built
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["iterations_completed"] == 0 and "oldgap" in summary["error"]
+    # The contract checker says the same, instead of a TypeError at the first call.
+    module = types.ModuleType("spade_oldgap")
+    exec(compile(OLD_INTERFACE_ESTIMATOR, "spade_oldgap.py", "exec"), module.__dict__)
+    with pytest.raises(PluginError, match="does not fit the current"):
+        check_component(load_test_plugins(module), "difficulty_estimator", "oldgap")
+
+
+def test_components_that_fit_their_interface_pass_the_signature_check():
+    from spade_core.interfaces import DifficultyEstimator, EnvFamily
+    from spade_core.interfaces.members import signature_problems
+
+    class Fits(DifficultyEstimator):
+        def estimate(self, data, extra=None):  # more optional arguments: fine
+            raise NotImplementedError
+
+    class Flexible(DifficultyEstimator):
+        def estimate(self, *args, **kwargs):
+            raise NotImplementedError
+
+    class Renamed(DifficultyEstimator):
+        def estimate(self, record):  # positional: any name
+            raise NotImplementedError
+
+    assert signature_problems(DifficultyEstimator, Fits) == []
+    assert signature_problems(DifficultyEstimator, Flexible) == []
+    assert signature_problems(DifficultyEstimator, Renamed) == []
+
+    class NoSkills(EnvFamily):  # leaves out the optional skill: the loop never passes it then
+        def designer_guide(self):
+            return ""
+
+    assert [m for m, _ in signature_problems(EnvFamily, NoSkills)] == []
+
+    class NeedsMore(EnvFamily):
+        def skeleton(self, level):
+            return ""
+
+    assert [m for m, _ in signature_problems(EnvFamily, NeedsMore)] == ["skeleton"]

@@ -38,3 +38,25 @@ class Half(DifficultyEstimator):
 def register_difficulty_estimators(register):
     register("half", lambda options, context: Half(), None, "always 0.5")
 '''
+
+#: An estimator written to the plugin guide as it stood before ``estimate(data: EstimateInput)``:
+#: three reward arguments, and a second method for the history.
+OLD_INTERFACE_ESTIMATOR = '''
+from spade_core.hookspecs import hookimpl
+from spade_core.interfaces import DifficultyEstimator
+from spade_core.records import Difficulty
+
+
+class OldGap(DifficultyEstimator):
+    def estimate(self, env, hinted, unhinted):
+        mean = lambda xs: sum(xs) / len(xs) if xs else 0.0
+        return Difficulty(figures={}, designer_reward=0.5, regret=mean(hinted) - mean(unhinted))
+
+    def estimate_with_history(self, env, hinted, unhinted, history):
+        return self.estimate(env, hinted, unhinted)
+
+
+@hookimpl
+def register_difficulty_estimators(register):
+    register("oldgap", lambda options, context: OldGap(), None, "written for the old interface")
+'''

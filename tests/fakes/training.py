@@ -3,7 +3,11 @@ so that a SIGKILL can land inside a checkpoint), and a config on the fake self-p
 the real ``faiss`` memory (hashing embedder, no model download). Never used outside tests.
 
 Run as a script it is the child process of the SIGKILL test:
-``python tests/fakes/training.py RUN_DIR ITERATIONS SCHEDULE [--resume] [--async]``.
+``python tests/fakes/training.py RUN_DIR ITERATIONS SCHEDULE [--resume] [--async]
+[--weights-bytes=N] [--file-limit=BYTES] [--delay=SECONDS] [--report]``: ``--weights-bytes`` makes
+the trainer's checkpoint hold a ``weights.bin`` of N bytes per update so far, ``--file-limit``
+sets the process's file-size limit (``RLIMIT_FSIZE``, with SIGXFSZ ignored so that a write past
+it fails with ``EFBIG`` as on a full disk), ``--report`` prints the run's messages on stderr.
 """
 
 from __future__ import annotations
@@ -44,8 +48,9 @@ class FakeCountingTrainer(Trainer):
     its checkpoint is two files written with a pause between. Its ``record_logprobs`` gives one
     made-up log-prob per character of the completion."""
 
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self, delay: float = 0.0, weights_bytes: int = 0) -> None:
         self.delay = delay
+        self.weights_bytes = weights_bytes
         self.updates = 0
         self.samples_seen = 0
         self.designs: list = []
@@ -68,6 +73,8 @@ class FakeCountingTrainer(Trainer):
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "updates.json").write_text(json.dumps({"updates": self.updates}))
+        if self.weights_bytes:  # stand-in weights, growing with the updates
+            (directory / "weights.bin").write_bytes(b"w" * (self.weights_bytes * self.updates))
         time.sleep(self.delay / 2)
         (directory / "samples.json").write_text(json.dumps({"samples": self.samples_seen,
                                                             "designs": self.designs,
@@ -81,22 +88,25 @@ class FakeCountingTrainer(Trainer):
 
 
 class FakeTrainingPlugin:
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self, delay: float = 0.0, weights_bytes: int = 0) -> None:
         self.delay = delay
+        self.weights_bytes = weights_bytes
 
     @hookimpl
     def register_trainers(self, register):
-        register("fake-counting", lambda o, c: FakeCountingTrainer(self.delay))
+        register("fake-counting",
+                 lambda o, c: FakeCountingTrainer(self.delay, self.weights_bytes))
 
 
-def load_training_plugins(delay: float = 0.0):
+def load_training_plugins(delay: float = 0.0, weights_bytes: int = 0):
     import envmemory.plugin as memory_plugin
     import plugins.designer.plugin as designer_plugin
     import plugins.estimators as estimators_plugin
     import plugins.trainers.plugin as trainers_plugin
     from spade_core.testing import load_test_plugins
 
-    loaded = load_test_plugins(FakeSelfPlayPlugin(texts=TEXTS), FakeTrainingPlugin(delay),
+    loaded = load_test_plugins(FakeSelfPlayPlugin(texts=TEXTS),
+                               FakeTrainingPlugin(delay, weights_bytes),
                                designer_plugin, estimators_plugin, trainers_plugin, memory_plugin)
     assert not [p.error for p in loaded.plugins if p.error]
     return loaded
@@ -139,13 +149,33 @@ def main(argv: list[str]) -> int:
 
     run_dir, iterations, schedule = Path(argv[0]), int(argv[1]), argv[2]
     resume = "--resume" in argv
-    loaded = load_training_plugins(delay=0.15)
+    flags = dict(a.removeprefix("--").split("=", 1) for a in argv if "=" in a)
+    if "file-limit" in flags:
+        import resource
+        import signal
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        limit = int(flags["file-limit"])
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    loaded = load_training_plugins(delay=float(flags.get("delay", 0.15)),
+                                   weights_bytes=int(flags.get("weights-bytes", 0)))
     sections = {}
     if "--async" in argv:  # loop.async_level 1
         sections["loop"] = dict(FAKE_RUN_CONFIG["loop"], async_level=1)
     resolved = resolve_config(training_config(run_dir, iterations, schedule, **sections),
                               loaded.registry, "kill.yaml")
-    run(resolved, loaded, report=lambda message: None, resume=run_dir if resume else None)
+
+    def report(message: str) -> None:
+        if "--report" in argv:
+            print(message, file=sys.stderr, flush=True)
+
+    from spade_core.errors import SpadeError
+
+    try:
+        run(resolved, loaded, report=report, resume=run_dir if resume else None)
+    except SpadeError as exc:  # as the command line says it
+        print(f"spade: error: {exc}", file=sys.stderr, flush=True)
+        return exc.exit_code
     return 0
 
 

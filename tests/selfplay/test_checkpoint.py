@@ -49,7 +49,7 @@ def test_checkpoint_holds_trainer_memory_rng_and_positions(tmp_path):
     assert state["next_iteration"] == 3 and state["trainer"] is True
     assert state["corpus"] == {"position": 6}  # 3 iterations x 2 documents
     assert json.loads((last / "trainer" / "updates.json").read_text()) == {"updates": 3}
-    assert (last / "memory" / "memory.sqlite").is_file() and (last / "rng.pkl").is_file()
+    assert (last / "memory" / "memory.sqlite").is_file() and (last / "rng.json").is_file()
     assert state["memory"] == {"kind": "checkpoint"}
     assert (last / "memory" / "pool.json").is_file()  # the index too: resume need not rebuild it
     assert not read_state(checkpoints(run_dir)[0])["trainer"]  # nothing to save before updates
@@ -275,3 +275,127 @@ def test_cli_resume_refuses_a_changed_config(spade, tmp_path):
     (tmp_path / "config.resolved.yaml").write_text(yaml.safe_dump(resolved.to_dict()))
     result = spade("run", str(config), "--resume", str(tmp_path), "--set", "run.seed=5")
     assert result.returncode == 2 and "run.seed" in result.stderr
+
+
+# -- faults: resume state without pickle, a damaged checkpoint, a full disk ---------------------
+
+
+def test_generator_states_are_json_and_restore_exactly(tmp_path):
+    import numpy as np
+
+    from spade_core.selfplay.checkpoint import (
+        restore_rng,
+        rng_from_json,
+        rng_state,
+        rng_to_json,
+    )
+
+    random.random(), np.random.random()
+    text = json.dumps(rng_to_json(rng_state()))
+    expected = (random.random(), float(np.random.random()))
+    random.seed(99), np.random.seed(99)
+    restore_rng(rng_from_json(json.loads(text)))
+    assert (random.random(), float(np.random.random())) == expected
+    with pytest.raises(ValueError, match="malformed generator state"):
+        rng_from_json({"python": [3, "not a list", None]})
+
+
+def test_a_legacy_pickle_is_never_loaded_and_the_resume_says_so(tmp_path):
+    run_dir = run_in_process(tmp_path / "run", 2)
+    last = latest_checkpoint(run_dir)
+    (last / "rng.json").unlink()
+    (last / "manifest.json").unlink()  # as a checkpoint written before both
+    marker = tmp_path / "unpickled"
+    # A pickle that would create a file if it were ever loaded.
+    (last / "rng.pkl").write_bytes(
+        b"cos\nsystem\n(V" + f"touch {marker}".encode() + b"\ntR.")
+    messages = []
+    loaded = load_training_plugins()
+    resolved = resolve_config(training_config(run_dir, 3), loaded.registry, "t.yaml")
+    run(resolved, loaded, report=messages.append, resume=run_dir)
+    assert not marker.exists()
+    assert any("rng.pkl" in m and "not loaded" in m for m in messages), messages
+    assert [r["iteration"] for r in metrics(run_dir)] == [0, 1, 2]
+
+
+def test_a_truncated_latest_checkpoint_falls_back_to_the_previous_one(tmp_path):
+    run_dir = run_in_process(tmp_path / "run", 3, checkpoint={"every": 1, "keep": 3})
+    assert [p.name for p in checkpoints(run_dir)][-2:] == ["iter-000002", "iter-000003"]
+    cut = latest_checkpoint(run_dir) / "trainer" / "samples.json"
+    cut.write_bytes(cut.read_bytes()[:10])  # cut short after it was written
+    messages = []
+    loaded = load_training_plugins()
+    resolved = resolve_config(training_config(run_dir, 4, checkpoint={"every": 1, "keep": 3}),
+                              loaded.registry, "t.yaml")
+    run(resolved, loaded, report=messages.append, resume=run_dir)
+    [warning] = [m for m in messages if "damaged" in m]
+    assert "checkpoint iter-000003 is damaged (trainer/samples.json has 10 bytes" in warning
+    assert "resuming from the previous one, iter-000002" in warning
+    assert "resuming at iteration 2 from iter-000002" in "\n".join(messages)
+    kept = run_dir / "checkpoints" / "damaged-iter-000003"
+    assert (kept / "trainer" / "samples.json").read_bytes() == cut.read_bytes() or kept.is_dir()
+    rows = metrics(run_dir)
+    assert [r["iteration"] for r in rows] == [0, 1, 2, 3]
+    assert [r["train"]["updates"] for r in rows] == [1, 2, 3, 4]
+    assert read_state(latest_checkpoint(run_dir))["next_iteration"] == 4
+
+
+def test_a_damaged_only_checkpoint_is_refused_with_a_clear_error(tmp_path):
+    from spade_core.selfplay.checkpoint import CheckpointError
+
+    run_dir = run_in_process(tmp_path / "run", 1, checkpoint={"every": 1, "keep": 1})
+    (latest_checkpoint(run_dir) / "state.json").write_text('{"next_iter')
+    with pytest.raises(CheckpointError, match="no intact checkpoint is left"):
+        run_in_process(run_dir, 2, resume=True, checkpoint={"every": 1, "keep": 1})
+    assert (run_dir / "checkpoints" / "damaged-iter-000001" / "state.json").is_file()
+
+
+def test_a_full_disk_while_a_checkpoint_is_written_loses_nothing_and_resumes(tmp_path):
+    # The child's file-size limit lets the trainer's stand-in weights of two updates through
+    # (2 x 3 MB, 7 MB allowed) but not of three: the third checkpoint fails while it is written.
+    run_dir = tmp_path / "run"
+    script = ROOT / "tests" / "fakes" / "training.py"
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+    child = subprocess.run(
+        [sys.executable, str(script), str(run_dir), "5", "frontier", "--delay=0",
+         "--weights-bytes=3000000", "--file-limit=7000000", "--report"],
+        env=env, capture_output=True, text=True, timeout=120)
+    assert child.returncode == 1, child.stderr
+    assert "could not write checkpoint iter-000003" in child.stderr
+    assert "File too large" in child.stderr and "the earlier checkpoint iter-000002 is intact" \
+        in child.stderr
+    assert f"spade: continue it with: spade run --resume {run_dir}" in child.stderr
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "failed" and "iter-000003" in summary["error"]
+    assert [p.name for p in checkpoints(run_dir)] == ["iter-000001", "iter-000002"]
+    assert not list((run_dir / "checkpoints").glob(".tmp-*"))  # no half-written checkpoint
+    assert [r["iteration"] for r in metrics(run_dir)] == [0, 1, 2]  # iteration 2's row kept
+    run_in_process(run_dir, 5, resume=True)  # space freed: the run continues
+    rows = metrics(run_dir)
+    assert [r["iteration"] for r in rows] == [0, 1, 2, 3, 4]
+    assert [r["train"]["updates"] for r in rows] == [1, 2, 3, 4, 5]
+
+
+def test_a_second_run_on_a_memory_in_use_is_refused_naming_the_holder(tmp_path):
+    from envmemory.store import RecordStore
+
+    shared = tmp_path / "shared-memory"
+    memory = {"plugin": "faiss", "options": {"embedder": "hashing", "path": str(shared),
+                                             "mastery_rollouts": 3, "too_hard_rollouts": 3}}
+    first = run_in_process(tmp_path / "first", 1, memory=memory)
+    assert not (first / "memory").exists()  # the first run's memory is the shared one
+    holder = RecordStore(shared)  # the first run, still writing its memory
+    try:
+        with pytest.raises(ConfigError) as refused:
+            run_in_process(tmp_path / "second", 1, memory=memory)
+        message = str(refused.value)
+        assert f"{shared} is already open for writing by another process (pid {os.getpid()}" \
+            in message
+        assert "memory.options.path" in message and "one memory has one writer" in message
+        summary = json.loads((tmp_path / "second" / "summary.json").read_text())
+        assert summary["status"] == "failed" and summary["iterations_completed"] == 0
+        assert len(list(holder.records())) > 0  # the holder's records untouched
+    finally:
+        holder.close()
+    run_in_process(tmp_path / "first", 2, resume=True, memory=memory)  # it continues
+    assert [r["iteration"] for r in metrics(tmp_path / "first")] == [0, 1]

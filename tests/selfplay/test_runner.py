@@ -78,8 +78,11 @@ def test_switching_estimator_changes_designer_reward(tmp_path, estimator, expect
 
 
 def test_invalid_proposals_get_invalid_reward_and_are_kept(tmp_path):
-    run_dir, _ = make_run(tmp_path, texts=["broken doc"])
+    run_dir, recorder = make_run(tmp_path, texts=["broken doc"])
     row = metrics(run_dir)[0]
+    # Nothing was played, so nothing was estimated: the progress says 0 of 0, not 2 of 2.
+    estimated = [e for e in recorder.events if e[0] == "phase_progress" and e[2] == "estimate"]
+    assert estimated and all(e[3:] == (0, 0) for e in estimated)
     assert row["envs_valid"] == 0 and row["designer_attempts"] == 4  # 2 envs x 2 attempts
     assert row["mean_designer_reward"] == -0.5
     detail = json.loads(next(run_dir.glob("envs/*.json")).read_text())
@@ -360,3 +363,113 @@ def test_answer_claims_and_contradictions():
     assert contradicts_answer("The answer is yes.", None, same) is None
     assert hint_hurt([0.0, 1.0], [1.0, 1.0]) is True and hint_hurt([1.0], [1.0]) is False
     assert hint_hurt([], [1.0]) is None
+
+
+# -- faults: a sandbox worker killed or out of memory in the middle of a batch -----------------
+
+_POOL_ENV = '''
+class QAEnv:
+    def reset(self, seed=None):
+        return "Question: what is {q}?", {{}}
+
+    def step(self, action):
+        {before}
+        ok = action.strip() == "\\\\boxed{{42}}"
+        return ("correct" if ok else "wrong"), (1.0 if ok else 0.0), True, False, {{}}
+
+    def solution(self):
+        return "\\\\boxed{{42}}"
+'''
+
+
+class _KillingSandboxPlugin:
+    """The real ``process`` sandbox, whose first batched step has the worker of the program
+    marked ``VICTIM`` killed (SIGKILL, through the fork server) just as the batch is sent."""
+
+    from spade_core.hookspecs import hookimpl
+
+    @hookimpl
+    def register_sandboxes(self, register):
+        from sandbox.options import ProcessSandboxOptions
+        from sandbox.plugin import build_sandbox
+        from spade_core.interfaces import Sandbox
+
+        class Killing(Sandbox):
+            def __init__(self, real):
+                self.real, self.victims, self.killed = real, [], 0
+
+            def isolation(self):
+                return self.real.isolation()
+
+            def open(self, program, *, family=None):
+                return self.real.open(program, family=family)
+
+            def open_many(self, program, count, *, family=None):
+                sessions = self.real.open_many(program, count, family=family)
+                if "VICTIM" in program:
+                    self.victims += sessions
+                return sessions
+
+            def reset_many(self, items):
+                return self.real.reset_many(items)
+
+            def step_many(self, items):
+                victims = {id(v) for v in self.victims}
+                mine = [s for s, _ in items if id(s) in victims]
+                if not self.killed and mine:
+                    channel = mine[0].link.channel
+                    channel.kill()
+                    import select
+
+                    # dead once its end of the socket is closed (end of file: readable)
+                    assert select.select([channel.fileno()], [], [], 10)[0]
+                    self.killed += 1
+                return self.real.step_many(items)
+
+            def close(self):
+                self.real.close()
+
+        register("killing-process",
+                 lambda options, context: Killing(build_sandbox(options, context)),
+                 ProcessSandboxOptions)
+
+
+def test_a_worker_killed_or_out_of_memory_mid_batch_ends_its_episodes_and_the_run_goes_on(
+        tmp_path):
+    import envmemory.plugin as envmemory_plugin
+    import sandbox.plugin as sandbox_plugin
+
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    (pool / "good.py").write_text(_POOL_ENV.format(q="six times seven", before="pass"))
+    (pool / "victim.py").write_text(_POOL_ENV.format(q="forty two", before="pass  # VICTIM"))
+    (pool / "hog.py").write_text(_POOL_ENV.format(
+        q="eighty-four halved",  # out of memory on a wrong answer (every unhinted one)
+        before="hog = bytearray(8 * 1024 ** 3) if '7' in action else None"))
+    loaded = load_test_plugins(FakeSelfPlayPlugin(), designer_plugin, estimators_plugin,
+                               trainers_plugin, envmemory_plugin, sandbox_plugin,
+                               _KillingSandboxPlugin())
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"].update(dir=str(tmp_path / "run"), iterations=2)
+    data["loop"] = {"envs_per_iteration": 3, "rollouts_per_env": 2, "max_turns": 1,
+                    "mode": "fixed-pool", "pool": str(pool)}
+    data["sandbox"] = {"plugin": "killing-process",
+                       "options": {"workers": 1, "memory_mb": 512}}
+    data["memory"] = {"plugin": "faiss", "options": {"embedder": "hashing",
+                                                     "mastery_rollouts": 2,
+                                                     "too_hard_rollouts": 50}}
+    run_dir = run(resolve_config(data, loaded.registry, "test.yaml"), loaded,
+                  report=lambda message: None)
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iteration"] for r in rows] == [0, 1] and all(r["envs_played"] == 3 for r in rows)
+    assert json.loads((run_dir / "summary.json").read_text())["status"] == "completed"
+    envs = {json.loads(p.read_text())["doc_text"]: json.loads(p.read_text())
+            for p in (run_dir / "envs").glob("*.json")}
+    errors = {text: [d["sample_unhinted"]["error"], d["sample_hinted"]["error"]]
+              for text, d in envs.items()}
+    victim = next(e for t, e in errors.items() if "victim" in t)
+    assert any(e and "the worker was killed" in e for e in victim), errors
+    hog = next(e for t, e in errors.items() if "hog" in t)
+    assert all(e and "ran out of memory (limit 512 MB)" in e for e in hog), errors
+    good = next(e for t, e in errors.items() if "good" in t)
+    assert good == [None, None]
