@@ -44,6 +44,14 @@ class ReasoningGymSuiteOptions(BaseModel):
         "of arXiv 2505.24760), e.g. {sokoban: {max_w: 12}}"))
     exclude: list[str] = Field(default_factory=list, description=(
         "hard datasets left out of their buckets"))
+    protocol: Literal["default", "reference"] = Field(default="default", description=(
+        "default: --limit items spread over the buckets (50 per bucket without one) at seeds of "
+        "their own, the family's agent instructions, partial scores kept; reference: the SPADE "
+        "reference's protocol (what --table rq1 uses): `episodes` per dataset drawn as it draws "
+        "them, its <answer> prompt and answer reading, a win only for a full score"))
+    episodes: int = Field(default=8, ge=1, description=(
+        "protocol reference: episodes per dataset (8: the reference's, 800 over the 100 "
+        "datasets)"))
 
 
 class BfclSuiteOptions(BaseModel):

@@ -28,6 +28,11 @@ COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
             ("ACEBench Normal", "acebench", "normal"), ("ACEBench Special", "acebench", "special"),
             ("ACEBench Agent", "acebench", "agent"), ("ACEBench", "acebench", "overall")),
 }
+#: The suite options each table plays by default (under the config's ``eval.options`` and
+#: ``--option``): the protocol the paper's figures come from (docs/eval.md, "The paper's tables").
+TABLE_OPTIONS: dict[str, dict[str, dict[str, str]]] = {
+    "rq1": {"reasoning-gym": {"protocol": "reference"}},
+    "rq2": {}}
 #: Suites whose buckets average their categories (each category weighs the same, as the
 #: authors report them) and whose overall weighs the buckets: ACEBench's summary is
 #: 0.578 normal + 0.2676 special + 0.1545 agent (``model_eval/evaluation_helper.py``). An item's
@@ -136,8 +141,24 @@ def paper_table(name: str, results: Sequence[SuiteResult] | Sequence[Sequence[Su
     """One row per column of the paper's table ``name``: the model's pass@1 ± interval (in %),
     and with a baseline its figure and the difference. ``results`` (and ``baseline``) are one
     run's suite results, or a list of runs, one per seed."""
-    return render(name, runs_lookup(_as_runs(results)),
-                  runs_lookup(_as_runs(baseline)) if baseline is not None else None, labels)
+    runs, compared = _as_runs(results), _as_runs(baseline) if baseline is not None else None
+    text = render(name, runs_lookup(runs), runs_lookup(compared) if compared is not None else None,
+                  labels)
+    return "\n".join([text, *protocol_remarks(name, [*runs, *(compared or [])])])
+
+
+def protocol_remarks(name: str, runs: Sequence[Sequence[SuiteResult]]) -> list[str]:
+    """A line per suite of the table whose results say they were played under another protocol
+    than the paper's (:data:`TABLE_OPTIONS`; results of older versions say nothing)."""
+    lines = []
+    for suite, wanted in TABLE_OPTIONS.get(name, {}).items():
+        for key, value in wanted.items():
+            played = {str(r.notes[key]) for run in runs for r in run
+                      if r.suite == suite and key in r.notes}
+            if played - {value}:
+                lines.append(f"note: {suite} was played with {key} "
+                             f"{', '.join(sorted(played))}, not the paper's {value}")
+    return lines
 
 
 def render(name: str, mine: Lookup, other: Lookup | None = None,
