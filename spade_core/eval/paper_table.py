@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from spade_core.eval.scores import SuiteResult
 
@@ -30,8 +30,9 @@ COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
 }
 #: The suite options each table plays by default (under the config's ``eval.options`` and
 #: ``--option``): the protocol the paper's figures come from (docs/eval.md, "The paper's tables").
-TABLE_OPTIONS: dict[str, dict[str, dict[str, str]]] = {
-    "rq1": {"reasoning-gym": {"protocol": "reference"}},
+TABLE_OPTIONS: dict[str, dict[str, dict[str, Any]]] = {
+    "rq1": {"reasoning-gym": {"protocol": "reference"},
+            "livecodebench": {"release": "release_v6", "temperature": 0.2}},
     "rq2": {}}
 #: Suites whose buckets average their categories (each category weighs the same, as the
 #: authors report them) and whose overall weighs the buckets: ACEBench's summary is
@@ -155,7 +156,7 @@ def protocol_remarks(name: str, runs: Sequence[Sequence[SuiteResult]]) -> list[s
         for key, value in wanted.items():
             played = {str(r.notes[key]) for run in runs for r in run
                       if r.suite == suite and key in r.notes}
-            if played - {value}:
+            if played - {str(value)}:
                 lines.append(f"note: {suite} was played with {key} "
                              f"{', '.join(sorted(played))}, not the paper's {value}")
     return lines

@@ -125,3 +125,16 @@ class FakeEvenEpisodeBackend(GenerationBackend):
             else:
                 replies.append("<answer>" + WRONG_TEXT + "</answer>")
         return [Generation(text=text) for text in replies]
+
+
+class FakeTemperatureBackend(FakeWrongBackend):
+    """Always wrong, and records the temperature of every call (``temperatures``)."""
+
+    def __init__(self) -> None:
+        self.temperatures: list[float] = []
+
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
+        self.temperatures.append(temperature)
+        return super().generate(conversations, max_new_tokens=max_new_tokens,
+                                temperature=temperature, seed=seed, tools=tools)
