@@ -185,3 +185,13 @@ class AcebenchSuiteOptions(BaseModel):
     agent_turns: int = Field(default=40, ge=1, description=(
         "agent tasks: the agent's messages and calls before an episode ends (ACEBench's "
         "max_dialog_turns, 40)"))
+    user_backend: Selection | None = Field(default=None, description=(
+        "the generation backend playing the simulated user of agent_multi_turn tasks, selected "
+        "like the config's backend (e.g. {plugin: openai, options: {base_url: ..., model: "
+        "...}}, or a plugin name); None: the backend under evaluation plays the user too "
+        "(ACEBench and the reference use a separate model)"))
+
+    @field_validator("user_backend", mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"plugin": value} if isinstance(value, str) else value
