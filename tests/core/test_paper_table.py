@@ -169,3 +169,17 @@ def test_bfcl_column_is_bfcl_evals_overall_accuracy_by_hand():
            "(30 %), agentic 0.0 (40 %)" in text
     assert "simple 100.0, multiple 50.0" in text
     assert "not run (counted 0, as bfcl_eval counts them): java, javascript, parallel" in text
+
+
+def test_the_run_report_shows_the_tables_bfcl_overall():
+    from plugins.report.rundata import eval_cell
+    from spade_core.eval.loop import row_figures
+
+    result = _result("bfcl", {"simple": [[1.0], [1.0]], "multiple": [[1.0], [0.0]]})
+    row = row_figures(result)
+    assert row["pass@1"] == 0.75
+    # non-live only: (mean(1, 0, 0) + 0.5) / 4 * 0.1
+    assert row["table_overall"] == round(0.1 * (1 / 3 + 0.5) / 4, 4)
+    assert eval_cell({"bfcl": row}, "bfcl", "overall").mean == row["table_overall"]
+    plain = row_figures(_result("reasoning-gym", {"math": [[1.0], [0.0]]}))
+    assert "table_overall" not in plain
