@@ -208,8 +208,11 @@ class ReasoningGymSuite(EvalSuite):
 
     def items(self, limit: int | None, seed: int) -> list[EvalItem]:
         buckets = {b: specs for b, specs in self.buckets.items() if specs}
-        if self.protocol == "reference":
-            sizes = {b: [self.episodes] * len(specs) for b, specs in buckets.items()}
+        if self.protocol == "reference":  # a limit plays the first episodes it needs
+            per = per_bucket(limit, len(buckets))
+            sizes = {b: [self.episodes if per is None else min(self.episodes, size)
+                         for size in _sizes(per or 0, len(specs))]
+                     for b, specs in buckets.items()}
         else:
             per = per_bucket(limit, len(buckets)) or DEFAULT_PER_BUCKET
             sizes = {b: _sizes(per, len(specs)) for b, specs in buckets.items()}
@@ -261,7 +264,7 @@ class ReasoningGymSuite(EvalSuite):
                     except SandboxError as exc:
                         entry.problems.append(f"its program does not open: "
                                               f"{exc.verdict.message}")
-                        entry.done = True
+                        entry.desk, entry.done = None, True
                         continue
                 elif "error" in result[1]:
                     entry.problems.append(f"seed {item_seed}: {result[1]['error']}")
@@ -279,6 +282,8 @@ class ReasoningGymSuite(EvalSuite):
 
     def _item_rows(self, entry: "_Wanted") -> list[EvalItem]:
         name = entry.spec.name
+        if name in self.skipped and not entry.found:  # its program did not open
+            return []
         if self.protocol == "reference":
             if entry.problems:
                 self._skip(name, f"{len(entry.problems)} of {entry.size} episodes failed to "

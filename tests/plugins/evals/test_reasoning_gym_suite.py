@@ -64,6 +64,13 @@ def test_reference_protocol_plays_8_episodes_of_each_of_the_100_hard_datasets(ca
     # A bucket's figure is wins / episodes: the even episodes win.
     assert all(s["pass_at_1"] == 0.5 for s in suite["buckets"].values())
     assert suite["notes"] == {"protocol": "reference", "episodes_per_dataset": 8}
+    # A limit plays (and generates) only the first episodes it needs, spread over the buckets.
+    out, sandbox, _ = _eval(capsys, "--option", "reasoning-gym.protocol=reference",
+                            "--limit", "12", "--json")
+    [suite] = json.loads(out)["suites"]
+    assert {b: s["items"] for b, s in suite["buckets"].items()} == {
+        "math": 3, "algorithmic": 3, "cognition": 3, "logic": 3}
+    assert len(sandbox.generated) == 12 and {seed for _, seed in sandbox.generated} == {0}
 
 
 def test_the_rq1_table_plays_the_reference_protocol_and_says_when_it_did_not(capsys, tmp_path):
