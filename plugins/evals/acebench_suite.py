@@ -67,6 +67,7 @@ from plugins.evals.acebench_checker import (
 from plugins.evals.episode_steps import advance, ask, close_sessions, start_episodes
 from plugins.evals.items import spread
 from plugins.evals.options import ACEBENCH_CATEGORIES, AcebenchSuiteOptions
+from plugins.evals.user_backend import UserBackendHolder, UserFactory, user_factory
 
 WHERE = ("github.com/ACEBench/ACEBench (git clone; the files are in data_all/data_en/, the "
          "possible answers in data_all/data_en/possible_answer/)")
@@ -290,7 +291,8 @@ class AcebenchSuite(EvalSuite):
 
     def __init__(self, location: str | None, categories: Sequence[str] | None = None,
                  agent_turns: int = DEFAULT_AGENT_TURNS,
-                 user: GenerationBackend | None = None, sandbox: Sandbox | None = None) -> None:
+                 user: GenerationBackend | None = None, sandbox: Sandbox | None = None,
+                 user_factory: UserFactory | None = None) -> None:
         chosen = list(categories or ACEBENCH_CATEGORIES)
         unknown = [c for c in chosen if c not in ACEBENCH_CATEGORIES]
         if unknown:
@@ -300,8 +302,10 @@ class AcebenchSuite(EvalSuite):
                               f"{', '.join(ACEBENCH_CATEGORIES)}")
         folder = data_folder(location)
         self.agent_turns = agent_turns
-        #: The simulated user's backend (``None``: the backend under evaluation plays it too).
+        #: The simulated user's backend (``None``: built by ``user_factory`` at the first play,
+        #: else the backend under evaluation plays it too).
         self.user = user
+        self._users = UserBackendHolder(user_factory)
         #: Where agent episodes run ACEBench's scenario classes.
         self.sandbox = sandbox
         #: ACEBench's scenario modules (``None``: absent; agent tasks scored by process).
@@ -414,7 +418,8 @@ class AcebenchSuite(EvalSuite):
                 for i in single:
                     scores[i].append(min(verdicts[i]))
             if agents:
-                played = play_agent([items[i] for i in agents], backend, self.user or backend,
+                played = play_agent([items[i] for i in agents], backend,
+                                    self.user or self._users.backend(backend),
                                     settings, settings.seed + sample, self.agent_turns,
                                     self._runner())
                 for i, (value, process) in zip(agents, played, strict=True):
@@ -422,6 +427,10 @@ class AcebenchSuite(EvalSuite):
                     processes.append(process)
         self._agent_notes(processes, [scores[i] for i in agents])
         return scores
+
+    def close(self) -> None:
+        """End the simulated user's backend if this suite built it."""
+        self._users.close()
 
     def _runner(self) -> ScenarioRunner | None:
         if self.scenarios is None:
@@ -610,4 +619,6 @@ def play_agent(items: Sequence[EvalItem], agent: GenerationBackend, user: Genera
 
 def build(options: AcebenchSuiteOptions, context: Any) -> AcebenchSuite:
     return AcebenchSuite(options.data, options.categories, options.agent_turns,
-                         sandbox=context.components.get("sandbox"))
+                         sandbox=context.components.get("sandbox"),
+                         user_factory=user_factory(options.user_backend, context,
+                                                   "eval.options.acebench.user_backend"))

@@ -57,6 +57,8 @@ ALL_CATEGORIES: dict[str, str] = {**CATEGORIES, **MULTI_TURN_CATEGORIES}
 #: The default: BFCL's non-live Python categories (live, Java, JavaScript and multi-turn ones are
 #: opt-in; multi-turn items take several generation calls per user turn).
 DEFAULT_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance")
+#: The live categories bfcl_eval's overall weighs by their entry counts.
+LIVE_WEIGHTED = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
 REFUSAL = "None of the available tools can do this, so I will not call one."
 
 
@@ -213,7 +215,11 @@ class BfclSuite(EvalSuite):
         return items
 
     def items(self, limit: int | None, seed: int) -> list[EvalItem]:
-        """The categories' items in BFCL's own order (the data is fixed; ``seed`` is unused)."""
+        """The categories' items in BFCL's own order (the data is fixed; ``seed`` is unused).
+        The entry counts of the live categories go to :attr:`notes`: bfcl_eval weighs them by
+        count in its overall accuracy, a category not run with its whole count."""
+        self.notes = {"category_sizes": {c: len(_read(VERSION_PREFIX + CATEGORIES[c] + ".json"))
+                                         for c in LIVE_WEIGHTED}}
         return spread({c: self._category(c) for c in self.categories}, limit)
 
     def play(self, items: Sequence[EvalItem], backend: GenerationBackend,

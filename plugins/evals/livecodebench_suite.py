@@ -19,6 +19,7 @@ import json
 import random
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date, datetime
 from functools import cache
 from importlib import resources
@@ -26,16 +27,22 @@ from pathlib import Path
 from typing import Any
 
 from spade_core.errors import ConfigError
-from spade_core.interfaces import EvalItem, EvalSuite, Sandbox
+from spade_core.interfaces import EvalItem, EvalSettings, EvalSuite, Sandbox
 from spade_core.sandboxed_scoring import ScorerFamily, request_job, score_in_sandbox
 
 from plugins.evals.items import spread
 from plugins.evals.options import LiveCodeBenchSuiteOptions
 
 DATA_FILE = "test6.jsonl"
-WHERE_TO_GET = ("the file test6.jsonl of the Hugging Face dataset livecodebench/"
-                "code_generation_lite (https://huggingface.co/datasets/livecodebench/"
-                "code_generation_lite); set eval.data.livecodebench to the file or its folder")
+WHERE_TO_GET = ("the Hugging Face dataset livecodebench/code_generation_lite "
+                "(https://huggingface.co/datasets/livecodebench/code_generation_lite); set "
+                "eval.data.livecodebench to the file or the folder holding the files")
+#: The data files of each release, as the dataset's loader maps them: ``release_vN`` is
+#: cumulative (``test.jsonl`` .. ``testN.jsonl``), ``vN`` the problems release N added.
+RELEASE_FILES: dict[str, tuple[str, ...]] = {
+    **{f"release_v{n}": tuple("test.jsonl" if k == 1 else f"test{k}.jsonl"
+                              for k in range(1, n + 1)) for n in range(1, 7)},
+    **{f"v{n}": ("test.jsonl" if n == 1 else f"test{n}.jsonl",) for n in range(1, 7)}}
 DIFFICULTIES = ("easy", "medium", "hard")
 SCORER_SOURCE = "lcb_scorer.py"
 
@@ -85,7 +92,8 @@ def find_data(path: str | None) -> Path:
     """The JSONL file ``path`` names (a file, or a folder holding ``test6.jsonl`` somewhere
     below it); a ``ConfigError`` naming what is missing and where to get it otherwise."""
     if not path:
-        raise ConfigError("livecodebench suite: no data file; it reads " + WHERE_TO_GET)
+        raise ConfigError("livecodebench suite: no data file; it reads the file test6.jsonl of "
+                          + WHERE_TO_GET)
     where = Path(path).expanduser()
     if where.is_file():
         return where
@@ -94,9 +102,35 @@ def find_data(path: str | None) -> Path:
         if found:
             return found[0]
         raise ConfigError(f"livecodebench suite: no {DATA_FILE} under {where}; it reads "
-                          + WHERE_TO_GET)
+                          f"that file of " + WHERE_TO_GET)
     raise ConfigError(f"livecodebench suite: data file {where} does not exist; it reads "
-                      + WHERE_TO_GET)
+                      f"the file test6.jsonl of " + WHERE_TO_GET)
+
+
+def find_release(path: str | None, release: str) -> list[Path]:
+    """The files of ``release`` (:data:`RELEASE_FILES`) under the folder ``path`` names (or the
+    folder of the file it names); a ``ConfigError`` listing exactly the files missing."""
+    if release not in RELEASE_FILES:
+        raise ConfigError(f"livecodebench suite: release {release!r}; releases are "
+                          f"{', '.join(RELEASE_FILES)}")
+    names = RELEASE_FILES[release]
+    wanted = f"{release} reads {', '.join(names)} of " + WHERE_TO_GET
+    if not path:
+        raise ConfigError(f"livecodebench suite: no data; {wanted}")
+    where = Path(path).expanduser()
+    folder = where.parent if where.is_file() else where
+    if not folder.is_dir():
+        raise ConfigError(f"livecodebench suite: data folder {where} does not exist; {wanted}")
+    found: dict[str, Path] = {}
+    for name in names:
+        matches = sorted(folder.rglob(name))
+        if matches:
+            found[name] = matches[0]
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise ConfigError(f"livecodebench suite: {', '.join(missing)} not found under {folder}; "
+                          f"{wanted}")
+    return [found[n] for n in names]
 
 
 def _tests(value: Any, where: str) -> tuple[list[dict[str, str]], list[str]]:
@@ -179,15 +213,31 @@ class LiveCodeBenchSuite(EvalSuite):
 
     def __init__(self, data: str | None, start_date: date | None = None,
                  end_date: date | None = None, test_seconds: float = 6.0,
-                 sandbox: Sandbox | None = None) -> None:
-        self.file = find_data(data)
-        self.problems = load_problems(self.file, start_date, end_date)
+                 sandbox: Sandbox | None = None, release: str | None = None,
+                 temperature: float | None = None) -> None:
+        self.files = find_release(data, release) if release else [find_data(data)]
+        self.file = self.files[-1]
+        self.problems = [item for file in self.files
+                         for item in load_problems(file, start_date, end_date)]
         if not self.problems:
-            raise ConfigError(f"livecodebench suite: {self.file} holds no problem dated "
-                              f"between {start_date or 'the start'} and {end_date or 'the end'}")
+            raise ConfigError(f"livecodebench suite: {', '.join(map(str, self.files))} hold no "
+                              f"problem dated between {start_date or 'the start'} and "
+                              f"{end_date or 'the end'}")
         self.test_seconds = test_seconds
+        self.temperature = temperature
         #: Where the programs run (``None`` only for a suite built to list its items).
         self.sandbox = sandbox
+        #: Reported with the result (the paper's table says when another release was played).
+        self.notes: dict[str, Any] = {"release": release or "file",
+                                      "files": [f.name for f in self.files],
+                                      "temperature": temperature}
+
+    def play(self, items: Sequence[EvalItem], backend: Any, settings: EvalSettings
+             ) -> list[list[float]]:
+        """The default play, at the suite's ``temperature`` when it sets one."""
+        if self.temperature is not None:
+            settings = replace(settings, temperature=self.temperature)
+        return super().play(items, backend, settings)
 
     def items(self, limit: int | None, seed: int) -> list[EvalItem]:
         buckets: dict[str, list[EvalItem]] = {}
@@ -219,4 +269,5 @@ class LiveCodeBenchSuite(EvalSuite):
 
 def build(options: LiveCodeBenchSuiteOptions, context: Any) -> LiveCodeBenchSuite:
     return LiveCodeBenchSuite(options.data, options.start_date, options.end_date,
-                              options.test_seconds, context.components.get("sandbox"))
+                              options.test_seconds, context.components.get("sandbox"),
+                              options.release, options.temperature)

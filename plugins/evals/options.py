@@ -44,6 +44,14 @@ class ReasoningGymSuiteOptions(BaseModel):
         "of arXiv 2505.24760), e.g. {sokoban: {max_w: 12}}"))
     exclude: list[str] = Field(default_factory=list, description=(
         "hard datasets left out of their buckets"))
+    protocol: Literal["default", "reference"] = Field(default="default", description=(
+        "default: --limit items spread over the buckets (50 per bucket without one) at seeds of "
+        "their own, the family's agent instructions, partial scores kept; reference: the SPADE "
+        "reference's protocol (what --table rq1 uses): `episodes` per dataset drawn as it draws "
+        "them, its <answer> prompt and answer reading, a win only for a full score"))
+    episodes: int = Field(default=8, ge=1, description=(
+        "protocol reference: episodes per dataset (8: the reference's, 800 over the 100 "
+        "datasets)"))
 
 
 class BfclSuiteOptions(BaseModel):
@@ -119,9 +127,19 @@ class GpqaDiamondSuiteOptions(BaseModel):
 class LiveCodeBenchSuiteOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     data: str | None = Field(default=None, description=(
-        "LiveCodeBench's code_generation_lite JSONL (test6.jsonl: the release_v6 problems), "
-        "or a folder holding it (a Hugging Face cache of the dataset works); also set by "
-        "eval.data.livecodebench. Nothing is downloaded"))
+        "LiveCodeBench's code_generation_lite JSONL file (e.g. test6.jsonl), or a folder "
+        "holding it (a Hugging Face cache of the dataset works), or with `release` the folder "
+        "of the release's files; also set by eval.data.livecodebench. Nothing is downloaded"))
+    release: Literal["release_v1", "release_v2", "release_v3", "release_v4", "release_v5",
+                     "release_v6", "v1", "v2", "v3", "v4", "v5", "v6"] | None = Field(
+        default=None, description=(
+            "read a release's files from the data folder, as lcb_runner loads them: release_vN "
+            "is cumulative (test.jsonl .. testN.jsonl; release_v6: 1,055 problems, the paper's "
+            "figure, what --table rq1 plays), vN the problems release N added (v6: "
+            "test6.jsonl); None: the one file `data` names (or test6.jsonl in its folder)"))
+    temperature: float | None = Field(default=None, ge=0, description=(
+        "sampling temperature of this suite's replies (0.2: lcb_runner's and the reference's, "
+        "what --table rq1 plays); None: the eval's --temperature"))
     start_date: date | None = Field(default=None, description=(
         "keep problems whose contest_date is on or after this day (None: from the file's first)"))
     end_date: date | None = Field(default=None, description=(
@@ -167,3 +185,13 @@ class AcebenchSuiteOptions(BaseModel):
     agent_turns: int = Field(default=40, ge=1, description=(
         "agent tasks: the agent's messages and calls before an episode ends (ACEBench's "
         "max_dialog_turns, 40)"))
+    user_backend: Selection | None = Field(default=None, description=(
+        "the generation backend playing the simulated user of agent_multi_turn tasks, selected "
+        "like the config's backend (e.g. {plugin: openai, options: {base_url: ..., model: "
+        "...}}, or a plugin name); None: the backend under evaluation plays the user too "
+        "(ACEBench and the reference use a separate model)"))
+
+    @field_validator("user_backend", mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"plugin": value} if isinstance(value, str) else value

@@ -1,9 +1,10 @@
 """Scoring replies in the sandbox against scoring them in this process: the per-item cost of
 ``spade eval``'s reasoning-gym scoring (docs/benchmarks.md, "Scoring replies in the sandbox").
 
-The suite's items are generated in the sandbox; each is scored with its gold reply by
-``score_many`` (in the sandbox: workers, preludes, regeneration at ``reset``, the dataset's own
-scorer at ``step``), ``--repeats`` times. For comparison, the same entries are generated and
+The suite's items are generated in the sandbox, each dataset's in one instance that keeps them;
+each item is scored with its gold reply by ``score_many`` (in the sandbox: one batched ``step``
+per instance, the dataset's own scorer on the entry the instance already holds), ``--repeats``
+times, as the samples of an evaluation are. For comparison, the same entries are generated and
 scored by ``score_answer`` in this process: trusted gold answers only, never a model's reply.
 """
 
@@ -34,13 +35,16 @@ def measure(items: int, repeats: int, workers: int) -> dict[str, Any]:
     specs = {d.name: d for bucket in HARD_BUCKETS.values() for d in bucket}
     with build_sandbox(ProcessSandboxOptions(workers=workers)) as box:
         suite = ReasoningGymSuite(None, box)
-        chosen = suite.items(items, 0)
-        pairs = [(item, item.gold[0] if item.gold else "") for item in chosen]
-        runs, scores = [], []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            scores = suite.score_many(pairs)
-            runs.append((time.perf_counter() - started) / len(pairs) * 1000)
+        try:
+            chosen = suite.items(items, 0)
+            pairs = [(item, item.gold[0] if item.gold else "") for item in chosen]
+            runs, scores = [], []
+            for _ in range(repeats):
+                started = time.perf_counter()
+                scores = suite.score_many(pairs)
+                runs.append((time.perf_counter() - started) / len(pairs) * 1000)
+        finally:
+            suite.close()
     entries = []
     for item in chosen:
         spec = specs[item.data["dataset"]]
@@ -64,5 +68,5 @@ def run(args: argparse.Namespace) -> int:
           f"(total score {figures['gold_score']}):")
     print(f"  in this process: {figures['in_process_ms']} ms per item (score_answer only)")
     print("  in the sandbox:  " + ", ".join(f"{r} ms" for r in figures["sandbox_ms"])
-          + " per item (regeneration and scoring in workers)")
+          + " per item (scored in the instances holding the items)")
     return 0

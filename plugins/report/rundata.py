@@ -268,7 +268,8 @@ def eval_cell(figures: dict[str, Any], suite: str, bucket: str) -> Any:
     if not isinstance(result, dict):
         return None
     if bucket == "overall":
-        mean, items = as_number(result.get("pass@1")), as_number(result.get("items"))
+        mean = as_number(result.get("table_overall", result.get("pass@1")))
+        items = as_number(result.get("items"))
     else:
         buckets, counts = result.get("buckets"), result.get("bucket_items")
         mean = as_number(buckets.get(bucket)) if isinstance(buckets, dict) else None

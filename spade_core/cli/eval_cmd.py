@@ -62,7 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--table", choices=("rq1", "rq2"),
                         help="print the paper's RQ1 or RQ2 columns (pass@1 with a 95 %% interval "
                              "over items, or over seeds with several --results; n/a where the "
-                             "suite was not run)")
+                             "suite was not run); the suites then play the paper's protocol "
+                             "unless their options say otherwise (reasoning-gym: protocol "
+                             "reference; livecodebench: release_v6)")
     parser.add_argument("--results", nargs="+", metavar="FILE",
                         help="evaluate nothing: print --table for these files written by --out, "
                              "one per seed (the interval is then over the seeds)")
@@ -106,13 +108,18 @@ def run(args: argparse.Namespace) -> int:
     loaded = getattr(args, "_plugins", None) or load_plugins()
     overrides = list(args.overrides) + ([f"model.path={args.model}"] if args.model else [])
     resolved = load_config(args.config, overrides, loaded)
+    defaults = None
+    if args.table:
+        from spade_core.eval.paper_table import TABLE_OPTIONS
+
+        defaults = TABLE_OPTIONS[args.table]
     evaluation = run_eval(
         resolved, loaded.registry, config_label=str(args.config), suites=args.suite,
         options=suite_options(args.option), limit=args.limit, samples=args.samples,
         temperature=args.temperature, max_new_tokens=args.max_new_tokens, seed=args.seed,
         model=args.model, checkpoint=args.checkpoint,
         baseline=args.baseline[0] if args.baseline else None,
-        save_replies=args.save_replies)
+        save_replies=args.save_replies, defaults=defaults)
     payload = evaluation.payload
     if args.out:
         Path(args.out).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")

@@ -136,9 +136,30 @@ def resolve_suite(registry: Registry, name: str, options: dict[str, Any],
     if component.options is None:
         return component, options
     try:
-        return component, component.options.model_validate(options)
+        validated = component.options.model_validate(options)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'options'}: {e['msg']}"
                              for e in exc.errors())
         raise ConfigError(f"{where}: invalid options ({problems}); set them with --option "
                           f"{name}.KEY=VALUE or eval.options.{name} in the config") from None
+    check_backend_selections(registry, name, validated)
+    return component, validated
+
+
+def check_backend_selections(registry: Registry, name: str, options: Any) -> None:
+    """Suite options that select a generation backend (``user_backend`` of tau2 and acebench)
+    name a registered backend with valid options: checked here, before any model is loaded."""
+    from spade_core.config.schema import Selection
+
+    for field_name in type(options).model_fields:
+        selection = getattr(options, field_name)
+        if not isinstance(selection, Selection):
+            continue
+        where = f"eval.options.{name}.{field_name}"
+        component = registry.resolve("generation_backend", selection.plugin, where)
+        if component.options is not None:
+            try:
+                component.options.model_validate(selection.options)
+            except ValidationError as exc:
+                raise ConfigError(f"{where}: invalid options for backend "
+                                  f"{selection.plugin!r}: {exc}") from None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from spade_core.eval.scores import SuiteResult
 
@@ -28,12 +28,33 @@ COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
             ("ACEBench Normal", "acebench", "normal"), ("ACEBench Special", "acebench", "special"),
             ("ACEBench Agent", "acebench", "agent"), ("ACEBench", "acebench", "overall")),
 }
+#: The suite options each table plays by default (under the config's ``eval.options`` and
+#: ``--option``): the protocol the paper's figures come from (docs/eval.md, "The paper's tables").
+TABLE_OPTIONS: dict[str, dict[str, dict[str, Any]]] = {
+    "rq1": {"reasoning-gym": {"protocol": "reference"},
+            "livecodebench": {"release": "release_v6", "temperature": 0.2}},
+    "rq2": {}}
 #: Suites whose buckets average their categories (each category weighs the same, as the
 #: authors report them) and whose overall weighs the buckets: ACEBench's summary is
 #: 0.578 normal + 0.2676 special + 0.1545 agent (``model_eval/evaluation_helper.py``). An item's
 #: category is its id without the trailing numbers (``normal_atom_bool_3``).
 WEIGHTED: dict[str, dict[str, float]] = {
     "acebench": {"normal": 0.578, "special": 0.2676, "agent": 0.1545}}
+#: BFCL-v4's overall accuracy as bfcl_eval computes it (``generate_leaderboard_csv`` in
+#: ``bfcl_eval/eval_checker/eval_runner_helper.py``): five groups weighted 10/10/10/30/40, each
+#: the plain mean of its parts (``mean``) or their mean weighted by entry count (``count``); a
+#: category that was not run counts 0 (bfcl_eval's "N/A"). Leaves are the suite's categories.
+BfclNode = tuple[str, tuple["str | BfclNode", ...]]
+BFCL_OVERALL: tuple[tuple[str, float, BfclNode], ...] = (
+    ("non-live", 0.1, ("mean", (("mean", ("simple", "java", "javascript")), "multiple",
+                                "parallel", "parallel_multiple"))),
+    ("live", 0.1, ("count", ("live_simple", "live_multiple", "live_parallel",
+                             "live_parallel_multiple"))),
+    ("irrelevance", 0.1, ("mean", ("irrelevance", "live_irrelevance"))),
+    ("multi-turn", 0.3, ("mean", ("multi_turn_base", "multi_turn_miss_func",
+                                  "multi_turn_miss_param", "multi_turn_long_context"))),
+    ("agentic", 0.4, ("mean", (("mean", ("web_search_base", "web_search_no_snippet")),
+                               ("mean", ("memory_kv", "memory_vector", "memory_rec_sum"))))))
 #: The normal quantile of a two-sided 95 % interval.
 Z95 = 1.96
 #: Student's t quantile 0.975 for 1..30 degrees of freedom (beyond: the Cornish-Fisher series).
@@ -76,6 +97,8 @@ def cell(results: Sequence[SuiteResult], suite: str, bucket: str) -> Cell | None
             continue
         if suite in WEIGHTED:
             return weighted_cell(result, WEIGHTED[suite], bucket)
+        if suite == "bfcl" and bucket == "overall":
+            return bfcl_cell(result)
         rows = [r for r in result.items if bucket == "overall" or r["bucket"] == bucket]
         if not rows:
             return None
@@ -111,6 +134,78 @@ def weighted_cell(result: SuiteResult, weights: dict[str, float], bucket: str) -
                 sum(len(v) for v in strata.values()))
 
 
+def bfcl_leaf_weights(result: SuiteResult) -> dict[str, float]:
+    """Each category's weight in BFCL's overall accuracy (:data:`BFCL_OVERALL`): count-weighted
+    parts by the items run, or for a category not run its entry count in the result's
+    ``notes["category_sizes"]`` (0 when unknown)."""
+    run = {b: s.items for b, s in result.buckets.items()}
+    sizes = dict(result.notes.get("category_sizes") or {})
+    weights: dict[str, float] = {}
+
+    def spread_over(node: "str | BfclNode", weight: float) -> None:
+        if isinstance(node, str):
+            weights[node] = weights.get(node, 0.0) + weight
+            return
+        kind, parts = node
+        if kind == "count":
+            counts = [run.get(p, sizes.get(p, 0)) if isinstance(p, str) else 0 for p in parts]
+            total = sum(counts)
+            for part, count in zip(parts, counts):
+                spread_over(part, weight * count / total if total else 0.0)
+        else:
+            for part in parts:
+                spread_over(part, weight / len(parts))
+
+    for _, weight, node in BFCL_OVERALL:
+        spread_over(node, weight)
+    return weights
+
+
+def bfcl_cell(result: SuiteResult) -> Cell | None:
+    """BFCL's official overall accuracy of one run: ``sum w_c * acc_c`` over the categories
+    (:func:`bfcl_leaf_weights`; not run: 0), ``acc_c`` the category's pass@1; interval
+    ``1.96 * sqrt(sum w_c^2 s_c^2 / n_c)``."""
+    strata: dict[str, list[float]] = {}
+    for row in result.items:
+        strata.setdefault(str(row["bucket"]), []).append(
+            row["correct"] / row["n"] if row["n"] else 0.0)
+    if not strata:
+        return None
+    weights = bfcl_leaf_weights(result)
+    mean = sum(weights.get(c, 0.0) * sum(v) / len(v) for c, v in strata.items())
+    variance = sum(weights.get(c, 0.0) ** 2 * _sd(v, sum(v) / len(v)) ** 2 / len(v)
+                   for c, v in strata.items() if len(v) > 1)
+    return Cell(mean, Z95 * math.sqrt(variance), sum(len(v) for v in strata.values()))
+
+
+def bfcl_remarks(runs: Sequence[Sequence[SuiteResult]]) -> list[str]:
+    """Beside the BFCL-v4 column: each group's and each category's pass@1 (the first run's),
+    and the categories that were not run (counted 0 in the overall)."""
+    results = [r for run in runs[:1] for r in run if r.suite == "bfcl"]
+    if not results:
+        return []
+    result = results[0]
+    weights = bfcl_leaf_weights(result)
+    figures = {b: s.pass_at_1 for b, s in result.buckets.items()}
+    groups = []
+    for name, weight, node in BFCL_OVERALL:
+        leaves = _leaves(node)
+        share = sum(weights[c] for c in leaves)
+        value = sum(weights[c] * figures.get(c, 0.0) for c in leaves) / share if share else 0.0
+        groups.append(f"{name} {100 * value:.1f} ({100 * weight:.0f} %)")
+    lines = ["BFCL-v4 is bfcl_eval's overall accuracy: " + ", ".join(groups)]
+    lines.append("bfcl categories: " + ", ".join(f"{c} {100 * v:.1f}" for c, v in figures.items()))
+    missing = [c for c in weights if c not in figures]
+    if missing:
+        lines.append("bfcl categories not run (counted 0, as bfcl_eval counts them): "
+                     + ", ".join(missing))
+    return lines
+
+
+def _leaves(node: "str | BfclNode") -> list[str]:
+    return [node] if isinstance(node, str) else [c for p in node[1] for c in _leaves(p)]
+
+
 def seed_cell(runs: Sequence[Sequence[SuiteResult]], suite: str, bucket: str) -> Cell | None:
     """A column over several runs (seeds): with one run that has the column, its own cell; with
     ``S >= 2``, the mean of the per-seed pass@1 and the t-interval ``t(0.975, S-1) * s /
@@ -136,8 +231,27 @@ def paper_table(name: str, results: Sequence[SuiteResult] | Sequence[Sequence[Su
     """One row per column of the paper's table ``name``: the model's pass@1 ± interval (in %),
     and with a baseline its figure and the difference. ``results`` (and ``baseline``) are one
     run's suite results, or a list of runs, one per seed."""
-    return render(name, runs_lookup(_as_runs(results)),
-                  runs_lookup(_as_runs(baseline)) if baseline is not None else None, labels)
+    runs, compared = _as_runs(results), _as_runs(baseline) if baseline is not None else None
+    text = render(name, runs_lookup(runs), runs_lookup(compared) if compared is not None else None,
+                  labels)
+    remarks = protocol_remarks(name, [*runs, *(compared or [])])
+    if any(suite == "bfcl" for _, suite, _ in COLUMNS[name]):
+        remarks += bfcl_remarks(runs)
+    return "\n".join([text, *remarks])
+
+
+def protocol_remarks(name: str, runs: Sequence[Sequence[SuiteResult]]) -> list[str]:
+    """A line per suite of the table whose results say they were played under another protocol
+    than the paper's (:data:`TABLE_OPTIONS`; results of older versions say nothing)."""
+    lines = []
+    for suite, wanted in TABLE_OPTIONS.get(name, {}).items():
+        for key, value in wanted.items():
+            played = {str(r.notes[key]) for run in runs for r in run
+                      if r.suite == suite and key in r.notes}
+            if played - {str(value)}:
+                lines.append(f"note: {suite} was played with {key} "
+                             f"{', '.join(sorted(played))}, not the paper's {value}")
+    return lines
 
 
 def render(name: str, mine: Lookup, other: Lookup | None = None,

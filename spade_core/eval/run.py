@@ -35,12 +35,15 @@ def run_eval(resolved: Any, registry: Registry, *, config_label: str,
              samples: int = 1, temperature: float | None = None,
              max_new_tokens: int | None = None, seed: int | None = None,
              model: str | None = None, checkpoint: str | Path | None = None,
-             baseline: str | Path | None = None, save_replies: bool = False) -> EvalRun:
+             baseline: str | Path | None = None, save_replies: bool = False,
+             defaults: Mapping[str, Mapping[str, Any]] | None = None) -> EvalRun:
     """Evaluate the model of ``resolved`` (already loaded with ``model.path`` set to ``model`` when
     one is given) on ``suites`` (default ``eval.suites``, else :data:`DEFAULT_SUITES`).
     ``options``: ``{suite: {key: value}}`` over ``eval.options``; ``checkpoint``: a run's trained
     weights merged first; ``baseline``: a checkpoint, ``"base"`` or an earlier ``--out`` file
-    compared side by side. ``config_label`` names the config in the result."""
+    compared side by side. ``config_label`` names the config in the result. ``defaults``:
+    ``{suite: {key: value}}`` under ``eval.options`` (what a paper table plays by default,
+    :data:`spade_core.eval.paper_table.TABLE_OPTIONS`), for the selected suites only."""
     from spade_core.errors import PluginError, UsageError
     from spade_core.eval.evaluate import EvalRequest, evaluate
 
@@ -52,7 +55,8 @@ def run_eval(resolved: Any, registry: Registry, *, config_label: str,
                           "it left out by SPADE_PLUGINS?)")
     section = resolved.config.eval
     chosen = list(dict.fromkeys(suites or section.suites or DEFAULT_SUITES))
-    merged = {name: dict(section.options.get(name, {})) for name in chosen}
+    merged = {name: {**(defaults or {}).get(name, {}), **section.options.get(name, {})}
+              for name in chosen}
     for name, values in (options or {}).items():
         if name not in merged:
             raise UsageError(f"eval: options for suite {name!r}, which is not selected "

@@ -106,7 +106,6 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "plugins/evals/episode_steps.py": "tests/plugins/evals/test_bfcl_multi_turn.py",
     "plugins/evals/plugin.py": "tests/plugins/evals/test_bfcl_multi_turn.py",
     "plugins/evals/pool_suite.py": "tests/core/test_eval_cmd.py",
-    "plugins/evals/reasoning_gym_suite.py": "tests/sandbox/test_trusted_text.py",
     "plugins/exports/envs_cmd.py": "tests/plugins/exports/test_envs.py",
     "plugins/exports/formats.py": "tests/plugins/exports/test_envs.py",
     "plugins/exports/model_cmd.py": "tests/plugins/exports/test_model.py",

@@ -142,3 +142,44 @@ def test_spade_eval_results_of_several_seeds(tmp_path, capsys):
     assert main(["eval", QUICKSTART, "--table", "rq1", "--results", *paths]) == 2
     assert main(["eval", "--table", "rq1", "--results", str(tmp_path / "none.json")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_bfcl_column_is_bfcl_evals_overall_accuracy_by_hand():
+    # Run: simple 1.0 (2 items), multiple 0.5 (2), live_simple 1.0 (1), live_multiple 0.0 (3),
+    # irrelevance 1.0 (1), multi_turn_base 0.5 (2); nothing else. By bfcl_eval's formula:
+    # non-live = mean(mean(simple, java 0, javascript 0) = 1/3, multiple .5, parallel 0, pm 0)
+    #          = (1/3 + 0.5) / 4 = 0.208333; live = count-weighted over live_simple 1 item,
+    # live_multiple 3 items and the two not run at their whole counts (16, 24 from the notes):
+    # 1 / 44 = 0.022727; irrelevance = mean(1, live_irrelevance 0) = 0.5; multi-turn = 0.5 / 4
+    # = 0.125; agentic 0. Overall 0.1 * (0.208333 + 0.022727 + 0.5) + 0.3 * 0.125 = 0.110606.
+    result = _result("bfcl", {"simple": [[1.0], [1.0]], "multiple": [[1.0], [0.0]],
+                              "live_simple": [[1.0]], "live_multiple": [[0.0]] * 3,
+                              "irrelevance": [[1.0]], "multi_turn_base": [[1.0], [0.0]]})
+    result.notes = {"category_sizes": {"live_simple": 258, "live_multiple": 1053,
+                                       "live_parallel": 16, "live_parallel_multiple": 24}}
+    mean, half, items, _ = cell([result], "bfcl", "overall")
+    expected = 0.1 * ((1 / 3 + 0.5) / 4 + 1 / 44 + 0.5) + 0.3 * 0.125
+    assert abs(mean - expected) < 1e-12 and abs(expected - 0.110606) < 1e-6 and items == 11
+    # The interval from the categories with spread: multiple (w 0.025, sd 0.7071, n 2) and
+    # multi_turn_base (w 0.075, same): 1.96 * sqrt(0.025^2 * 0.5 / 2 + 0.075^2 * 0.5 / 2).
+    assert abs(half - 1.96 * ((0.025 ** 2 + 0.075 ** 2) * 0.25) ** 0.5) < 1e-12
+    text = paper_table("rq2", [result])
+    assert "BFCL-v4" in text and f"{100 * expected:.1f}" in text
+    assert "non-live 20.8 (10 %), live 2.3 (10 %), irrelevance 50.0 (10 %), multi-turn 12.5 " \
+           "(30 %), agentic 0.0 (40 %)" in text
+    assert "simple 100.0, multiple 50.0" in text
+    assert "not run (counted 0, as bfcl_eval counts them): java, javascript, parallel" in text
+
+
+def test_the_run_report_shows_the_tables_bfcl_overall():
+    from plugins.report.rundata import eval_cell
+    from spade_core.eval.loop import row_figures
+
+    result = _result("bfcl", {"simple": [[1.0], [1.0]], "multiple": [[1.0], [0.0]]})
+    row = row_figures(result)
+    assert row["pass@1"] == 0.75
+    # non-live only: (mean(1, 0, 0) + 0.5) / 4 * 0.1
+    assert row["table_overall"] == round(0.1 * (1 / 3 + 0.5) / 4, 4)
+    assert eval_cell({"bfcl": row}, "bfcl", "overall").mean == row["table_overall"]
+    plain = row_figures(_result("reasoning-gym", {"math": [[1.0], [0.0]]}))
+    assert "table_overall" not in plain

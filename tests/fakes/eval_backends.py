@@ -102,3 +102,39 @@ class FakeScenarioUser(GenerationBackend):
         if replies:
             return replies[min(turn, len(replies) - 1)]
         return "Thank you. ###STOP###" if turn else scenario
+
+
+class FakeEvenEpisodeBackend(GenerationBackend):
+    """For a reasoning-gym suite over ``FakeItemsSandbox`` (tests/fakes/in_process.py): answers
+    ``<answer>d-s</answer>`` to the item ``"d episode s"`` when ``s`` is even, a wrong answer
+    otherwise, so every dataset of the reference protocol (episodes 0..7) wins half."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
+        import re
+
+        replies = []
+        for conversation in conversations:
+            self.asked += 1
+            found = re.search(r"(\w+) episode (\d+)", first_user_text(conversation))
+            if found and int(found.group(2)) % 2 == 0:
+                replies.append(f"<answer>{found.group(1)}-{found.group(2)}</answer>")
+            else:
+                replies.append("<answer>" + WRONG_TEXT + "</answer>")
+        return [Generation(text=text) for text in replies]
+
+
+class FakeTemperatureBackend(FakeWrongBackend):
+    """Always wrong, and records the temperature of every call (``temperatures``)."""
+
+    def __init__(self) -> None:
+        self.temperatures: list[float] = []
+
+    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
+                 top_p=None, top_k=None, chat_template_kwargs=None):
+        self.temperatures.append(temperature)
+        return super().generate(conversations, max_new_tokens=max_new_tokens,
+                                temperature=temperature, seed=seed, tools=tools)

@@ -110,3 +110,53 @@ class FakePartialFamily(EnvFamily):
 
     def agent_instructions(self) -> str:
         return ""
+
+
+class FakeItemsSession(SandboxSession):
+    """Stands in for an instance of a reasoning-gym eval suite's ``ReasoningGymItems`` program
+    without generating anything: the item at seed ``s`` of dataset ``d`` asks ``"d episode s"``
+    and its oracle is ``"d-s"``; ``step`` scores each reply 1.0 when it holds the oracle in
+    answer tags, else 0.0 (as the real instance returns them, in ``info["scores"]``)."""
+
+    def __init__(self, program: str, sandbox: "FakeItemsSandbox") -> None:
+        self.dataset = program.split("dataset = ", 1)[1].split("\n", 1)[0].strip("'\"")
+        self.sandbox = sandbox
+        self.closed = False
+
+    def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:
+        self.sandbox.generated.append((self.dataset, seed))
+        return f"{self.dataset} episode {seed}", {"seed": seed, "oracle": f"{self.dataset}-{seed}"}
+
+    def step(self, action: str) -> StepResult:
+        import json
+
+        replies = json.loads(action)["replies"]
+        scores = [1.0 if f"<answer>{self.dataset}-{seed}</answer>" in reply else 0.0
+                  for seed, reply in replies]
+        self.sandbox.scored += len(scores)
+        return StepResult("Scored.", 0.0, False, False, {"scores": scores})
+
+    def solution(self) -> Any:
+        return None
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class FakeItemsSandbox(Sandbox):
+    """Opens :class:`FakeItemsSession` objects; records what was generated and scored."""
+
+    def __init__(self) -> None:
+        self.generated: list[tuple[str, int | None]] = []
+        self.scored = 0
+        self.opened = 0
+
+    def open(self, program: str, *, family: Any = None) -> FakeItemsSession:
+        self.opened += 1
+        return FakeItemsSession(program, self)
+
+    def isolation(self) -> dict[str, Any]:
+        return {"isolated": False, "method": "scripted test fake"}
+
+    def close(self) -> None:
+        pass

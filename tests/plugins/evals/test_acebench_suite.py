@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from spade_core.components import BuildContext
+from spade_core.hookspecs import hookimpl
 from spade_core.errors import ConfigError
 from spade_core.eval.paper_table import paper_table
 from spade_core.eval.scores import run_suite
@@ -331,3 +332,45 @@ def test_end_state_checker_follows_acebench():
     assert not end_state_verdict(truth, [{"BaseApi": {"wifi": False}}, *state[1:]])
     assert not end_state_verdict(truth, [{"BaseApi": {"wifi": True, "x": 1}}, *state[1:]])
     assert not end_state_verdict(truth, [])
+
+
+class FakeUserPlugin:
+    """Registers ``fake-user``: a scripted ACEBench user (the instance set on the class) and
+    counts how often it is built."""
+
+    user: GenerationBackend | None = None
+    built = 0
+
+    @hookimpl
+    def register_generation_backends(self, register):
+        def build(options, context):
+            FakeUserPlugin.built += 1
+            return FakeUserPlugin.user
+
+        register("fake-user", build)
+
+
+def test_the_configured_user_backend_plays_the_simulated_user():
+    import plugins.backends.plugin as backends_plugin
+
+    plugins = load_test_plugins(evals_plugin, backends_plugin, FakeUserPlugin())
+    FakeUserPlugin.user, FakeUserPlugin.built = FakeScenarioUser(), 0
+    options = {"data": str(DATA), "categories": ["agent_multi_turn"], "user_backend": "fake-user"}
+    suite = plugins.registry.build("eval_suite", "acebench", options, "test",
+                                   BuildContext(registry=plugins.registry))
+    assert FakeUserPlugin.built == 0  # built at the first play, not for the items
+    items = suite.items(None, 0)
+    agent = FakeGoldBackend(suite.gold(items))
+    assert run_suite(suite, "acebench", agent, SETTINGS, None).overall.pass_at_1 == 1.0
+    assert FakeUserPlugin.built == 1 and FakeUserPlugin.user.asked > 0
+    suite.close()
+    # Checked against the registry before any model loads: the suite's options as spade eval
+    # resolves them, an unknown backend and bad options are refused with the option's path.
+    from spade_core.eval.evaluate import resolve_suite
+
+    with pytest.raises(ConfigError, match="eval.options.acebench.user_backend.*'nope'"):
+        resolve_suite(plugins.registry, "acebench", {**options, "user_backend": "nope"})
+    with pytest.raises(ConfigError, match="user_backend: invalid options for backend 'openai'"):
+        resolve_suite(plugins.registry, "acebench",
+                      {**options, "user_backend": {"plugin": "openai", "options": {"x": 1}}})
+    assert FakeUserPlugin.built == 1

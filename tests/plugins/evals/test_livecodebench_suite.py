@@ -18,11 +18,17 @@ from spade_core.interfaces.eval_suite import first_user_text
 from spade_core.testing import load_test_plugins
 
 import plugins.evals.plugin as evals_plugin
-from fakes.eval_backends import FakeGoldBackend, FakeHalfBackend, FakeWrongBackend
+from fakes.eval_backends import (
+    FakeGoldBackend,
+    FakeHalfBackend,
+    FakeTemperatureBackend,
+    FakeWrongBackend,
+)
 from plugins.evals.livecodebench_suite import (
     LiveCodeBenchSuite,
     extract_code,
     find_data,
+    find_release,
     load_problems,
     prompt_text,
 )
@@ -163,7 +169,7 @@ def test_registered_with_its_options(scoring_sandbox):
                                   BuildContext(components={"sandbox": scoring_sandbox}))
     assert len(suite.items(None, 0)) == 5
     with pytest.raises(ValueError):
-        LiveCodeBenchSuiteOptions(data=str(FIXTURE), release="v6")
+        LiveCodeBenchSuiteOptions(data=str(FIXTURE), release="v7")
     assert LiveCodeBenchSuiteOptions().test_seconds == 6.0
 
 
@@ -193,3 +199,41 @@ def test_spade_eval_runs_the_suite_on_the_fixture(capsys, scoring_sandbox):
     assert result["overall"]["pass_at_1"] == 1.0
     assert sorted(i["id"] for i in result["items"]) == [
         f"livecodebench/spade-lcb-{n}" for n in (1, 2, 3, 4)]
+
+
+def _release_folder(folder: Path, files: tuple[str, ...]) -> None:
+    """One fixture problem per file, each with an id of its own (as the releases add them)."""
+    row = json.loads(FIXTURE.read_text().splitlines()[0])
+    for index, name in enumerate(files):
+        (folder / name).write_text(json.dumps(dict(row, question_id=f"r{index}")) + "\n")
+
+
+def test_a_release_reads_its_files_and_names_the_missing_ones(tmp_path):
+    every = ("test.jsonl", "test2.jsonl", "test3.jsonl", "test4.jsonl", "test5.jsonl",
+             "test6.jsonl")
+    with pytest.raises(ConfigError) as error:
+        find_release(str(tmp_path), "release_v6")
+    assert f"test.jsonl, test2.jsonl, test3.jsonl, test4.jsonl, test5.jsonl, test6.jsonl not " \
+           f"found under {tmp_path}" in str(error.value)
+    assert "livecodebench/code_generation_lite" in str(error.value)
+    _release_folder(tmp_path, tuple(f for f in every if f != "test3.jsonl"))
+    with pytest.raises(ConfigError, match="test3.jsonl not found under .*release_v6 reads "
+                                          "test.jsonl, test2.jsonl, test3.jsonl"):
+        find_release(str(tmp_path), "release_v6")
+    _release_folder(tmp_path, every)
+    suite = LiveCodeBenchSuite(str(tmp_path), release="release_v6")
+    assert sorted(i.id for i in suite.problems) == [f"livecodebench/r{n}" for n in range(6)]
+    assert suite.notes["files"] == list(every)
+    # The file a user named: its folder's files are read; vN is the one file release N added.
+    assert len(LiveCodeBenchSuite(str(tmp_path / "test6.jsonl"), release="release_v3")
+               .problems) == 3
+    [only] = LiveCodeBenchSuite(str(tmp_path), release="v6").problems
+    assert only.id == "livecodebench/r5"
+
+
+def test_temperature_option_sets_the_replies_temperature(scoring_sandbox):
+    backend = FakeTemperatureBackend()
+    run_suite(_suite(scoring_sandbox, temperature=0.2), "livecodebench", backend, SETTINGS, 2)
+    assert backend.temperatures == [0.2]
+    run_suite(_suite(scoring_sandbox), "livecodebench", backend, SETTINGS, 2)
+    assert backend.temperatures == [0.2, SETTINGS.temperature]
