@@ -3,14 +3,16 @@ protocols (docs/environments.md, "Episode protocols"): the ``\\boxed{}`` action 
 with, and the tool-call check that decides whether a tool-use turn is kept out of the loss.
 
 Pure string processing on the host: regular expressions and ``json.loads`` (JSON is data, not
-code); nothing here evaluates model output.
+code, read through :func:`~spade_core.untrusted_text.load_json`, so no shape of reply raises);
+nothing here evaluates model output.
 """
 
 from __future__ import annotations
 
 import html
-import json
 import re
+
+from spade_core.untrusted_text import load_json
 
 __all__ = ["FORMAT_REMINDER", "after_thinking", "boxed_action", "boxed_content",
            "boxed_instructions", "malformed_tool_call", "tool_calls"]
@@ -97,7 +99,7 @@ def tool_calls(reply: str) -> list[tuple[str, object]]:
             for key, raw in _XML_PARAMETER.findall(xml.group(2)):
                 value = html.unescape(raw.strip())
                 try:
-                    arguments[key] = json.loads(value)
+                    arguments[key] = load_json(value)
                 except ValueError:
                     arguments[key] = value
             calls.append((xml.group(1), arguments))
@@ -105,12 +107,12 @@ def tool_calls(reply: str) -> list[tuple[str, object]]:
         named = _NAME_FIRST.search(block)
         if named:
             try:
-                calls.append((named.group(1), json.loads(named.group(2))))
+                calls.append((named.group(1), load_json(named.group(2))))
             except ValueError:
                 calls.append((named.group(1), {}))
             continue
         try:
-            data = json.loads(block.strip())
+            data = load_json(block.strip())
         except ValueError:
             continue
         if isinstance(data, dict) and "name" in data:
