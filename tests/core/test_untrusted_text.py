@@ -15,7 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from plugins.designer.full_program import extract_program
-from plugins.evals import acebench_checker, bfcl_format
+from plugins.evals import acebench_checker, aime_suite, bfcl_format, gpqa_suite, items
+from plugins.evals import livecodebench_suite
 from plugins.families import answers, replies, solutions
 from plugins.families.program import ProgramShape, program_shape, static_problems
 from spade_core.interfaces import Generation
@@ -96,6 +97,21 @@ def test_boxed_and_answer_readers_never_raise(reply):
     assert isinstance(answers.answers_match(reply, "42"), bool)
     number = answers.parse_number(reply)
     assert number is None or number == number
+
+
+@given(hostile_reply())
+def test_evaluation_answer_readers_never_raise(reply):
+    assert isinstance(items.final_answer(reply), str)
+    for last in (False, True):
+        value = aime_suite.reply_integer(reply, last)
+        assert value is None or isinstance(value, int)
+    letter = gpqa_suite.chosen_letter(reply)
+    assert letter is None or isinstance(letter, str)
+    assert isinstance(livecodebench_suite.extract_code(reply), str)
+
+
+def test_a_huge_last_integer_is_no_aime_answer():
+    assert aime_suite.reply_integer("answer " + "9" * 5000, last_integer=True) is None
 
 
 @given(hostile_reply())
