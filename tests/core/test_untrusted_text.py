@@ -137,6 +137,12 @@ def test_designer_completion_and_program_checks_never_raise(completion):
             pass  # the documented error
         problems = static_problems(source)
         assert isinstance(problems, list) and all(isinstance(p, str) for p in problems)
+    from plugins.designer.options import SkeletonOptions
+    from plugins.designer.skeleton import Skeleton
+
+    for family in _families():
+        filled = Skeleton(SkeletonOptions()).extract(completion, family)
+        assert filled is None or isinstance(filled, str)
 
 
 @given(hostile_reply())
@@ -236,3 +242,23 @@ def test_the_issue_s_replies_are_read_as_no_call():
     assert extract_program(designer) is not None  # handed on; the sandbox's verdict says why
     assert static_problems("class XEnv:\n    x = " + "+".join(["1"] * 100_000))[0].startswith(
         "syntax error")
+
+
+@pytest.mark.parametrize("text", [
+    "<tool_call>" * 20000, "<tool_call>" + '{"name": "a", "arguments": {' * 2500 + "</tool_call>",
+    "<tool_call>" + "<function=a>" * 10000 + "</tool_call>", "\\boxed{" * 20000,
+    "<answer>" * 20000, "<answer>" * 10000 + "\\boxed{" * 10000 + "}",
+])
+def test_readers_stay_linear_on_thousands_of_unclosed_tags(text):
+    # Once quadratic: a regular expression rescanning to the end from every unclosed tag took
+    # up to a minute on such a reply or solution.
+    import time
+
+    started = time.perf_counter()
+    replies.tool_calls(text)
+    answer_claims(text)
+    from spade_core.selfplay.hints import secrets_of
+
+    secrets_of([text])
+    contradicts_answer(text, [text], answers.answers_match)
+    assert time.perf_counter() - started < 2.0
