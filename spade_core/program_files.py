@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from spade_core.interfaces.family import EnvFamily
+from spade_core.untrusted_text import load_json, valid_unicode
 
 #: JSONL fields that may hold a program's source, tried in this order.
 CODE_FIELDS: tuple[str, ...] = ("code", "source", "program", "env_code", "game_code",
@@ -43,9 +44,10 @@ def read_programs(path: Path, field: str | None = None, command: str = "envs imp
                 continue
             label = f"{path}:{number}"
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{command}: {label}: not JSON ({exc.msg}); expected one JSON "
+                row = load_json(line)
+            except ValueError as exc:  # malformed, nested too deep, huge integers
+                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+                raise UsageError(f"{command}: {label}: not JSON ({reason}); expected one JSON "
                                  "object per line") from None
             code = next((row[f] for f in fields if isinstance(row, dict)
                          and isinstance(row.get(f), str)), None)
@@ -53,7 +55,8 @@ def read_programs(path: Path, field: str | None = None, command: str = "envs imp
                 raise UsageError(f"{command}: {label}: no code field (looked for "
                                  f"{', '.join(fields)}); name it with --field")
             description = next((str(row[f]) for f in DESCRIPTION_FIELDS if row.get(f)), "")
-            yield label, code, description
+            # JSON escapes can hold lone surrogates, which no file or hash can encode
+            yield label, valid_unicode(code), valid_unicode(description)
 
 
 def choose_family(source: str, families: Sequence[EnvFamily]

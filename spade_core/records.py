@@ -14,6 +14,8 @@ from enum import StrEnum
 from collections.abc import Mapping
 from typing import Any
 
+from spade_core.text import printable
+
 class VerdictCategory(StrEnum):
     """Why a program was judged as it was; ``ok`` is the only valid one. Members compare equal to
     their string values, which is how they are stored in records and logs."""
@@ -108,7 +110,11 @@ class StepResult:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The outcome of validating one program. ``category`` is one of :data:`VERDICT_CATEGORIES`."""
+    """The outcome of validating one program. ``category`` is one of :data:`VERDICT_CATEGORIES`.
+
+    ``message`` is for people and may quote what a worker sent: its control characters are
+    escaped here (:func:`spade_core.text.printable`), so no verdict printed anywhere can put an
+    escape sequence on a terminal."""
 
     valid: bool
     category: str
@@ -117,6 +123,10 @@ class Verdict:
     seconds: float = 0.0
     line: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.message, str):
+            object.__setattr__(self, "message", printable(self.message))
 
 
 @dataclass

@@ -7,3 +7,14 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
     """A count with its noun in the right number: ``1 environment``, ``2 environments``
     (``many``: the plural when it is not ``noun + "s"``)."""
     return f"{count} {noun if count == 1 else many or noun + 's'}"
+
+
+_CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x20), 0x7F, *range(0x80, 0xA0)]
+            if chr(code) not in "\n\t"}
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters (C0 but newline and tab, DEL, C1) written as
+    ``\\xNN`` escapes: text a program or a model wrote, shown on a terminal, can then not move
+    the cursor, clear the screen, retitle the window or hide what follows."""
+    return text.translate(_CONTROL)

@@ -3,9 +3,20 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import HealthCheck, settings
 
 from fakes.cli import run_spade
+
+# Property-based tests (hypothesis): bounded and reproducible by default, so `make test` runs the
+# same examples every time and quickly. HYPOTHESIS_PROFILE=explore searches longer, at random.
+settings.register_profile("ci", max_examples=40, derandomize=True, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow],
+                          print_blob=True)
+settings.register_profile("explore", max_examples=2000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture

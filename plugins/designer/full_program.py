@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import ast
 import re
 
 from spade_core.interfaces import EnvFamily, PromptExamples, PromptStrategy
 from spade_core.interfaces.prompts import NO_TARGET
 from spade_core.records import DesignTarget, Document
+from spade_core.untrusted_text import parse_python
 
 from plugins.designer.options import FullProgramOptions
 from plugins.designer.prompt_parts import (
@@ -53,7 +53,8 @@ class FullProgram(PromptStrategy):
 
 def extract_program(completion: str) -> str | None:
     """The longest python block that parses and defines a class ending in ``Env``; failing that,
-    the largest candidate (the sandbox's verdict then says what is wrong), or ``None``."""
+    the largest candidate (the sandbox's verdict then says what is wrong), or ``None``. Never
+    raises, whatever the completion holds."""
     candidates = code_blocks(completion)
     if not candidates:
         match = _ENV_CLASS.search(completion)
@@ -63,8 +64,8 @@ def extract_program(completion: str) -> str | None:
         if not _ENV_CLASS.search(code):
             continue
         try:
-            ast.parse(code)
-        except SyntaxError:
+            parse_python(code)
+        except SyntaxError:  # includes nesting too deep, NUL bytes, lone surrogates
             continue
         return code + "\n"
     # Hand the largest candidate to the sandbox anyway: its verdict says what is wrong.

@@ -63,7 +63,7 @@ def reply_integer(reply: str, last_integer: bool = False) -> int | None:
         return boxed_integer(boxed)
     if last_integer:
         found = _LAST_INTEGER.findall(reply)
-        return int(found[-1]) if found else None
+        return int(found[-1]) if found and len(found[-1]) <= 40 else None  # not a huge one
     return None
 
 

@@ -4,9 +4,10 @@ single-turn and the multi-turn categories."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from spade_core.untrusted_text import load_json
 
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 #: BFCL's Python parameter types -> JSON Schema types, for the schemas the model is shown.
@@ -35,11 +36,12 @@ def tool_schemas(functions: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
 
 def decode_calls(reply: str) -> list[dict[str, dict[str, Any]]]:
     """The reply's tool calls as BFCL's decoded form ``[{name: {param: value}}]``; a block that
-    is not a JSON call is skipped (BFCL's decoder would fail on it)."""
+    is not a JSON call is skipped (BFCL's decoder would fail on it), whatever its shape (nesting,
+    size, huge integers, control characters: :func:`~spade_core.untrusted_text.load_json`)."""
     calls = []
     for block in _TOOL_CALL.findall(reply):
         try:
-            call = json.loads(block.strip())
+            call = load_json(block.strip())
         except ValueError:
             continue
         if not isinstance(call, dict) or not isinstance(call.get("name"), str):
@@ -47,7 +49,7 @@ def decode_calls(reply: str) -> list[dict[str, dict[str, Any]]]:
         arguments = call.get("arguments", call.get("parameters", {}))
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
+                arguments = load_json(arguments) if arguments.strip() else {}
             except ValueError:
                 continue
         if isinstance(arguments, dict):

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from spade_core.untrusted_text import PARSE_FAILURES, parse_python
 from spade_core.validation import Invalid, env_class
 
 #: Methods every environment class must have, directly or through a base class.
@@ -26,8 +27,17 @@ class ProgramShape:
 
 
 def program_shape(source: str) -> ProgramShape:
-    """Parse ``source`` (raises ``SyntaxError``) and describe its top-level ``*Env`` classes."""
-    tree = ast.parse(source)
+    """Parse ``source`` and describe its top-level ``*Env`` classes. Raises ``SyntaxError`` for
+    any text that is not a program this process can read (bad syntax, nesting too deep, NUL
+    bytes, lone surrogates, huge literals), and for nothing else."""
+    tree = parse_python(source)
+    try:
+        return _shape(tree)
+    except PARSE_FAILURES as exc:  # a base expression too deep to unparse, ...
+        raise SyntaxError(f"program not read: {type(exc).__name__}") from None
+
+
+def _shape(tree: ast.Module) -> ProgramShape:
     classes, bases, methods, imports = [], {}, {}, []
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name.endswith("Env"):
@@ -60,7 +70,7 @@ def static_problems(source: str, *, base_classes: Mapping[str, Iterable[str]] | 
     try:
         shape = program_shape(source)
     except SyntaxError as exc:
-        return [f"line {exc.lineno}: syntax error: {exc.msg}"]
+        return [(f"line {exc.lineno}: " if exc.lineno else "") + f"syntax error: {exc.msg}"]
     provided = {name: set(methods) for name, methods in (base_classes or {}).items()}
     candidates = [c for c in leaf_env_classes(shape) if c not in provided]
     if not candidates:

@@ -14,6 +14,7 @@ import difflib
 import importlib
 import importlib.util
 import pprint
+import re
 import textwrap
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,6 +22,7 @@ from typing import Any
 
 from spade_core.errors import ConfigError
 from spade_core.records import EnvProgram
+from spade_core.untrusted_text import PARSE_FAILURES
 
 from plugins.families.base import SourceFamily
 from plugins.families.program import leaf_env_classes, program_shape
@@ -37,6 +39,9 @@ DEFAULT_DATASETS: tuple[str, ...] = ("basic_arithmetic", "chain_sum", "leg_count
                                      "spell_backward")
 #: Registered datasets that are not tasks of their own (``composite`` mixes other datasets).
 NOT_TASKS: frozenset[str] = frozenset({"composite"})
+#: Options that name a file, a folder or a URL (``spell_backward``'s ``data_file``): refused in
+#: every program (the prelude refuses them too), since trusted library code would read them.
+FILE_OPTION = re.compile(r"(^|_)(file|files|path|paths|dir|dirs|directory|url)$")
 
 CONTRACT = """\
 Write ONE Python module with exactly one class that subclasses ReasoningGymEnv (already defined:
@@ -110,8 +115,10 @@ def category_of(dataset_cls: type) -> str:
 
 
 def option_names(config_cls: type) -> list[str]:
-    """The options a program may set: the config dataclass's fields but ``seed`` and ``size``."""
-    return [f for f in getattr(config_cls, "__dataclass_fields__", {}) if f not in ("seed", "size")]
+    """The options a program may set: the config dataclass's fields but ``seed``, ``size`` and
+    those that name files (:data:`FILE_OPTION`)."""
+    return [f for f in getattr(config_cls, "__dataclass_fields__", {})
+            if f not in ("seed", "size") and not FILE_OPTION.search(f)]
 
 
 def unknown_dataset(name: str, known: list[str]) -> str:
@@ -132,6 +139,10 @@ def config_problems(name: str, config: dict[str, Any], datasets: dict[str, tuple
     if reserved:
         return [f"{name}: config must not set {', '.join(reserved)} (the seed comes from "
                 "reset(seed); each environment is one instance)"]
+    files = [k for k in config if FILE_OPTION.search(str(k))]
+    if files:
+        return [f"{name}: config must not set {', '.join(files)}: options that name files are "
+                "not available to programs (the dataset's default is used)"]
     unknown = [k for k in config if k not in allowed]
     if unknown:
         return [f"{name}: no option {', '.join(map(repr, unknown))}; its options are "
@@ -175,7 +186,7 @@ def _literal_attributes(node: ast.ClassDef) -> dict[str, Any]:
                 and isinstance(stmt.targets[0], ast.Name):
             try:
                 found[stmt.targets[0].id] = ast.literal_eval(stmt.value)
-            except (ValueError, SyntaxError, TypeError):
+            except (*PARSE_FAILURES, TypeError):  # nesting too deep counts as computed
                 found[stmt.targets[0].id] = ...
     return found
 

@@ -3,14 +3,16 @@ protocols (docs/environments.md, "Episode protocols"): the ``\\boxed{}`` action 
 with, and the tool-call check that decides whether a tool-use turn is kept out of the loss.
 
 Pure string processing on the host: regular expressions and ``json.loads`` (JSON is data, not
-code); nothing here evaluates model output.
+code, read through :func:`~spade_core.untrusted_text.load_json`, so no shape of reply raises);
+nothing here evaluates model output.
 """
 
 from __future__ import annotations
 
 import html
-import json
 import re
+
+from spade_core.untrusted_text import load_json
 
 __all__ = ["FORMAT_REMINDER", "after_thinking", "boxed_action", "boxed_content",
            "boxed_instructions", "malformed_tool_call", "tool_calls"]
@@ -25,6 +27,9 @@ _BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 _XML_FUNCTION = re.compile(r"<function=(\w+)>(.*?)</function>", re.DOTALL)
 _XML_PARAMETER = re.compile(r"<parameter=(\w+)>(.*?)</parameter>", re.DOTALL)
+#: Longest block the name-first pattern is tried on (its lazy arguments part rescans the block
+#: from every start); a longer block is still read when it is a JSON object.
+MAX_NAME_FIRST_CHARS = 20000
 _NAME_FIRST = re.compile(r'\{\s*"name"\s*:\s*"(\w+)"\s*,\s*"arguments"\s*:\s*(\{.*?\})\s*\}',
                          re.DOTALL)
 
@@ -90,32 +95,56 @@ def tool_calls(reply: str) -> list[tuple[str, object]]:
     {...}}`` with the name first, or any JSON object with a ``"name"``. Blocks it cannot read are
     left out."""
     calls: list[tuple[str, object]] = []
-    for block in _BLOCK.findall(reply.strip()):
-        xml = _XML_FUNCTION.search(block)
+    for block in _blocks(reply.strip()):
+        xml = _XML_FUNCTION.search(block, 0, _through_last(block, "</function>"))
         if xml:
             arguments: dict[str, object] = {}
-            for key, raw in _XML_PARAMETER.findall(xml.group(2)):
+            parameters = xml.group(2)
+            for key, raw in _XML_PARAMETER.findall(parameters, 0,
+                                                   _through_last(parameters, "</parameter>")):
                 value = html.unescape(raw.strip())
                 try:
-                    arguments[key] = json.loads(value)
+                    arguments[key] = load_json(value)
                 except ValueError:
                     arguments[key] = value
             calls.append((xml.group(1), arguments))
             continue
-        named = _NAME_FIRST.search(block)
+        named = _NAME_FIRST.search(block) if len(block) <= MAX_NAME_FIRST_CHARS else None
         if named:
             try:
-                calls.append((named.group(1), json.loads(named.group(2))))
+                calls.append((named.group(1), load_json(named.group(2))))
             except ValueError:
                 calls.append((named.group(1), {}))
             continue
         try:
-            data = json.loads(block.strip())
+            data = load_json(block.strip())
         except ValueError:
             continue
         if isinstance(data, dict) and "name" in data:
             calls.append((str(data["name"]), data.get("arguments", data.get("parameters", {}))))
     return calls
+
+
+def _blocks(text: str) -> list[str]:
+    """The insides of the closed ``<tool_call>...</tool_call>`` blocks, as
+    ``_BLOCK.findall(text)`` gives them, in linear time (the regular expression rescans to the
+    end from every unclosed ``<tool_call>``: quadratic on a reply of thousands of them)."""
+    opening, closing = "<tool_call>", "</tool_call>"
+    blocks, pos = [], 0
+    while (start := text.find(opening, pos)) >= 0:
+        end = text.find(closing, start + len(opening))
+        if end < 0:
+            break
+        blocks.append(text[start + len(opening):end])
+        pos = end + len(closing)
+    return blocks
+
+
+def _through_last(text: str, closing: str) -> int:
+    """Where a search for a pattern ending in ``closing`` may stop: just past its last
+    occurrence (0 when there is none), so no unclosed start is rescanned to the end."""
+    last = text.rfind(closing)
+    return last + len(closing) if last >= 0 else 0
 
 
 def malformed_tool_call(reply: str) -> bool:

@@ -3,7 +3,9 @@
 Reasoning programs return the answer (``"42"``) or a list of moves; tool-use programs in the SPADE
 format return a description such as ``"1. cd(path='/x') -> Now in /x 2. <answer>done</answer>"``.
 Calls are read with :mod:`ast` (never evaluated): only literal arguments are accepted, so a
-description that is prose rather than calls yields ``None`` (solvability unverified).
+description that is prose rather than calls yields ``None`` (solvability unverified). So does one
+that cannot be read whatever its shape (nesting, size, huge integers, control characters, lone
+surrogates: :mod:`spade_core.untrusted_text`): these functions return, never raise.
 """
 
 from __future__ import annotations
@@ -15,6 +17,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from plugins.families.answers import extract_all_boxed
+from spade_core.untrusted_text import PARSE_FAILURES, parse_python
+
+#: Longest solution text read for calls (``max_info_bytes`` allows 64 KiB); longer is unverified.
+MAX_SOLUTION_CHARS = 20000
+#: Most call-like parts one step may hold (each is matched to its closing parenthesis by a scan).
+MAX_CALLS_PER_STEP = 200
 
 _STEP_SPLIT = re.compile(r"(?:^|\s)\(?\d{1,3}[.)]\s+")
 _RESULT_ARROW = re.compile(r"\s*(?:->|=>|\u2192).*", re.DOTALL)
@@ -69,8 +77,16 @@ def _call_text_end(text: str, open_paren: int) -> int:
 
 
 def _parse_call(text: str, tools: dict[str, list[str]] | None) -> tuple[str, dict] | None:
+    """``(name, literal arguments)`` of one call's text, or ``None`` when it is not one."""
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        return _read_call(text, tools)
+    except PARSE_FAILURES:  # nesting, huge literals, surrogates: not a call we can replay
+        return None
+
+
+def _read_call(text: str, tools: dict[str, list[str]] | None) -> tuple[str, dict] | None:
+    try:
+        node = parse_python(text.strip(), mode="eval").body
     except SyntaxError:
         return None
     if not isinstance(node, ast.Call):
@@ -102,7 +118,7 @@ def _parse_call(text: str, tools: dict[str, list[str]] | None) -> tuple[str, dic
 def _calls_in(step: str, tools: dict[str, list[str]] | None) -> list[tuple[str, dict]] | None:
     """Every call in one step's text, or ``None`` when a call-like part does not parse."""
     calls, pos = [], 0
-    while True:
+    for _ in range(MAX_CALLS_PER_STEP):
         match = _CALL_START.search(step, pos)
         if not match:
             return calls
@@ -117,6 +133,7 @@ def _calls_in(step: str, tools: dict[str, list[str]] | None) -> list[tuple[str, 
             return None
         calls.append(parsed)
         pos = end
+    return None
 
 
 def _tool_orders(tools: Sequence[dict] | None) -> dict[str, list[str]] | None:
@@ -157,7 +174,8 @@ def tool_use_actions(solution: Any, tools: Sequence[dict] | None = None) -> list
                 actions.extend(converted)
         has_answer = any("<answer>" in a for a in actions)
         return actions if actions and has_answer else None
-    if not isinstance(solution, str) or not solution.strip():
+    if not isinstance(solution, str) or not solution.strip() \
+            or len(solution) > MAX_SOLUTION_CHARS:
         return None
     text = solution.strip()
     if "<tool_call>" in text:

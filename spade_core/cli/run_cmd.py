@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.config is None and args.resume is None:
         raise UsageError("run: give a CONFIG file, or --resume RUN_DIR to continue a run")
-    loaded = load_plugins()
+    loaded = getattr(args, "_plugins", None) or load_plugins()  # tests pass their own
     resume = Path(args.resume) if args.resume else None
     stored_path = resume / "config.resolved.yaml" if resume else None
     if resume is not None and not stored_path.is_file():

@@ -7,17 +7,27 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spade_core.untrusted_text import valid_unicode
+
 
 @dataclass
 class Generation:
     """One completion. Token ids and log-probabilities are filled by backends that have them (the
-    trainer needs the ids; an OpenAI-compatible server may not return them)."""
+    trainer needs the ids; an OpenAI-compatible server may not return them).
+
+    ``text`` is always valid Unicode: lone surrogates (which an OpenAI-compatible server can send
+    as JSON escapes, and which UTF-8 cannot encode) become U+FFFD here, once for every backend,
+    so no later encode (the sandbox, run files) fails on a reply."""
 
     text: str
     prompt_ids: list[int] | None = None
     completion_ids: list[int] | None = None
     logprobs: list[float] | None = None
     finish_reason: str = "stop"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.text, str):
+            self.text = valid_unicode(self.text)
 
 
 class GenerationBackend(ABC):

@@ -21,7 +21,10 @@ from spade_core.interfaces import GenerationBackend
 MAX_HINT_CHARS = 600
 FALLBACK_HINT = "Read the task carefully and answer in the requested format."
 
-_WRAPPED = re.compile(r"\\boxed\{(.*)\}|<answer>(.*?)</answer>", re.S)
+#: What a solution action wraps: a greedy ``\\boxed{...}`` (to the last closing brace) or an
+#: ``<answer>...</answer>``, whichever comes first (:func:`_wrapped`).
+_BOXED_WRAP = re.compile(r"\\boxed\{(.*)\}", re.S)
+_ANSWER_WRAP = re.compile(r"<answer>(.*?)</answer>", re.S)
 
 
 def hint_messages(program: str, first_observation: str,
@@ -52,11 +55,31 @@ def secrets_of(actions: Sequence[str]) -> list[str]:
         action = action.strip()
         if action:
             found.append(action)
-        for match in _WRAPPED.finditer(action):
-            inner = (match.group(1) or match.group(2) or "").strip()
-            if inner:
-                found.append(inner)
+        found.extend(inner for inner in (w.strip() for w in _wrapped(action)) if inner)
     return found
+
+
+def _wrapped(text: str) -> list[str]:
+    """What ``text`` wraps, in order: as ``re.finditer`` of the two patterns as alternatives
+    gives it, in linear time. Each pattern searches only up to just past the last occurrence of
+    its closing text (so no unclosed start is rescanned to the end: a 60,000-character solution
+    of unclosed tags once took seconds), and its next match is kept until it is passed."""
+    ends = {_BOXED_WRAP: text.rfind("}") + 1,
+            _ANSWER_WRAP: max(text.rfind("</answer>"), -len("</answer>")) + len("</answer>")}
+    found: list[str] = []
+    pos = 0
+    upcoming: dict[re.Pattern[str], re.Match[str] | None] = {}
+    while True:
+        for pattern, end in ends.items():
+            match = upcoming.get(pattern, ...)
+            if match is ... or (match is not None and match.start() < pos):
+                upcoming[pattern] = pattern.search(text, pos, end) if pos < end else None
+        candidates = [m for m in upcoming.values() if m is not None]
+        if not candidates:
+            return found
+        first = min(candidates, key=lambda m: (m.start(), m.re is _ANSWER_WRAP))
+        found.append(first.group(1))
+        pos = first.end()
 
 
 def redact_leaks(hint: str, secrets: Sequence[str]) -> tuple[str, bool]:
@@ -101,8 +124,8 @@ def generate_hints(
 # -- judging hints -------------------------------------------------------------------------------
 
 _WRAPPED_CLAIMS = (
-    re.compile(r"\\boxed\{([^{}]*)\}"),
-    re.compile(r"<answer>(.*?)</answer>", re.S),
+    (re.compile(r"\\boxed\{([^{}]*)\}"), "}"),
+    (re.compile(r"<answer>(.*?)</answer>", re.S), "</answer>"),
 )
 _STATED_CLAIM = re.compile(r"\banswers?\s*(?:\bis\b|=|:)\s*[\"'`]?([^\"'`.,;!?\n]+)", re.I)
 #: First words of a description rather than an answer ("the answer is a whole number").
@@ -117,8 +140,10 @@ def answer_claims(hint: str) -> list[str]:
     "a whole number"). Placeholders such as ``<value>`` or ``...`` are not claims. Plain text
     handling only: nothing in the hint is evaluated."""
     found = []
-    for pattern in _WRAPPED_CLAIMS:
-        found += [m.group(1).strip() for m in pattern.finditer(hint)]
+    for pattern, closing in _WRAPPED_CLAIMS:  # searched up to their last closing: linear
+        end = hint.rfind(closing)
+        if end >= 0:
+            found += [m.group(1).strip() for m in pattern.finditer(hint, 0, end + len(closing))]
     for match in _STATED_CLAIM.finditer(hint):
         claim = match.group(1).strip()
         words = claim.lower().split()

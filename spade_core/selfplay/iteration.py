@@ -51,6 +51,7 @@ from spade_core.phases import PhaseTimer
 from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
 from spade_core.selfplay.sessions import SessionBatch
 from spade_core.selfplay.validator import LLMValidator, llm_validate
+from spade_core.untrusted_text import PARSE_FAILURES
 from spade_core.validation import ValidationOptions, validate
 
 __all__ = ["Components", "PhaseTimer", "Proposal", "design", "dedupe", "draw_replay",
@@ -429,10 +430,11 @@ def _first_observations(batch: SessionBatch, playable: list[Proposal],
 
 def _solution(session: SandboxSession, family: EnvFamily) -> list[str] | None:
     """The seeded instance's solution as actions: hints are kept from giving it away and checked
-    against its answer."""
+    against its answer. ``None`` (unknown) when the worker failed or the family could not read
+    the program's text (whatever its shape: a parse failure is never the run's end)."""
     try:
         return family.solution_actions(session.solution())
-    except SandboxError:
+    except (SandboxError, *PARSE_FAILURES):
         return None
 
 

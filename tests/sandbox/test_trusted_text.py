@@ -217,3 +217,84 @@ def test_spade_eval_hostile_replies_through_bfcl(canary_dir, capsys, isolation):
     [suite] = json.loads(capsys.readouterr().out)["suites"]
     assert suite["overall"]["items"] == 6 and suite["overall"]["pass_at_1"] == 0.0
     assert not canary.exists() and not list(canary_dir.iterdir())
+
+
+#: Calls that compile, evaluate or unpickle text, by the name they are called by.
+_INTERPRETERS = {"eval", "exec", "compile", "sympify", "lambdify", "parse_expr", "parse_latex",
+                 "__import__", "compile_restricted", "compile_restricted_exec"}
+_UNPICKLERS = {"pickle", "_pickle", "marshal", "dill", "cloudpickle"}
+
+
+def _interpreter_sites(path: Path) -> list[str]:
+    """``line: call`` of every call in ``path`` that interprets text (found on its syntax tree,
+    so words in comments and docstrings do not count; ``model.eval()`` and other methods named
+    like a builtin do not either, unless they are ``pickle.load(s)``-like or a sympy parser)."""
+    import ast
+
+    sites = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ClassDef) and any(
+                ast.unparse(base).endswith("Unpickler") for base in node.bases):
+            sites.append(f"{node.lineno}: Unpickler")
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in _INTERPRETERS:
+            sites.append(f"{node.lineno}: {func.id}")
+        elif isinstance(func, ast.Attribute) and (
+                func.attr in _INTERPRETERS - {"eval", "exec", "compile"}
+                or (func.attr in ("load", "loads") and isinstance(func.value, ast.Name)
+                    and func.value.id in _UNPICKLERS)):
+            sites.append(f"{node.lineno}: {ast.unparse(func)}")
+    return sites
+
+
+def test_the_audit_names_every_interpreter_of_text_in_the_product_code():
+    # Any eval/exec/compile/sympify/pickle.loads site in the product code must be named (by its
+    # file) in docs/sandbox.md's section on trusted code that interprets text.
+    doc = (ROOT / "docs" / "sandbox.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Trusted code that interprets text"):doc.index("## Verdicts")]
+    found = {}
+    for package in ("plugins", "sandbox", "spade_core", "envmemory"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            sites = _interpreter_sites(path)
+            if sites:
+                found[path.relative_to(ROOT).as_posix()] = sites
+    assert "sandbox/server.py" in found and "plugins/evals/preludes/lcb_scorer.py" in found
+    missing = {path: sites for path, sites in found.items() if f"`{path}`" not in section}
+    assert not missing, f"not in docs/sandbox.md's audit table: {missing}"
+    # Third-party interpreters our workers run, by the names the table gives them.
+    for name in ("`calculate`", "ACEBench's scenario", "LiveCodeBench runner", "gsm_symbolic"):
+        assert name in section, name
+
+
+_LATER_IMPORTS = """
+import importlib, sys
+import reasoning_gym
+from plugins.families.preludes.text_guards import install_text_guards, literal_arithmetic
+later = "reasoning_gym.arithmetic.gsm_symbolic.generators_00_49"
+assert later not in sys.modules and "sympy.parsing.sympy_parser" in sys.modules
+install_text_guards()
+module = importlib.import_module(later)
+assert module.eval is literal_arithmetic, module.__dict__.get("eval")
+try:
+    module.eval("__import__('os')")
+except ValueError:
+    pass
+else:
+    raise AssertionError("the later module's eval ran a call")
+# the wrapped loaders keep the packages' resources: spell_backward reads its bundled word list
+entry = reasoning_gym.create_dataset("spell_backward", seed=1, size=1)[0]
+gsm = reasoning_gym.create_dataset("gsm_symbolic", seed=3, size=1)[0]
+assert entry["answer"] and gsm["answer"]
+print("ok")
+"""
+
+
+def test_guards_reach_reasoning_gym_modules_imported_after_they_are_installed():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _LATER_IMPORTS], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin"})
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

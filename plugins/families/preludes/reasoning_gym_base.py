@@ -31,6 +31,9 @@ __all__ = list(globals().get("__all__", [])) + ["ReasoningGymEnv"]
 _ANSWER_TAG = _re.compile(r"<answer>(.*?)</answer>", _re.DOTALL)
 #: Config fields the base class sets itself (one instance per seed).
 _RESERVED = ("seed", "size")
+#: Options that name a file, a folder or a URL (``spell_backward``'s ``data_file``): trusted
+#: library code would read whatever a program names there, so programs may not set them.
+_FILE_OPTION = _re.compile(r"(^|_)(file|files|path|paths|dir|dirs|directory|url)$")
 #: The live episode of each environment instance, keyed by ``id(env)``: trusted state that
 #: program code cannot reach (it is not exported and the prelude's globals are not readable).
 _EPISODES = {}
@@ -74,6 +77,10 @@ def _dataset_spec(cls):
     if unknown:
         raise ValueError(f"{cls.__name__}.config: {name} has no option {', '.join(unknown)}; "
                          f"its options are {', '.join(known)}")
+    files = [k for k in config if _FILE_OPTION.search(k)]
+    if files:
+        raise ValueError(f"{cls.__name__}.config must not set {', '.join(files)}: options that "
+                         "name files are not available to programs (the dataset's default is used)")
     return name, dict(config)
 
 

@@ -11,7 +11,9 @@ Python built from any string, with every builtin function in its namespace. So, 
 memory (never on disk):
 
 - every module of the guarded packages gets a module-level ``eval`` that evaluates literals and
-  arithmetic only (:func:`literal_arithmetic`), shadowing the builtin for that module alone;
+  arithmetic only (:func:`literal_arithmetic`), shadowing the builtin for that module alone:
+  those already imported when the guards are installed, and (through an import hook first on
+  ``sys.meta_path``) those imported later, before their code runs;
 - ``sympy.parsing.sympy_parser.parse_expr``, and every reference to it that a loaded module holds,
   becomes :func:`guarded_parse_expr`, which refuses text whose translated Python uses anything but
   numbers, sympy symbols, sympy's mathematical functions and classes, and arithmetic.
@@ -26,7 +28,8 @@ import sys as _sys
 # Composed before other preludes, it exports nothing of its own.
 __all__ = list(globals().get("__all__", []))
 
-#: Packages whose modules get the literal-only ``eval`` (only modules already imported).
+#: Packages whose modules get the literal-only ``eval`` (those loaded when the guards are
+#: installed, and those imported later through the import hook).
 _GUARDED_PACKAGES = ("reasoning_gym", "math_verify", "latex2sympy2_extended")
 #: Largest exponent or shift ``literal_arithmetic`` computes (``9**9**9`` would run for hours).
 _MAX_EXPONENT = 4096
@@ -264,26 +267,79 @@ def _make_guarded(original):
     return guarded_parse_expr
 
 
+_SYMPY_PARSER = "sympy.parsing.sympy_parser"
+
+
+def _guard_parse_expr():
+    """Rebind ``parse_expr`` to the guarded one in sympy's parser module and in every loaded
+    module holding a reference to it (nothing when the parser is not loaded yet)."""
+    parser = _sys.modules.get(_SYMPY_PARSER)
+    if parser is None or getattr(parser.parse_expr, "spade_guarded", False):
+        return
+    original = parser.parse_expr
+    guarded = _make_guarded(original)
+    for module in list(_sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for key, value in list(namespace.items()):
+            if value is original:
+                namespace[key] = guarded
+
+
+class _GuardingLoader:
+    """Wraps a module's loader: a module of a guarded package gets the literal-only ``eval``
+    before its code runs (its own ``def eval`` would still win), and sympy's parser gets its
+    guard as soon as it has run. Every other attribute is the wrapped loader's (resources)."""
+
+    def __init__(self, loader):
+        self._spade_loader = loader
+
+    def __getattr__(self, name):
+        return getattr(self._spade_loader, name)
+
+    def create_module(self, spec):
+        return self._spade_loader.create_module(spec)
+
+    def exec_module(self, module):
+        if module.__name__.split(".")[0] in _GUARDED_PACKAGES:
+            module.__dict__.setdefault("eval", literal_arithmetic)
+        self._spade_loader.exec_module(module)
+        if module.__name__ == _SYMPY_PARSER:
+            _guard_parse_expr()
+
+
+class _GuardingFinder:
+    """A ``sys.meta_path`` finder placed first: it finds nothing itself, but the modules of the
+    guarded packages and sympy's parser that are imported after the guards are installed (a
+    dataset module reasoning-gym imports lazily) come back with a :class:`_GuardingLoader`."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] not in _GUARDED_PACKAGES and name != _SYMPY_PARSER:
+            return None
+        for finder in _sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _GuardingLoader(spec.loader)
+                return spec
+        return None
+
+
 def install_text_guards():
-    """Install both guards in this process, once (later calls do nothing)."""
+    """Install both guards in this process, once (later calls do nothing): on the modules
+    already loaded, and through an import hook on those imported later."""
     if getattr(_sys, "_spade_text_guards", False):
         return
-    parser = _sys.modules.get("sympy.parsing.sympy_parser")
-    if parser is not None and not getattr(parser.parse_expr, "spade_guarded", False):
-        original = parser.parse_expr
-        guarded = _make_guarded(original)
-        for module in list(_sys.modules.values()):
-            namespace = getattr(module, "__dict__", None)
-            if not isinstance(namespace, dict):
-                continue
-            for key, value in list(namespace.items()):
-                if value is original:
-                    namespace[key] = guarded
+    _guard_parse_expr()
     for name, module in list(_sys.modules.items()):
         if name.split(".")[0] in _GUARDED_PACKAGES and module is not None:
             namespace = getattr(module, "__dict__", None)
             if isinstance(namespace, dict) and "eval" not in namespace:
                 namespace["eval"] = literal_arithmetic
+    _sys.meta_path.insert(0, _GuardingFinder())
     _sys._spade_text_guards = True
 
 

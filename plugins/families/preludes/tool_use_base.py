@@ -371,20 +371,22 @@ class ToolUseBaseEnv:
                 raw = raw.strip()
                 try:
                     arguments[key] = _json.loads(raw)
-                except ValueError:
+                except (ValueError, RecursionError):  # nested past the limit: kept as text
                     arguments[key] = raw
             return xml.group(1), arguments, None
         try:
             call = _json.loads(block.strip())
-        except ValueError as exc:
-            return None, None, f"the tool call is not valid JSON ({exc})"
+        except (ValueError, RecursionError) as exc:
+            return None, None, f"the tool call is not valid JSON ({type(exc).__name__})" \
+                if isinstance(exc, RecursionError) else \
+                f"the tool call is not valid JSON ({exc})"
         if not isinstance(call, dict) or not isinstance(call.get("name"), str):
             return None, None, 'a tool call must be {"name": "<tool>", "arguments": {...}}'
         arguments = call.get("arguments", call.get("parameters", {}))
         if isinstance(arguments, str):
             try:
                 arguments = _json.loads(arguments) if arguments.strip() else {}
-            except ValueError:
+            except (ValueError, RecursionError):
                 return call["name"], None, "the arguments string is not valid JSON"
         if arguments is None:
             arguments = {}
@@ -488,7 +490,7 @@ class ToolUseBaseEnv:
     def _json_object(text):
         try:
             return isinstance(_json.loads(text.strip()), dict)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
 
     @staticmethod

@@ -193,3 +193,30 @@ def test_retries_are_the_sdks_with_the_configured_backoff(fresh, monkeypatch):
     assert len(delays) == 3
     for delay, full in zip(delays, (2.0, 4.0, 8.0)):
         assert 0.75 * full <= delay <= full
+
+
+class _SurrogateServerBackend:
+    """What a hostile OpenAI-compatible server answers: lone surrogates, which it sends as JSON
+    escapes (a plain namespace, not a ``Generation``, so nothing cleans them on this side)."""
+
+    def generate(self, conversations, **kwargs):
+        from types import SimpleNamespace
+
+        return [SimpleNamespace(text="\\boxed{\udfff\ud800} <tool_call>\udfff</tool_call>",
+                                finish_reason="stop", prompt_ids=[1], completion_ids=[1],
+                                logprobs=None) for _ in conversations]
+
+
+def test_lone_surrogates_from_the_server_are_replaced_and_the_next_turn_is_sent():
+    with OpenAITestServer(_SurrogateServerBackend()) as srv:
+        client = OpenAIBackend(srv.url, srv.model_name, max_retries=0)
+        [g] = client.generate(CONVERSATIONS[:1], max_new_tokens=5, temperature=0.0)
+        assert g.text == "\\boxed{\ufffd\ufffd} <tool_call>\ufffd</tool_call>"
+        g.text.encode("utf-8")
+        # the reply goes back to the server in the next turn's history (an encode that once
+        # ended the run with UnicodeEncodeError)
+        history = CONVERSATIONS[0] + [{"role": "assistant", "content": g.text},
+                                      {"role": "user", "content": "again"}]
+        [again] = client.generate([history], max_new_tokens=5, temperature=0.0)
+        assert "\ufffd" in again.text and srv.requests[-1]["messages"][1]["content"] == g.text
+        client.close()

@@ -267,6 +267,23 @@ def test_bad_program_attributes_fail_at_load_with_a_clear_message(sandbox, pool_
     assert "must not set size" in caught.value.verdict.message
 
 
+def test_options_that_name_files_are_refused_in_programs(sandbox, pool_family):
+    # spell_backward reads its word list from data_file: a program naming a file there would
+    # have trusted library code read any file the worker sees.
+    hostile = program("spell_backward", "    config = {'data_file': '/etc/passwd'}\n")
+    [problem] = pool_family.static_problems(hostile)
+    assert "must not set data_file" in problem
+    computed = program("spell_backward", "    config = {'data' + '_file': '/etc/passwd'}\n")
+    with pytest.raises(SandboxError) as caught:  # computed config: the worker refuses it too
+        sandbox.open(computed, family=pool_family)
+    assert caught.value.verdict.category == "runtime_error"
+    assert "must not set data_file" in caught.value.verdict.message
+    assert "data_file" not in rg.option_names(rg.registry()["spell_backward"][1])
+    with pytest.raises(ConfigError, match="must not set data_file"):
+        rg.ReasoningGymFamily.select(datasets=[{"name": "spell_backward",
+                                                "config": {"data_file": "words.txt"}}])
+
+
 def test_gymnasium_wrapper_passes_check_env(sandbox, pool_family):
     import gymnasium
     from gymnasium.utils.env_checker import check_env
