@@ -41,7 +41,7 @@ class LabBackendOptions(BaseModel):
         default=["ordinary", "leaky", "noisy"], min_length=1)
     initial_ability: list[float] = Field(default=[0.5, 0.0, -0.5], min_length=1)
     hint_boost: float = 2.0
-    agent_lr: float = Field(default=0.05, ge=0.0)
+    agent_lr: float = Field(default=0.3, ge=0.0)
     designer_lr: float = Field(default=0.5, ge=0.0)
     transfer: float = Field(default=0.0, ge=0.0, le=1.0)
     forgetting: float = Field(default=0.0, ge=0.0, le=1.0)

@@ -37,3 +37,19 @@ class LabFamily(EnvFamily):
     def seed_programs(self) -> list[EnvProgram]:
         return [EnvProgram(source=program(Cell(s, 0.0), 1 + s), family=self.name)
                 for s in range(2)]
+
+
+#: The nonces of the fixed pool's programs (apart from any a designer numbers).
+POOL_NONCE = 900_000
+
+
+def pool_jsonl(skills: int = 3, difficulties: tuple[float, ...] = (
+        -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0)) -> str:
+    """plugins/lab/data/pool.jsonl: the fixed pool's programs, one JSON object a line."""
+    import json
+
+    from plugins.lab.programs import program
+
+    return "".join(json.dumps({"source": program(cell, POOL_NONCE + k),
+                               "description": f"skill {cell.skill}, difficulty {cell.difficulty}"})
+                   + "\n" for k, cell in enumerate(pool_cells(skills, list(difficulties))))

@@ -27,7 +27,7 @@ from spade_core.records import Difficulty, Role
 class GroundedOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    scale: float = Field(default=1000.0, gt=0.0, description="designer reward per unit of "
+    scale: float = Field(default=100.0, gt=0.0, description="designer reward per unit of "
                          "expected success gained on the reference set")
 
 

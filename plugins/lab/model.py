@@ -60,7 +60,7 @@ class LearnerParams:
     #: Starting ability per skill (cycled when shorter than ``skills``).
     initial_ability: tuple[float, ...] = (0.5, 0.0, -0.5)
     hint_boost: float = 2.0
-    agent_lr: float = 0.05
+    agent_lr: float = 0.3
     designer_lr: float = 0.5
     #: Share of each skill's update that every other skill also gets.
     transfer: float = 0.0

@@ -24,6 +24,7 @@ TEMPLATE = '''
 class LabEnv:
     """Lab environment: skill {skill}, difficulty {difficulty}, kind {kind}."""
 
+    TITLE = "Lab environment: skill {skill}, difficulty {difficulty}, kind {kind}"
     SKILL = {skill}
     DIFFICULTY = {difficulty!r}
     KIND = {kind!r}
@@ -38,7 +39,10 @@ class LabEnv:
         return a, b, (x // 65536) % 2
 
     def reset(self, seed=None):
-        self.a, self.b, self.coin = self._draw(0 if seed is None else seed)
+        # A leaky environment hides the same numbers whatever the seed, so the hint of the first
+        # seed's instance gives the answer away on every seed.
+        seed = 0 if seed is None or self.KIND == "leaky" else seed
+        self.a, self.b, self.coin = self._draw(seed)
         head = ("Lab task " + str(self.NONCE) + ": skill " + str(self.SKILL) + ", difficulty "
                 + str(self.DIFFICULTY) + ", kind " + self.KIND + ". ")
         if self.KIND == "leaky":
