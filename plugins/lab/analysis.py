@@ -1,7 +1,7 @@
 """The lab tournament's figures from an experiment folder (``spade experiment
 experiments/curriculum-lab.yaml``): per arm, the final held-out score's interquartile mean with a
 stratified-bootstrap 95 % interval, the probability of improvement over the random designer and
-the fixed pool (rliable, Agarwal et al. 2021), and the share of each kind among the designs of
+the fixed pool (rliable's statistics, Agarwal et al. 2021), and the share of each kind among the designs of
 the last regeneration window (does the signal chase leaky or noisy environments?).
 
     python -m plugins.lab.analysis runs/experiments/curriculum-lab [--reps 2000] [--json]
@@ -55,9 +55,20 @@ def last_window_kinds(run_dir: Path, first_iteration: int) -> dict[str, int]:
     return dict(counts)
 
 
+def bootstrap(statistic: Any, samples: list[Any], reps: int, rng: Any) -> list[float]:
+    """Percentile 95 % interval of ``statistic(*samples)`` over ``reps`` resamplings of each
+    sample's runs with replacement, each sample within itself (rliable's stratified bootstrap
+    with one task; rliable's own ``library`` module cannot be imported next to pandas 3, whose
+    ``deprecate_kwarg`` its ``arch`` dependency calls the old way)."""
+    import numpy as np
+
+    values = [float(statistic(*[x[rng.integers(0, len(x), size=len(x))] for x in samples]))
+              for _ in range(reps)]
+    return [float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))]
+
+
 def analyse(folder: Path, reps: int = 2000, seed: int = 0) -> dict[str, Any]:
     import numpy as np
-    from rliable import library as rly
     from rliable import metrics
 
     spec = json.loads((folder / "experiment.json").read_text(encoding="utf-8"))
@@ -78,35 +89,27 @@ def analyse(folder: Path, reps: int = 2000, seed: int = 0) -> dict[str, Any]:
             kinds[run["arm"]][kind] += n
     arms = list(finals)
     matrices = {arm: np.asarray(finals[arm], dtype=float).reshape(-1, 1) for arm in arms}
-
-    def iqm(x: Any) -> Any:
-        return np.array([metrics.aggregate_iqm(x)])
-
-    point, ci = rly.get_interval_estimates(matrices, iqm, reps=reps, rng=np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
     out: dict[str, Any] = {"iterations": iterations, "reps": reps, "arms": {}}
     for arm in arms:
         total = sum(kinds[arm].values()) or 1
         out["arms"][arm] = {
             "seeds": len(finals[arm]), "mean": float(np.mean(finals[arm])),
-            "iqm": float(point[arm][0]), "iqm_ci95": [float(ci[arm][0][0]), float(ci[arm][1][0])],
+            "iqm": float(metrics.aggregate_iqm(matrices[arm])),
+            "iqm_ci95": bootstrap(metrics.aggregate_iqm, [matrices[arm]], reps, rng),
             "kind_share": {k: kinds[arm].get(k, 0) / total for k in (*KINDS, "other")
                            if kinds[arm].get(k, 0) or k in KINDS},
             "curve": {str(i): float(np.mean(v)) for i, v in sorted(curves[arm].items())}}
     for reference in ("random", "fixed-pool"):
         if reference not in matrices:
             continue
-        pairs = {arm: (matrices[arm], matrices[reference]) for arm in arms if arm != reference}
-        if not pairs:
-            continue
-
-        def improvement(x: Any, y: Any) -> Any:
-            return np.array([metrics.probability_of_improvement(x, y)])
-
-        p, c = rly.get_interval_estimates(pairs, improvement, reps=reps,
-                                          rng=np.random.default_rng(seed + 1))
-        for arm in pairs:
+        for arm in arms:
+            if arm == reference:
+                continue
+            pair = [matrices[arm], matrices[reference]]
             out["arms"][arm][f"p_improve_over_{reference}"] = {
-                "p": float(p[arm][0]), "ci95": [float(c[arm][0][0]), float(c[arm][1][0])]}
+                "p": float(metrics.probability_of_improvement(*pair)),
+                "ci95": bootstrap(metrics.probability_of_improvement, pair, reps, rng)}
     return out
 
 
