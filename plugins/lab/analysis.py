@@ -92,13 +92,14 @@ def analyse(folder: Path, reps: int = 2000, seed: int = 0) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     out: dict[str, Any] = {"iterations": iterations, "reps": reps, "arms": {}}
     for arm in arms:
-        total = sum(kinds[arm].values()) or 1
+        total = sum(kinds[arm].values())
         out["arms"][arm] = {
             "seeds": len(finals[arm]), "mean": float(np.mean(finals[arm])),
             "iqm": float(metrics.aggregate_iqm(matrices[arm])),
             "iqm_ci95": bootstrap(metrics.aggregate_iqm, [matrices[arm]], reps, rng),
+            # No design in the last window (a fixed pool replaying its environments): none.
             "kind_share": {k: kinds[arm].get(k, 0) / total for k in (*KINDS, "other")
-                           if kinds[arm].get(k, 0) or k in KINDS},
+                           if kinds[arm].get(k, 0) or k in KINDS} if total else {},
             "curve": {str(i): float(np.mean(v)) for i, v in sorted(curves[arm].items())}}
     for reference in ("random", "fixed-pool"):
         if reference not in matrices:
@@ -125,7 +126,8 @@ def markdown(result: dict[str, Any]) -> str:
         share = a["kind_share"]
         rows.append(f"| {arm} | {a['seeds']} | {100 * a['iqm']:.1f} [{100 * a['iqm_ci95'][0]:.1f}, "
                     f"{100 * a['iqm_ci95'][1]:.1f}] | {prob('random')} | {prob('fixed-pool')} | "
-                    + " / ".join(f"{100 * share.get(k, 0.0):.0f} %" for k in KINDS) + " |")
+                    + (" / ".join(f"{100 * share.get(k, 0.0):.0f} %" for k in KINDS)
+                       if share else "no designs") + " |")
     return "\n".join(rows)
 
 

@@ -47,3 +47,17 @@ def test_the_lab_components_are_registered():
     assert "lab" in registry.names("generation_backend") and "lab" in registry.names("trainer")
     assert "lab" in registry.names("env_family") and "lab-grid" in registry.names("eval_suite")
     assert {"lab-grounded", "alpha-curriculum"} <= set(registry.names("difficulty_estimator"))
+
+
+def test_the_tournament_has_every_built_in_estimator_as_an_arm():
+    from spade_core.experiment.spec import load_spec
+
+    spec, base = load_spec(ROOT / "experiments/curriculum-lab.yaml")
+    registry = load_plugins().registry
+    built_in = {name for name in registry.names("difficulty_estimator")
+                if registry.resolve("difficulty_estimator", name, "test").plugin
+                in ("estimators", "lab")}
+    arms = {a.get("estimator") for a in spec.arms.values() if isinstance(a, dict)}
+    assert built_in and built_in <= arms
+    assert {"random", "fixed-pool"} <= set(spec.arms) and len(spec.seed_list) >= 20
+    assert base == ROOT / "configs/lab.yaml" or base.resolve() == (ROOT / "configs/lab.yaml")
