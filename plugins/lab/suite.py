@@ -46,9 +46,9 @@ class LabGridSuite(EvalSuite):
         self.options = options
 
     def items(self, limit: int | None, seed: int) -> list[EvalItem]:
-        # The grid itself comes from the learner's parameters when played; the items name the
-        # cells of the default grid so that arms can be checked to play the same ones.
-        return [EvalItem(id=f"grid-{k}", bucket="grid") for k in range(1)]
+        # One item, the whole grid: its cells come from the learner's parameters
+        # (``heldout_difficulties`` at every skill) when it is played.
+        return [EvalItem(id="grid", bucket="grid")]
 
     def play(self, items: Sequence[EvalItem], backend: GenerationBackend,
              settings: EvalSettings) -> list[list[float]]:
