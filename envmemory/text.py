@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import hashlib
 import re
 from collections.abc import Callable
@@ -151,13 +152,21 @@ def _collapse(source: str) -> str:
     return re.sub(r"\s+", " ", source).strip()
 
 
-def canonical_tree(source: str, mask_literals: bool = True) -> ast.Module | None:
-    """The program's AST with docstrings dropped, methods sorted and identifiers renamed."""
+def _ordered_tree(source: str) -> ast.Module | None:
+    """The program's AST with docstrings dropped and methods sorted (names as written)."""
     tree = _parse(source)
     if tree is None:
         return None
     _strip_docstrings(tree)
     _sort_class_bodies(tree)
+    return tree
+
+
+def canonical_tree(source: str, mask_literals: bool = True) -> ast.Module | None:
+    """The program's AST with docstrings dropped, methods sorted and identifiers renamed."""
+    tree = _ordered_tree(source)
+    if tree is None:
+        return None
     keep = set(_KEEP_NAMES) | _imported_names(tree)
     return _Renamer(keep, mask_literals).visit(tree)
 
@@ -174,25 +183,34 @@ def canonical_source(source: str, mask_literals: bool = True) -> str:
         return _collapse(source)
 
 
+@functools.lru_cache(maxsize=4096)
 def fingerprint(source: str) -> str:
     """sha256 (16 hex digits) of the canonical source with literals masked: equal for programs
-    that differ only in names, method order, numbers and strings."""
+    that differ only in names, method order, numbers and strings. Cached per source: the loop
+    asks again for the same program (dedupe, then add)."""
     return hashlib.sha256(canonical_source(source).encode("utf-8")).hexdigest()[:16]
 
 
 def string_literals(source: str, min_length: int = 3) -> list[str]:
     """The program's text for the agent: its string literals (f-string parts included) in
     canonical method order, without repeats; one-word keys and format snippets dropped."""
-    tree = canonical_tree(source, mask_literals=False)
+    return list(_string_literals(source, min_length))
+
+
+@functools.lru_cache(maxsize=4096)
+def _string_literals(source: str, min_length: int) -> tuple[str, ...]:
+    # Renaming leaves string constants alone, so the ordered tree gives the same strings as
+    # the canonical one at a fraction of the cost.
+    tree = _ordered_tree(source)
     if tree is None:
-        return re.findall(r"[\"']([^\"'\n]{%d,})[\"']" % min_length, source)
+        return tuple(re.findall(r"[\"']([^\"'\n]{%d,})[\"']" % min_length, source))
     seen: dict[str, None] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             text = " ".join(node.value.split())
             if len(text) >= min_length and " " in text:
                 seen.setdefault(text, None)
-    return list(seen)
+    return tuple(seen)
 
 
 def _description(env: EnvText) -> str:

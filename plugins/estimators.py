@@ -327,3 +327,28 @@ def register_difficulty_estimators(register):
              "fitted change of mean unhinted reward over the latest plays (SPADE micro-LP)")
     register("frontier", _factory(Frontier), FrontierOptions,
              "4 p (1 - p), p = unhinted win rate over the latest plays")
+    register("alpha-curriculum", _factory(AlphaCurriculum), AlphaCurriculumOptions,
+             "GenEnv: exp(-beta (p - alpha)^2), highest at success rate alpha")
+
+
+# -- The field's curriculum signals (issue 36) ---------------------------------------------------
+
+
+class AlphaCurriculumOptions(_Options):
+    alpha: float = Field(default=0.5, ge=0.0, le=1.0,
+                         description="target success rate (GenEnv's alpha)")
+    beta: float = Field(default=2.0, gt=0.0, description="sharpness of the reward around alpha "
+                        "(GenEnv's beta; their released config uses 2.0)")
+
+
+class AlphaCurriculum(_Estimator):
+    """GenEnv's alpha-curriculum reward (arXiv 2512.19682): exp(-beta * (p - alpha)^2), p = the
+    agent's unhinted success rate on the environment (pooled over a window): highest when the
+    agent succeeds about alpha of the time."""
+
+    def estimate(self, data: EstimateInput) -> Difficulty:
+        o = self.options
+        figures = _figures(data.hinted, data.pooled_unhinted, self.threshold)
+        p = figures["win_rate"]
+        return Difficulty(figures=figures, regret=figures["regret"],
+                          designer_reward=math.exp(-o.beta * (p - o.alpha) ** 2))

@@ -330,6 +330,18 @@ def _number(value: Any) -> str:
     return str(int(number)) if number.is_integer() else f"{number:.1f}"
 
 
+def lab_figures(folder: Path) -> dict[str, Any] | None:
+    """The curriculum lab's figures (``lab.json``, written by ``python -m plugins.lab.analysis``),
+    arms best first, or ``None`` when the folder has none."""
+    path = Path(folder) / "lab.json"
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    arms = sorted(data.get("arms", {}).items(), key=lambda kv: -float(kv[1].get("iqm", 0.0)))
+    kinds = list(dict.fromkeys(k for _, a in arms for k in a.get("kind_share", {})))
+    return {"arms": arms, "kinds": kinds}
+
+
 def render_experiment(folder: Path, results: dict[str, Any], runs: list[RunLink]) -> str:
     """The page of the experiment in ``folder`` as one HTML string."""
     from spade_core import __version__
@@ -342,6 +354,7 @@ def render_experiment(folder: Path, results: dict[str, Any], runs: list[RunLink]
     environment.filters.update(pct=_points, interval=_interval, verdict=_verdict, number=_number)
     checks = results.get("checks") or {}
     return environment.get_template("experiment.html.jinja").render(
+        lab=lab_figures(folder),
         results=results, folder=folder, arms=arms, suites=suite_views(results, arms, panels),
         panels=panels, runs=runs,
         compute=compute_per_arm(results.get("runs", []), arms), compute_columns=COMPUTE_COLUMNS,

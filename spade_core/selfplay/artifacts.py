@@ -38,8 +38,14 @@ class RunArtifacts:
                      yaml.safe_dump(resolved_config, sort_keys=False))
 
     def append_jsonl(self, name: str, row: dict[str, Any]) -> None:
+        self.append_jsonl_rows(name, [row])
+
+    def append_jsonl_rows(self, name: str, rows: list[dict[str, Any]]) -> None:
+        """Append ``rows`` as lines and make them durable with one fsync (not one per line)."""
+        if not rows:
+            return
         with (self.run_dir / name).open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(row, default=_jsonable) + "\n")
+            fh.write("".join(json.dumps(row, default=_jsonable) + "\n" for row in rows))
             fh.flush()
             os.fsync(fh.fileno())
 

@@ -625,10 +625,12 @@ def _generate(c: Components, resolved: ResolvedConfig, iteration: int, context: 
 
 
 def _write_artifacts(artifacts: RunArtifacts, iteration: int, proposals: list[Proposal]) -> None:
+    # A replay's envs/<id>.json keeps the proposal; each replay is one line of replays.jsonl,
+    # the iteration's lines appended together (one fsync).
+    artifacts.append_jsonl_rows("replays.jsonl", [_replay_details(iteration, p)
+                                                  for p in proposals if p.replayed])
     for p in proposals:
-        if p.replayed:  # its envs/<id>.json keeps the proposal; each replay is one line here
-            artifacts.append_jsonl("replays.jsonl", _replay_details(iteration, p))
-        else:
+        if not p.replayed:
             artifacts.write_env(p.env_id,
                                 p.program or (p.completions[-1] if p.completions else ""),
                                 _env_details(iteration, p))

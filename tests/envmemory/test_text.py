@@ -75,3 +75,22 @@ def test_labelled_set_is_reproducible_and_large_enough(tmp_path: Path) -> None:
     assert sum(p["label"] for p in pairs) >= 60
     assert {p["kind"] for p in pairs} >= {"renamed", "reworded", "reordered", "seed_range",
                                           "combined", "different", "different_same_theme"}
+
+
+def test_string_literals_are_those_of_the_canonical_tree_and_cached_safely() -> None:
+    import ast
+
+    from envmemory.text import canonical_tree, string_literals
+
+    for row in list(_programs().values())[:20]:
+        tree = canonical_tree(row["source"], mask_literals=False)
+        if tree is None:
+            continue
+        expected = list(dict.fromkeys(
+            " ".join(n.value.split()) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and len(" ".join(n.value.split())) >= 3 and " " in " ".join(n.value.split())))
+        got = string_literals(row["source"])
+        assert got == expected
+        got.append("changed by a caller")  # the cache hands out copies
+        assert string_literals(row["source"]) == expected

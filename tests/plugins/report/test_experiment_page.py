@@ -168,3 +168,26 @@ def test_an_experiment_without_results_yet_says_so(tmp_path):
     assert is_experiment(tmp_path)
     with pytest.raises(UsageError, match="without results.json yet"):
         build_experiment_page(tmp_path)
+
+
+def test_a_lab_experiment_shows_its_lab_table(page, known_experiment, tmp_path):
+    import shutil
+
+    folder = tmp_path / "lab"
+    shutil.copytree(known_experiment, folder)
+    _, results = page
+    assert 'id="lab"' not in page[0]  # no lab.json: no lab section
+    (folder / "lab.json").write_text(json.dumps({"arms": {
+        "regret": {"seeds": 20, "iqm": 0.41, "iqm_ci95": [0.38, 0.45],
+                   "p_improve_over_random": {"p": 0.21, "ci95": [0.1, 0.33]},
+                   "kind_share": {"ordinary": 0.05, "leaky": 0.9, "noisy": 0.05}},
+        "random": {"seeds": 20, "iqm": 0.58, "iqm_ci95": [0.56, 0.6],
+                   "kind_share": {"ordinary": 0.33, "leaky": 0.34, "noisy": 0.33}}}}))
+    runs = run_links(folder, results, folder / "x.html", write_reports=False, neighbours=0,
+                     max_envs=0)
+    html = render_experiment(folder, results, runs)
+    table = re.search(r'<table class="grid" id="lab-table">(.*?)</table>', html, flags=re.S)
+    rows = re.findall(r'<tr data-arm="([\w-]+)">(.*?)</tr>', table.group(1), flags=re.S)
+    assert [arm for arm, _ in rows] == ["random", "regret"]  # best IQM first
+    assert "41.0 [38.0, 45.0]" in rows[1][1] and "0.21 [0.10, 0.33]" in rows[1][1]
+    assert "<td>90.0</td>" in rows[1][1]  # the leaky share

@@ -1,0 +1,148 @@
+"""The lab tournament's figures from an experiment folder (``spade experiment
+experiments/curriculum-lab.yaml``): per arm, the final held-out score's interquartile mean with a
+stratified-bootstrap 95 % interval, the probability of improvement over the random designer and
+the fixed pool (rliable's statistics, Agarwal et al. 2021), and the share of each kind among the designs of
+the last regeneration window (does the signal chase leaky or noisy environments?).
+
+    python -m plugins.lab.analysis runs/experiments/curriculum-lab [--reps 2000] [--json]
+
+Writes ``lab.json`` into the folder and prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from plugins.lab.model import KINDS
+
+SUITE = "lab-grid"
+_KIND = re.compile(r"^\s*KIND = '(\w+)'\s*$", re.M)
+
+
+def final_scores(run_dir: Path) -> list[tuple[int, float]]:
+    """``(iteration, held-out pass@1)`` of every evaluated iteration of one run."""
+    path = run_dir / "metrics.jsonl"
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        figures = (row.get("eval") or {}).get(SUITE)
+        if figures is not None:
+            out.append((int(row["iteration"]), float(figures["pass@1"])))
+    return out
+
+
+def last_window_kinds(run_dir: Path, first_iteration: int) -> dict[str, int]:
+    """How many designs of each kind the run proposed from ``first_iteration`` on (fixed-pool
+    runs count their pool's environments as drawn)."""
+    counts: dict[str, int] = defaultdict(int)
+    for path in (run_dir / "envs").glob("*.json"):
+        details = json.loads(path.read_text(encoding="utf-8"))
+        if int(details.get("iteration", -1)) < first_iteration:
+            continue
+        source = details.get("designer_completion") or ""
+        if not source:
+            program = path.with_suffix(".py")
+            source = program.read_text(encoding="utf-8") if program.is_file() else ""
+        found = _KIND.search(source)
+        counts[found.group(1) if found else "other"] += 1
+    return dict(counts)
+
+
+def bootstrap(statistic: Any, samples: list[Any], reps: int, rng: Any) -> list[float]:
+    """Percentile 95 % interval of ``statistic(*samples)`` over ``reps`` resamplings of each
+    sample's runs with replacement, each sample within itself (rliable's stratified bootstrap
+    with one task; rliable's own ``library`` module cannot be imported next to pandas 3, whose
+    ``deprecate_kwarg`` its ``arch`` dependency calls the old way)."""
+    import numpy as np
+
+    values = [float(statistic(*[x[rng.integers(0, len(x), size=len(x))] for x in samples]))
+              for _ in range(reps)]
+    return [float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))]
+
+
+def analyse(folder: Path, reps: int = 2000, seed: int = 0) -> dict[str, Any]:
+    import numpy as np
+    from rliable import metrics
+
+    spec = json.loads((folder / "experiment.json").read_text(encoding="utf-8"))
+    iterations = int(spec["spec"]["budget"]["iterations"])
+    interval = 2
+    finals: dict[str, list[float]] = defaultdict(list)
+    curves: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    kinds: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for run in spec["runs"]:
+        run_dir = Path(run["dir"])
+        scores = final_scores(run_dir)
+        if not scores or scores[-1][0] != iterations - 1:
+            continue  # not finished
+        finals[run["arm"]].append(scores[-1][1])
+        for iteration, value in scores:
+            curves[run["arm"]][iteration].append(value)
+        for kind, n in last_window_kinds(run_dir, iterations - interval).items():
+            kinds[run["arm"]][kind] += n
+    arms = list(finals)
+    matrices = {arm: np.asarray(finals[arm], dtype=float).reshape(-1, 1) for arm in arms}
+    rng = np.random.default_rng(seed)
+    out: dict[str, Any] = {"iterations": iterations, "reps": reps, "arms": {}}
+    for arm in arms:
+        total = sum(kinds[arm].values())
+        out["arms"][arm] = {
+            "seeds": len(finals[arm]), "mean": float(np.mean(finals[arm])),
+            "iqm": float(metrics.aggregate_iqm(matrices[arm])),
+            "iqm_ci95": bootstrap(metrics.aggregate_iqm, [matrices[arm]], reps, rng),
+            # No design in the last window (a fixed pool replaying its environments): none.
+            "kind_share": {k: kinds[arm].get(k, 0) / total for k in (*KINDS, "other")
+                           if kinds[arm].get(k, 0) or k in KINDS} if total else {},
+            "curve": {str(i): float(np.mean(v)) for i, v in sorted(curves[arm].items())}}
+    for reference in ("random", "fixed-pool"):
+        if reference not in matrices:
+            continue
+        for arm in arms:
+            if arm == reference:
+                continue
+            pair = [matrices[arm], matrices[reference]]
+            out["arms"][arm][f"p_improve_over_{reference}"] = {
+                "p": float(metrics.probability_of_improvement(*pair)),
+                "ci95": bootstrap(metrics.probability_of_improvement, pair, reps, rng)}
+    return out
+
+
+def markdown(result: dict[str, Any]) -> str:
+    rows = ["| arm | seeds | final held-out, IQM [95 % CI] | P(better than random) | "
+            "P(better than fixed pool) | last-window designs: ordinary / leaky / noisy |",
+            "|---|---|---|---|---|---|"]
+    ordered = sorted(result["arms"].items(), key=lambda kv: -kv[1]["iqm"])
+    for arm, a in ordered:
+        def prob(ref: str) -> str:
+            q = a.get(f"p_improve_over_{ref}")
+            return "–" if q is None else f"{q['p']:.2f} [{q['ci95'][0]:.2f}, {q['ci95'][1]:.2f}]"
+        share = a["kind_share"]
+        rows.append(f"| {arm} | {a['seeds']} | {100 * a['iqm']:.1f} [{100 * a['iqm_ci95'][0]:.1f}, "
+                    f"{100 * a['iqm_ci95'][1]:.1f}] | {prob('random')} | {prob('fixed-pool')} | "
+                    + (" / ".join(f"{100 * share.get(k, 0.0):.0f} %" for k in KINDS)
+                       if share else "no designs") + " |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m plugins.lab.analysis",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--reps", type=int, default=2000)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    result = analyse(args.folder, args.reps)
+    (args.folder / "lab.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(result, indent=1) if args.json else markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

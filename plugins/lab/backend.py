@@ -1,0 +1,164 @@
+"""The ``lab`` generation backend: the simulated learner answering for both roles.
+
+It tells the calls apart by their prompts: a designer prompt carries the lab family's guide
+(:data:`DESIGNER_MARK`), a hint call the lab family's hint instructions; everything else is the
+agent reading a lab task. The designer samples a cell from its categorical policy and writes that
+cell's program; the agent reads the task, solves it with the model's probability and writes the
+sum (right or off by a little) in ``\\boxed{}``. Replies start with the action taken (``solve``,
+``miss``, ``blind``, ``copy``): the lab trainer reads it back as the token a real policy would
+have sampled.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict, deque
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from plugins.lab.model import BLIND, COPY, MISS, SOLVE, Cell, Learner, LearnerParams
+from plugins.lab.programs import program, read_task
+from spade_core.interfaces import Generation, GenerationBackend
+
+#: In the lab family's designer guide: marks a designer prompt.
+DESIGNER_MARK = "[curriculum lab: choose a skill, a difficulty and a kind]"
+#: The lab family's hint instructions (a hint call's system prompt).
+HINT_SYSTEM = "You write a one-line hint for a lab task. Never state the answer."
+HINT_TEXT = "Add the numbers column by column and box the sum."
+
+
+class LabBackendOptions(BaseModel):
+    """``backend.options`` of ``lab`` (docs/lab.md, "Parameters")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    skills: int = Field(default=3, ge=1, le=16)
+    difficulties: list[float] = Field(default=[-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0],
+                                      min_length=1)
+    kinds: list[Literal["ordinary", "leaky", "noisy"]] = Field(
+        default=["ordinary", "leaky", "noisy"], min_length=1)
+    initial_ability: list[float] = Field(default=[0.5, 0.0, -0.5], min_length=1)
+    hint_boost: float = 2.0
+    agent_lr: float = Field(default=0.3, ge=0.0)
+    designer_lr: float = Field(default=0.5, ge=0.0)
+    transfer: float = Field(default=0.0, ge=0.0, le=1.0)
+    forgetting: float = Field(default=0.0, ge=0.0, le=1.0)
+    heldout_difficulties: list[float] = Field(default=[0.0, 1.0, 2.0, 3.0, 4.0], min_length=1)
+    reference_difficulties: list[float] = Field(default=[3.0, 4.0], min_length=1)
+    designer: Literal["learned", "random", "rlve"] = Field(
+        default="learned", description="learned: the categorical policy, trained by the lab "
+        "trainer; random: uniform over the cells, never trained; rlve: RLVE's adaptive "
+        "difficulty (per skill, one level up after rlve_threshold accuracy over rlve_window "
+        "plays), ordinary environments only")
+    rlve_threshold: float = Field(default=0.9, gt=0.0, le=1.0)
+    rlve_window: int = Field(default=8, ge=1)
+
+    def params(self) -> LearnerParams:
+        return LearnerParams(
+            skills=self.skills, difficulties=tuple(self.difficulties), kinds=tuple(self.kinds),
+            initial_ability=tuple(self.initial_ability), hint_boost=self.hint_boost,
+            agent_lr=self.agent_lr, designer_lr=self.designer_lr, transfer=self.transfer,
+            forgetting=self.forgetting, heldout_difficulties=tuple(self.heldout_difficulties),
+            reference_difficulties=tuple(self.reference_difficulties))
+
+
+class LabBackend(GenerationBackend):
+    """Both roles of the simulated learner; :attr:`learner` is what the lab trainer updates."""
+
+    def __init__(self, options: LabBackendOptions, seed: int = 0) -> None:
+        self.options = options
+        self.learner = Learner(options.params())
+        self.rng = random.Random(seed * 7919 + 17)
+        self.designs = 0
+        self.seed = seed
+        #: Per environment nonce, the latest unhinted actions (the grounded estimator reads them).
+        self.actions: dict[int, deque[str]] = defaultdict(lambda: deque(maxlen=64))
+        #: RLVE: the difficulty index per skill, and each skill's latest unhinted outcomes.
+        self.rlve_level = [0] * options.skills
+        self.rlve_outcomes: dict[int, deque[bool]] = defaultdict(
+            lambda: deque(maxlen=options.rlve_window))
+        self.rlve_turn = 0
+
+    def generate(self, conversations: Sequence[list[dict[str, str]]], *, max_new_tokens: int,
+                 temperature: float, seed: int | None = None, tools: Any = None,
+                 top_p: float | None = None, top_k: int | None = None,
+                 chat_template_kwargs: Mapping[str, Any] | None = None) -> list[Generation]:
+        return [Generation(text=self._reply(messages)) for messages in conversations]
+
+    def _reply(self, messages: list[dict[str, str]]) -> str:
+        system = messages[0].get("content", "") if messages else ""
+        if any(DESIGNER_MARK in str(m.get("content", "")) for m in messages):
+            return self._design()
+        if system == HINT_SYSTEM:
+            return HINT_TEXT
+        user = next((str(m.get("content", "")) for m in messages if m.get("role") == "user"), "")
+        task = read_task(user)
+        if task is None:
+            return "\\boxed{0}"
+        return self._act(task)
+
+    def _design(self) -> str:
+        cell = self.choose_cell()
+        self.designs += 1
+        nonce = self.seed * 1_000_000 + self.designs
+        return f"```python\n{program(cell, nonce)}\n```"
+
+    def choose_cell(self) -> Cell:
+        """The designer's choice: a draw from its policy (``learned``), uniform (``random``), or
+        RLVE's current level of the next skill in turn (``rlve``)."""
+        cells = self.learner.cells
+        if self.options.designer == "random":
+            return self.rng.choice(cells)
+        if self.options.designer == "rlve":
+            skill = self.rlve_turn % self.options.skills
+            self.rlve_turn += 1
+            level = self.options.difficulties[self.rlve_level[skill]]
+            return Cell(skill, float(level), "ordinary")
+        return self.rng.choices(cells, weights=self.learner.policy())[0]
+
+    def _act(self, task: Any) -> str:
+        cell = task.cell
+        operands = task.operands
+        if operands is None:  # a leaky task: the sum is hidden
+            if task.hinted_sum is not None:
+                return f"{COPY}: \\boxed{{{task.hinted_sum}}}"
+            action, answer = BLIND, 1 + self.rng.randrange(10**6)
+        else:
+            truth = operands[0] + operands[1]
+            solved = self.rng.random() < self.learner.success(cell, task.hinted)
+            action = SOLVE if solved else MISS
+            answer = truth if solved else truth + 1 + self.rng.randrange(50)
+        if not task.hinted:
+            self.actions[task.nonce].append(action)
+            if cell.kind == "ordinary":
+                self._rlve_observe(cell, action == SOLVE)
+        return f"{action}: \\boxed{{{answer}}}"
+
+    def _rlve_observe(self, cell: Cell, solved: bool) -> None:
+        """RLVE's rule, per skill: once the latest ``rlve_window`` plays at the current level
+        reach ``rlve_threshold`` accuracy, move one difficulty up and start counting again."""
+        if self.options.designer != "rlve":
+            return
+        levels = self.options.difficulties
+        if float(levels[self.rlve_level[cell.skill]]) != cell.difficulty:
+            return
+        window = self.rlve_outcomes[cell.skill]
+        window.append(solved)
+        if (len(window) == window.maxlen and sum(window) / len(window) >= self.options.rlve_threshold
+                and self.rlve_level[cell.skill] < len(levels) - 1):
+            self.rlve_level[cell.skill] += 1
+            window.clear()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**self.learner.state(), "designs": self.designs, "rlve_level": self.rlve_level,
+                "rng": self.rng.getstate()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.learner.theta = [float(v) for v in state["theta"]]
+        self.learner.logits = [float(v) for v in state["logits"]]
+        self.designs = int(state["designs"])
+        self.rlve_level = [int(v) for v in state["rlve_level"]]
+        version, internal, gauss = state["rng"]
+        self.rng.setstate((version, tuple(internal), gauss))

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from plugins.lab.analysis import analyse, last_window_kinds, markdown
+from plugins.lab.model import Cell
+from plugins.lab.programs import program
+
+
+def make_run(folder, arm, seed, final, kinds):
+    run_dir = folder / "runs" / arm / f"seed-{seed}"
+    (run_dir / "envs").mkdir(parents=True)
+    rows = [{"iteration": i, "eval": {"lab-grid": {"pass@1": final * (i + 1) / 4}}}
+            for i in (1, 3)]
+    (run_dir / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for k, kind in enumerate(kinds):
+        (run_dir / "envs" / f"e{k}.json").write_text(json.dumps(
+            {"iteration": 2 + k % 2, "designer_completion": program(Cell(0, 1.0, kind), k)}))
+    (run_dir / "envs" / "old.json").write_text(json.dumps(
+        {"iteration": 0, "designer_completion": program(Cell(0, 1.0, "noisy"), 99)}))
+    return {"arm": arm, "seed": seed, "dir": str(run_dir)}
+
+
+def test_iqm_improvement_and_kind_shares(tmp_path):
+    runs = [make_run(tmp_path, "random", s, 0.4 + 0.01 * s, ["ordinary", "leaky", "noisy"])
+            for s in range(4)]
+    runs += [make_run(tmp_path, "good", s, 0.7 + 0.01 * s, ["ordinary", "ordinary"])
+             for s in range(4)]
+    (tmp_path / "experiment.json").write_text(json.dumps(
+        {"spec": {"budget": {"iterations": 4}}, "runs": runs}))
+    result = analyse(tmp_path, reps=200)
+    good, rand = result["arms"]["good"], result["arms"]["random"]
+    assert good["seeds"] == 4 and good["iqm"] == pytest.approx(0.715)
+    assert good["iqm_ci95"][0] <= good["iqm"] <= good["iqm_ci95"][1]
+    assert good["p_improve_over_random"]["p"] == 1.0
+    assert good["kind_share"] == {"ordinary": 1.0, "leaky": 0.0, "noisy": 0.0}
+    assert rand["kind_share"]["leaky"] == pytest.approx(1 / 3)  # iteration 0 is not counted
+    assert good["curve"] == {"1": pytest.approx(0.3575), "3": pytest.approx(0.715)}
+    assert "| good | 4 | 71.5" in markdown(result)
+    assert last_window_kinds(tmp_path / "runs" / "good" / "seed-0", 0)["noisy"] == 1

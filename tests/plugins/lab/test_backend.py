@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from plugins.lab.backend import DESIGNER_MARK, HINT_SYSTEM, HINT_TEXT, LabBackend, LabBackendOptions
+from plugins.lab.model import Cell
+from plugins.lab.programs import cell_of_program, program
+
+AGENT = {"role": "system", "content": "Solve the lab task."}
+
+
+def ask(backend, messages):
+    return backend.generate([messages], max_new_tokens=8, temperature=1.0)[0].text
+
+
+def test_designer_hint_and_agent_calls_are_told_apart():
+    backend = LabBackend(LabBackendOptions(), seed=1)
+    design = ask(backend, [{"role": "system", "content": "x"},
+                           {"role": "user", "content": DESIGNER_MARK}])
+    assert cell_of_program(design) in backend.learner.cells
+    assert ask(backend, [{"role": "system", "content": HINT_SYSTEM}]) == HINT_TEXT
+
+
+def test_the_agent_answers_right_as_often_as_the_model_says():
+    backend = LabBackend(LabBackendOptions(initial_ability=[2.0]), seed=3)
+    namespace: dict = {}
+    exec(program(Cell(0, 2.0), 11), namespace)  # noqa: S102 - the lab's own template
+    env = namespace["LabEnv"]()
+    wins = []
+    for seed in range(400):
+        observation, _ = env.reset(seed)
+        reply = ask(backend, [AGENT, {"role": "user", "content": observation}])
+        reward = env.step(reply)[1]
+        assert reply.startswith("solve:") == (reward == 1.0)
+        wins.append(reward)
+    assert 0.42 < sum(wins) / len(wins) < 0.58  # p = sigmoid(2 - 2) = 0.5
+    assert len(backend.actions[11]) == 64  # the latest unhinted actions are kept per environment
+
+
+def test_rlve_moves_a_skill_up_after_its_window_passes_the_threshold():
+    backend = LabBackend(LabBackendOptions(designer="rlve", skills=1, rlve_window=2,
+                                           rlve_threshold=1.0, difficulties=[0.0, 1.0]))
+    assert backend.choose_cell() == Cell(0, 0.0)
+    backend._rlve_observe(Cell(0, 0.0), True)
+    assert backend.choose_cell() == Cell(0, 0.0)
+    backend._rlve_observe(Cell(0, 0.0), True)
+    assert backend.choose_cell() == Cell(0, 1.0)
+
+
+def test_state_round_trips():
+    backend = LabBackend(LabBackendOptions(), seed=2)
+    backend.learner.theta[0] = 1.5
+    other = LabBackend(LabBackendOptions(), seed=9)
+    other.load_state_dict(backend.state_dict())
+    assert other.learner.theta == backend.learner.theta
+    assert other.choose_cell() == backend.choose_cell()
