@@ -174,7 +174,7 @@ def test_no_import_runs_back_up_between_the_cores_subpackages():
                  for name, path in MODULES.items()
                  for target in sorted(_imports(name, path)) if _runs_back_up(name, target)]
     assert not offenders, "\n".join(offenders)
-    assert _runs_back_up("spade_core.eval.loop", "spade_core.selfplay.phases")
+    assert _runs_back_up("spade_core.eval.loop", "spade_core.selfplay.runner")
     assert not _runs_back_up("spade_core.selfplay.runner", "spade_core.eval.loop")
 
 

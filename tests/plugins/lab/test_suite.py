@@ -4,7 +4,7 @@ from plugins.lab.backend import LabBackend, LabBackendOptions
 from plugins.lab.suite import LabGridOptions, LabGridSuite
 from spade_core.eval.scores import summarise
 from spade_core.interfaces import EvalSettings
-from spade_core.selfplay.phases import CountingBackend, PhaseTimer
+from spade_core.phases import CountingBackend, PhaseTimer
 
 
 def test_pass_at_1_is_the_exact_expected_success():
