@@ -51,9 +51,16 @@ class EstimateInput:
     #: Episodes (of this iteration, or of the window for a delayed reward) in which one of the
     #: environment's own calls ran out of time.
     step_timeouts: int = 0
+    #: The environment's skill's (else family's) mean unhinted reward per regeneration window
+    #: (per iteration in the frontier schedule), every play of the skill's environments pooled,
+    #: oldest first, this window (or iteration) last: what the reference's per-skill learning-
+    #: potential trackers are updated with. Filled only for an estimator whose
+    #: ``uses_skill_means`` is true (reading it scans the memory); empty otherwise.
+    skill_means: Sequence[float] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hinted", tuple(float(r) for r in self.hinted))
+        object.__setattr__(self, "skill_means", tuple(float(r) for r in self.skill_means))
         object.__setattr__(self, "unhinted", tuple(float(r) for r in self.unhinted))
         for name in ("history", "window"):
             object.__setattr__(self, name, tuple(
@@ -78,6 +85,9 @@ class DifficultyEstimator(ABC):
     not use the history or the window reads ``data.hinted`` and ``data.pooled_unhinted`` (every
     unhinted reward of a delayed reward's window; this iteration's otherwise).
     """
+
+    #: Whether :meth:`estimate` reads ``EstimateInput.skill_means`` (the loop fills it only then).
+    uses_skill_means: bool = False
 
     @abstractmethod
     def estimate(self, data: EstimateInput) -> Difficulty:

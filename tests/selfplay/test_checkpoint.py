@@ -199,6 +199,40 @@ def test_selfplay_trainer_none_and_fixed_pool_differ_only_in_their_keys(tmp_path
     assert len(played) == 3  # the whole pool went into the run's memory, nothing designed
 
 
+def test_fixed_pool_shuffled_draw_as_the_reference(tmp_path):
+    """``pool_order: shuffle`` with one-iteration windows: a fresh draw every iteration from the
+    reference's seeded shuffle, without replacement until the pool is exhausted, no hint."""
+    from spade_core.records import program_id
+
+    pool = _pool_folder(tmp_path)
+    for i, q in enumerate(["nine squared", "ten minus one"], start=3):
+        (pool / f"env{i}.py").write_text(POOL_PROGRAM.format(q=q))
+    run_dir = run_in_process(tmp_path / "run", 3, schedule="window", loop={
+        "envs_per_iteration": 2, "rollouts_per_env": 2, "max_turns": 2, "mode": "fixed-pool",
+        "pool": str(pool), "pool_order": "shuffle", "pool_seed": 42,
+        "regeneration_interval": 1, "hint_plays_per_env": 0})
+    # The reference's draw, written out: the file paths sorted, random.Random(42).shuffle, two
+    # at a time; the third draw takes the last one and completes from a fresh shuffle (same
+    # generator) without it.
+    paths = sorted(str(p) for p in pool.glob("*.py"))
+    rng = random.Random(42)
+    order = list(paths)
+    rng.shuffle(order)
+    refill = list(paths)
+    rng.shuffle(refill)
+    third = [order[4]] + [p for p in refill if p != order[4]][:1]
+    ids = {p: program_id(Path(p).read_text()) for p in paths}
+    expected = [{ids[p] for p in order[0:2]}, {ids[p] for p in order[2:4]},
+                {ids[p] for p in third}]
+    rows = memory_rows(run_dir)
+    drawn = [{r[0] for r in rows if any(h[0] == i for h in r[3])} for i in range(3)]
+    assert drawn == expected
+    assert len(drawn[0] | drawn[1]) == 4  # no repeat before the pool is exhausted
+    assert all(not h[1] for r in rows for h in r[3])  # no hinted play
+    assert [(m["envs_played"], m["envs_replayed"], m["hints"]) for m in metrics(run_dir)] == \
+        [(2, 0, 0)] * 3
+
+
 def test_fixed_pool_from_an_imported_run_dir(tmp_path):
     pool = _pool_folder(tmp_path)
     # What `spade envs import` leaves: a run directory whose memory holds frontier records.
