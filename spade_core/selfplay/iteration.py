@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from statistics import fmean
 from typing import Any
 
 from spade_core.config.schema import LoopSection
@@ -615,6 +617,24 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
     return mastered
 
 
+def skill_window_means(records: Iterable[EnvRecord], interval: int,
+                       through: int) -> dict[str, list[float]]:
+    """Per skill (a record's ``skill``, else its family), the mean unhinted reward of each
+    period up to period ``through`` (a period: ``interval`` iterations, a regeneration window;
+    1 in the frontier schedule), every play of the skill's environments in it pooled, oldest
+    first; periods without a play are left out. The reference's per-skill learning-potential
+    trackers are updated with exactly these means, one per window."""
+    pooled: dict[str, dict[int, list[float]]] = {}
+    for record in records:
+        skill = record.skill or record.family
+        for entry in record.history:
+            period = entry.iteration // interval
+            if period <= through and entry.unhinted:
+                pooled.setdefault(skill, {}).setdefault(period, []).extend(entry.unhinted)
+    return {skill: [fmean(by_period[p]) for p in sorted(by_period)]
+            for skill, by_period in pooled.items()}
+
+
 def _skill(p: Proposal) -> str:
     return p.target.skill or p.family.name
 
@@ -624,8 +644,6 @@ def _skill_means(c: Components, proposals: list[Proposal], iteration: int
     """Per skill, its pooled mean unhinted reward of each earlier iteration (from the memory)
     and then of this one (every play of this iteration's environments of the skill): an
     immediate estimate's ``EstimateInput.skill_means``."""
-    from spade_core.selfplay.window import skill_window_means
-
     means = skill_window_means(c.memory.records(), 1, iteration - 1)
     now: dict[str, list[float]] = {}
     for p in proposals:

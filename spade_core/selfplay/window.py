@@ -16,9 +16,8 @@ every checkpoint, so a run resumed in the middle of a window continues it exactl
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from statistics import fmean
 from typing import Any
 
 from spade_core.interfaces import (
@@ -109,7 +108,7 @@ def delayed_reward(estimator: DifficultyEstimator, design: HeldDesign, record: E
     record, with one history entry per iteration played): the estimator sees the hinted plays
     of the window's start, the unhinted plays played alongside them, and every iteration of the
     window; ``timeouts`` (``loop.timeouts``) says which timeouts count (:func:`window_timeouts`);
-    ``skill_means``: the design's skill's mean per window (:func:`skill_window_means`). A design
+    ``skill_means``: the design's skill's mean per window (``iteration.skill_window_means``). A design
     whose environment was never played gets 0."""
     if design.fixed_reward is not None:
         return design.fixed_reward, {}
@@ -127,24 +126,6 @@ def delayed_reward(estimator: DifficultyEstimator, design: HeldDesign, record: E
         step_timeouts=window_timeouts(plays, window.start, timeouts),
         skill_means=skill_means), label)
     return float(difficulty.designer_reward), dict(difficulty.figures)
-
-
-def skill_window_means(records: Iterable[EnvRecord], interval: int,
-                       through: int) -> dict[str, list[float]]:
-    """Per skill (a record's ``skill``, else its family), the mean unhinted reward of each
-    period up to period ``through`` (a period: ``interval`` iterations, a regeneration window;
-    1 in the frontier schedule), every play of the skill's environments in it pooled, oldest
-    first; periods without a play are left out. The reference's per-skill learning-potential
-    trackers are updated with exactly these means, one per window."""
-    pooled: dict[str, dict[int, list[float]]] = {}
-    for record in records:
-        skill = record.skill or record.family
-        for entry in record.history:
-            period = entry.iteration // interval
-            if period <= through and entry.unhinted:
-                pooled.setdefault(skill, {}).setdefault(period, []).extend(entry.unhinted)
-    return {skill: [fmean(by_period[p]) for p in sorted(by_period)]
-            for skill, by_period in pooled.items()}
 
 
 @dataclass
@@ -177,6 +158,8 @@ def release(estimator: DifficultyEstimator, memory: EnvMemory, window: Window,
     negative blend, ``proposer_masked``) is not trained. Every played design's delayed reward is
     returned too, and added to its window's first history entry in the memory
     (:meth:`~spade_core.interfaces.EnvMemory.add_figures`)."""
+    from spade_core.selfplay.iteration import skill_window_means
+
     means = (skill_window_means(memory.records(), interval, window.start // interval)
              if getattr(estimator, "uses_skill_means", False) else {})
     samples, delayed = [], []
