@@ -322,7 +322,11 @@ class LearningProgress(_ProgressEstimator):
 
     def _per_skill(self, data: EstimateInput, figures: dict) -> Difficulty:
         o = self.options
-        means = list(data.skill_means) if data.window else list(data.skill_means)[:-1]
+        # Over a window the trackers take the window's mean first; an immediate estimate reads
+        # them before this iteration's mean (the last, present when this play counted).
+        means = list(data.skill_means)
+        if not data.window and data.unhinted:
+            means = means[:-1]
         rewards = data.pooled_unhinted
         slow = moving_average(means, o.baseline_gamma)
         fast = moving_average(means, o.fast_gamma)

@@ -233,6 +233,58 @@ def test_fixed_pool_shuffled_draw_as_the_reference(tmp_path):
         [(2, 0, 0)] * 3
 
 
+#: A pool program whose step raises on odd seeds: half of every environment's plays fail.
+BROKEN_ON_ODD_SEEDS = '''
+class QAEnv:
+    def reset(self, seed=None):
+        self.seed = seed or 0
+        return "Question: what is six times seven?", {}
+
+    def step(self, action):
+        if self.seed % 2:
+            raise RuntimeError("broken on odd seeds")
+        ok = action.strip() == "\\\\boxed{42}"
+        return ("correct" if ok else "wrong"), (1.0 if ok else 0.0), True, False, {}
+
+    def solution(self):
+        return "\\\\boxed{42}"
+'''
+
+
+@pytest.mark.parametrize("mode,unhinted", [("drop", 2), ("zero", 4)])
+def test_failed_plays_are_dropped_or_counted_as_zero(tmp_path, mode, unhinted):
+    """The real process sandbox turns the raising step into a failed play: under ``drop`` (the
+    reference) the two failed unhinted plays of four count nowhere and are not trained; the
+    failed hinted play counts 0 in both modes; ``zero`` keeps every play at reward 0."""
+    import envmemory.plugin as memory_plugin
+    import plugins.designer.plugin as designer_plugin
+    import plugins.estimators as estimators_plugin
+    import plugins.trainers.plugin as trainers_plugin
+    import sandbox.plugin as sandbox_plugin
+    from spade_core.testing import load_test_plugins
+
+    from fakes.selfplay import FakeSelfPlayPlugin
+    from fakes.training import FakeTrainingPlugin
+
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    (pool / "env0.py").write_text(BROKEN_ON_ODD_SEEDS)
+    loaded = load_test_plugins(FakeSelfPlayPlugin(), FakeTrainingPlugin(), designer_plugin,
+                               estimators_plugin, trainers_plugin, memory_plugin, sandbox_plugin)
+    data = training_config(tmp_path / "run", 1, loop={
+        "envs_per_iteration": 1, "rollouts_per_env": 4, "hint_plays_per_env": 2,
+        "max_turns": 2, "mode": "fixed-pool", "pool": str(pool), "replay_envs": 0,
+        "failed_plays": mode}, sandbox={"plugin": "process", "options": {"workers": 1}})
+    run_dir = run(resolve_config(data, loaded.registry, "t.yaml"), loaded,
+                  report=lambda m: None)
+    [row] = metrics(run_dir)
+    assert row["plays_failed"] == 3  # two unhinted, one hinted
+    [(_, _, _, [(_, hinted, counted)])] = memory_rows(run_dir)
+    assert hinted == [1.0, 0.0] and counted == [0.0] * unhinted
+    trained = json.loads((latest_checkpoint(run_dir) / "trainer" / "samples.json").read_text())
+    assert trained["samples"] == unhinted
+
+
 def test_fixed_pool_from_an_imported_run_dir(tmp_path):
     pool = _pool_folder(tmp_path)
     # What `spade envs import` leaves: a run directory whose memory holds frontier records.
