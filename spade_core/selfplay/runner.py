@@ -230,9 +230,10 @@ def _env_details(iteration: int, p: Proposal) -> dict[str, Any]:
     }
 
 
-def _delayed_details(item: Delayed) -> dict[str, Any]:
-    return {"window_start": item.window_start, "designer_reward": item.designer_reward,
-            "figures": item.figures, "trained": item.trained}
+def _delayed_details(item: Delayed, iteration: int) -> dict[str, Any]:
+    return {"window_start": item.window_start, "released_at": iteration,
+            "designer_reward": item.designer_reward, "figures": item.figures,
+            "trained": item.trained}
 
 
 def _replay_details(iteration: int, p: Proposal) -> dict[str, Any]:
@@ -611,7 +612,7 @@ def _write_artifacts(artifacts: RunArtifacts, iteration: int, proposals: list[Pr
                                 p.program or (p.completions[-1] if p.completions else ""),
                                 _env_details(iteration, p))
     for item in delayed:
-        artifacts.add_env_details(item.env_id, {"delayed": _delayed_details(item)})
+        artifacts.add_env_details(item.env_id, {"delayed": _delayed_details(item, iteration)})
 
 
 def _row(c: Components, resolved: ResolvedConfig, iteration: int, made: _Made,

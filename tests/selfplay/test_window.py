@@ -102,8 +102,9 @@ def test_two_windows(tmp_path):
         0.4 * min(max(figures["regret"] / 0.15, 0.0), 1.0) + 0.6 * figures["plateau_term"])
     # The delayed reward the designer was trained with sits in the environment's file beside
     # the immediate estimate (the last window's design, never released, has none).
-    assert first["delayed"] == {"window_start": 0, "designer_reward": released.reward,
-                                "figures": figures, "trained": True}
+    assert first["delayed"] == {"window_start": 0, "released_at": 2,
+                                "designer_reward": released.reward, "figures": figures,
+                                "trained": True}
     assert "delayed" not in json.loads(
         (run_dir / "envs" / f"{played[2][0]}.json").read_text())
     # env_reward_scale: 2 agent samples / 1 design x interval 2 = 4.
