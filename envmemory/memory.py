@@ -328,6 +328,14 @@ class FaissEnvMemory(EnvMemory):
             assert updated is not None
             return updated
 
+    def add_figures(self, env_id: str, iteration: int, figures: dict[str, float]) -> bool:
+        """Merge ``figures`` into one history entry (a design's delayed reward); returns whether
+        the entry exists."""
+        self._writable("record figures")
+        with self._lock:
+            return self.store.add_figures(env_id, iteration,
+                                          {k: float(v) for k, v in figures.items()})
+
     def by_status(self, statuses: Sequence[str], family: str | None = None
                   ) -> Iterator[EnvRecord]:
         """Records with a status in ``statuses`` straight from SQL (oldest first), each with its

@@ -63,6 +63,18 @@ class NoMemory(EnvMemory):
     def search(self, query, k: int = 10, *, statuses=None, family=None):  # noqa: ANN001
         return []
 
+    def add_figures(self, env_id: str, iteration: int, figures: dict[str, float]) -> bool:
+        record = self.by_id.get(env_id)
+        at = [k for k, h in enumerate(record.history) if h.iteration == iteration] if record else []
+        if not at:
+            return False
+        history = list(record.history)
+        entry = history[at[0]]
+        history[at[0]] = replace(entry, figures=entry.figures | {k: float(v)
+                                                                  for k, v in figures.items()})
+        self.by_id[env_id] = replace(record, history=history)
+        return True
+
     def set_status(self, env_id: str, status: str) -> EnvRecord:
         if env_id not in self.by_id:
             raise KeyError(f"environment {env_id!r} is not in the memory")

@@ -304,6 +304,18 @@ class RecordStore:
                 raise
             return pool_id
 
+    def add_figures(self, env_id: str, iteration: int, figures: dict[str, float]) -> bool:
+        """Merge ``figures`` into the figures of one history entry; returns whether it exists."""
+        with self._lock:
+            row = self.conn.execute("SELECT figures FROM iterations WHERE env_id = ? AND "
+                                    "iteration = ?", (env_id, iteration)).fetchone()
+            if row is None:
+                return False
+            self.conn.execute("UPDATE iterations SET figures = ? WHERE env_id = ? AND "
+                              "iteration = ?",
+                              (json.dumps(json.loads(row[0]) | figures), env_id, iteration))
+            return True
+
     def set_status(self, env_id: str, status: str) -> bool:
         """Set one record's status; returns whether the record exists."""
         if status not in ENV_STATUSES:

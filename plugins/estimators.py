@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from statistics import fmean
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from spade_core.components import BuildContext
 from spade_core.hookspecs import hookimpl
@@ -95,9 +95,22 @@ class BlendOptions(_Options):
         default="mean_reward", description="what the plateau reads: the mean unhinted reward "
         "(the reference) or the share of unhinted episodes at the success threshold")
     micro_lp_weight: float = Field(default=0.0, ge=0.0, description="weight of the window's "
-                                   "learning progress (slope of per-iteration mean reward times "
-                                   "iterations - 1, over micro_lp_scale); 0 in the recipes")
+                                   "learning progress (micro_lp_estimator, over "
+                                   "micro_lp_scale); 0 in the recipes")
     micro_lp_scale: float = Field(default=0.10, gt=0.0)
+    micro_lp_estimator: Literal["slope", "difference"] = Field(
+        default="slope", description="the reference's --spade-micro-lp-estimator: 'slope' "
+        "(weighted least-squares slope of the per-iteration mean reward, each iteration weighted "
+        "by its plays in the squared loss, times iterations - 1) or 'difference' (mean of the "
+        "late half's plays - mean of the early half's: its 'twobucket')")
+    micro_lp_signed: bool = Field(default=True, description="keep a negative micro-LP (the "
+                                  "reference's default); false: max(micro-LP, 0)")
+    regret_floor: bool = Field(default=True, description="clip the regret term to [0, 1] (the "
+                               "reference's --spade-regret-floor, set in every recipe); false: "
+                               "regret / regret_saturation unclipped, negative included")
+    mask_negative: bool = Field(default=True, description="a design whose blend is negative is "
+                                "not trained (figure masked = 1; the reference's "
+                                "proposer_masked); false: trained with its negative reward")
     frontier_weight: float = Field(default=0.0, ge=0.0, description="weight of the penalty "
                                    "(w - 0.5)^2 / frontier_scale on the win rate; 0 in the recipes")
     frontier_scale: float = Field(default=0.08, gt=0.0)
@@ -106,36 +119,62 @@ class BlendOptions(_Options):
 class Blend(_Estimator):
     """The reference's shipped default: w_r * clip(regret / s, 0, 1) + w_p * plateau(win rate)
     (+ w_lp * micro-LP / s_lp - w_f * (w - 0.5)^2 / s_f, weights 0 by default). Over a window the
-    regret compares the hinted plays with the unhinted ones played alongside them, and the win
-    rate pools every unhinted play of the window, as the reference's delayed blend."""
+    regret compares the hinted plays with the unhinted ones of the window's first played
+    iteration ("matched timing"), and the win rate pools every unhinted play of the window, as
+    the reference's delayed blend. A negative blend is masked (``mask_negative``)."""
 
     def estimate(self, data: EstimateInput) -> Difficulty:
         o = self.options
-        figures = _figures(data.hinted, data.unhinted, self.threshold)
+        played = [h for h in data.window if h.unhinted]
+        matched = played[0].unhinted if played else data.unhinted
+        figures = _figures(data.hinted, matched, self.threshold)
         pooled = data.pooled_unhinted
         win = _mean(pooled) if o.win_rate == "mean_reward" else _win_rate(pooled, self.threshold)
-        regret_term = min(max(figures["regret"] / o.regret_saturation, 0.0), 1.0)
+        regret_term = figures["regret"] / o.regret_saturation
+        if o.regret_floor:
+            regret_term = min(max(regret_term, 0.0), 1.0)
         plateau_term = plateau(win, o.plateau_low, o.plateau_high, o.plateau_ramp)
         reward = o.regret_weight * regret_term + o.plateau_weight * plateau_term
-        micro_lp = _window_progress(data.window) if o.micro_lp_weight else 0.0
+        micro_lp = (_window_progress(played, o.micro_lp_estimator)
+                    if o.micro_lp_weight else 0.0)
+        if not o.micro_lp_signed:
+            micro_lp = max(micro_lp, 0.0)
         reward += o.micro_lp_weight * micro_lp / o.micro_lp_scale
         reward -= o.frontier_weight * (win - 0.5) ** 2 / o.frontier_scale
         figures |= {"regret_term": regret_term, "plateau_term": plateau_term,
-                    "plateau_win_rate": win, "micro_lp": micro_lp}
+                    "plateau_win_rate": win, "micro_lp": micro_lp,
+                    "masked": 1.0 if o.mask_negative and reward < 0 else 0.0}
         if data.window:
             figures["window_episodes"] = float(len(pooled))
         return Difficulty(figures=figures, regret=figures["regret"], designer_reward=reward)
 
 
-def _window_progress(window: Sequence[EnvIteration]) -> float:
-    """The reference's micro learning progress over a window: the slope of the per-iteration
-    mean reward (weighted by the square root of its plays) times the iterations spanned - 1;
-    0 with fewer than two played iterations."""
-    plays = [h for h in window if h.unhinted]
+def _window_progress(plays: Sequence[EnvIteration], estimator: str = "slope") -> float:
+    """The reference's micro learning progress over a window's played iterations (0 with fewer
+    than two). ``slope``: the least-squares slope of the per-iteration mean reward against the
+    iteration's position, times the positions spanned (its fitted end minus start); the
+    reference passes sqrt(plays) as ``np.polyfit``'s ``w``, which multiplies the residuals, so
+    an iteration weighs its number of plays in the squared loss, as here. ``difference``: the
+    mean of the late half's plays minus the early half's (:func:`early_late`)."""
+    plays = [h for h in plays if h.unhinted]
+    if len(plays) < 2:
+        return 0.0
+    if estimator == "difference":
+        early, late = early_late(plays)
+        return late - early
     slope = _weighted_slope([float(i) for i in range(len(plays))],
                             [fmean(h.unhinted) for h in plays],
-                            [len(h.unhinted) ** 0.5 for h in plays])
+                            [float(len(h.unhinted)) for h in plays])
     return 0.0 if slope is None else slope * (len(plays) - 1)
+
+
+def early_late(plays: Sequence[EnvIteration]) -> tuple[float, float]:
+    """The reference's ``_early_late_means``: every play of the first ``len // 2`` iterations
+    pooled, then every play of the rest (an odd window's middle iteration is late)."""
+    mid = len(plays) // 2
+    early = [r for h in plays[:mid] for r in h.unhinted]
+    late = [r for h in plays[mid:] for r in h.unhinted]
+    return _mean(early), _mean(late)
 
 
 class Learnability(_Estimator):
@@ -175,18 +214,40 @@ class ColdStartOptions(_Options):
 
 
 class LearningProgressOptions(ColdStartOptions):
+    baseline: Literal["skill", "environment"] = Field(
+        default="skill", description="'skill' (the reference): one pair of fast/slow moving "
+        "averages per skill, updated with the skill's mean unhinted reward of each regeneration "
+        "window (each iteration in the frontier schedule); the reward is |the environment's mean "
+        "- its skill's slow average|. 'environment': the environment's last iteration against "
+        "a slow average of its earlier ones (cold_start applies)")
     baseline_gamma: float = Field(
-        default=0.95, gt=0.0, le=1.0, description="weight of each newer iteration in the slow "
-        "moving average of the mean unhinted reward (the reference's gamma_slow)")
+        default=0.95, gt=0.0, le=1.0, description="weight of each newer mean in the slow moving "
+        "average (the reference's gamma_slow, --spade-gamma2: 0.95 by default, 0.85 in its "
+        "scripts)")
+    fast_gamma: float = Field(
+        default=0.99, gt=0.0, le=1.0, description="weight of each newer mean in the fast moving "
+        "average (the reference's gamma_fast, --spade-gamma1: 0.99 by default, 0.98 in its "
+        "scripts); only the figures mu_fast and signed_lp read it")
     solver_variance: bool = Field(
         default=False, description="add the reference's solver-variance reward "
         "exp(-(var - 0.25)^2 / 0.02), var = the population variance of the unhinted rewards")
 
+    @model_validator(mode="after")
+    def _fast_above_slow(self) -> "LearningProgressOptions":
+        if self.fast_gamma <= self.baseline_gamma:
+            raise ValueError(f"fast_gamma ({self.fast_gamma}) must be above baseline_gamma "
+                             f"({self.baseline_gamma}), as the reference requires")
+        return self
+
 
 class LearningProgressPerStepOptions(ColdStartOptions):
     window: int = Field(default=8, ge=2, description="latest plays fitted, this one included")
+    progress: Literal["difference", "slope"] = Field(
+        default="difference", description="'difference' (the reference's micro_lp): mean of "
+        "the late half's plays - mean of the early half's; 'slope': the fitted change of a "
+        "least-squares line through the per-iteration means, weighted by plays")
     signed: bool = Field(default=False,
-                         description="reward the fitted change itself, not max(change, 0)")
+                         description="reward the change itself, not max(change, 0)")
 
 
 class FrontierOptions(_Options):
@@ -216,12 +277,31 @@ def _plays(data: EstimateInput) -> list[EnvIteration]:
     return [h for h in data.history if h.unhinted] + [current]
 
 
+def moving_average(means: Sequence[float], gamma: float) -> float | None:
+    """The reference's tracker: the first mean sets it, each later one moves it to
+    (1 - gamma) * it + gamma * mean; ``None`` before any mean."""
+    value = None
+    for mean in means:
+        value = mean if value is None else (1.0 - gamma) * value + gamma * mean
+    return value
+
+
 class LearningProgress(_ProgressEstimator):
-    """The reference's learning potential: |mean unhinted reward now - its slow moving average
-    over the earlier iterations|; progress (or forgetting) measured against the recent past."""
+    """The reference's learning potential. Per skill (default): |the environment's mean
+    unhinted reward - its skill's slow moving average|, the averages updated with the skill's
+    mean of each window (``EstimateInput.skill_means``): over a window the update comes first
+    (the reference's delayed path), in an immediate estimate after (its per-rollout path, a
+    baseline of 0 before the first). Per environment: its last iteration against a slow average
+    of its earlier ones."""
+
+    @property
+    def uses_skill_means(self) -> bool:  # type: ignore[override]
+        return self.options.baseline == "skill"
 
     def estimate(self, data: EstimateInput) -> Difficulty:
         figures = _figures(data.hinted, data.unhinted, self.threshold)
+        if self.uses_skill_means:
+            return self._per_skill(data, figures)
         now = figures["unhinted_mean"]
         earlier = [fmean(h.unhinted) for h in data.history if h.unhinted]
         if data.window:  # within the window: its last iteration against the ones before
@@ -240,6 +320,28 @@ class LearningProgress(_ProgressEstimator):
         return Difficulty(figures=figures, regret=figures["regret"],
                           designer_reward=abs(now - baseline) + self._variance(data, figures))
 
+    def _per_skill(self, data: EstimateInput, figures: dict) -> Difficulty:
+        o = self.options
+        # Over a window the trackers take the window's mean first; an immediate estimate reads
+        # them before this iteration's mean (the last, present when this play counted).
+        means = list(data.skill_means)
+        if not data.window and data.unhinted:
+            means = means[:-1]
+        rewards = data.pooled_unhinted
+        slow = moving_average(means, o.baseline_gamma)
+        fast = moving_average(means, o.fast_gamma)
+        baseline = slow if slow is not None else 0.0
+        mean = _mean(rewards)
+        reward = abs(mean - baseline) if rewards else 0.0
+        signed = (fast - slow) / (2 * (o.fast_gamma - o.baseline_gamma)) if means else 0.0
+        figures |= {"baseline": baseline, "progress": mean - baseline,
+                    "mu_slow": baseline, "mu_fast": fast if fast is not None else 0.0,
+                    "signed_lp": signed, "skill_windows": float(len(means))}
+        if o.solver_variance and rewards and (len(rewards) > 1 or not data.window):
+            figures["solver_variance_reward"] = solver_variance_reward(rewards)
+            reward += figures["solver_variance_reward"]
+        return Difficulty(figures=figures, regret=figures["regret"], designer_reward=reward)
+
     def _variance(self, data: EstimateInput, figures: dict) -> float:
         """The solver-variance reward (0 unless ``solver_variance``; needs two plays)."""
         rewards = data.pooled_unhinted
@@ -251,15 +353,24 @@ class LearningProgress(_ProgressEstimator):
 
 
 class LearningProgressPerStep(_ProgressEstimator):
-    """The reference's micro learning progress: the change in mean unhinted reward over the latest
-    plays, from a least-squares line through the per-iteration means (weighted by episodes)."""
+    """The reference's micro learning progress (its ``micro_lp`` variant): over the latest plays
+    (a window's, for a delayed reward), the mean reward of the late half's plays minus the early
+    half's (``progress: difference``), or the change fitted by a least-squares line through the
+    per-iteration means weighted by episodes (``slope``); floored at 0 unless ``signed``."""
 
     def estimate(self, data: EstimateInput) -> Difficulty:
         figures = _figures(data.hinted, data.unhinted, self.threshold)
         plays = [p for p in (data.window or _plays(data)) if p.unhinted][-self.options.window:]
-        slope = _weighted_slope([float(p.iteration) for p in plays],
-                                [fmean(p.unhinted) for p in plays],
-                                [float(len(p.unhinted)) for p in plays])
+        if self.options.progress == "difference" and len(plays) >= 2:
+            early, late = early_late(plays)
+            change = late - early
+            figures |= {"progress": change, "early_mean": early, "late_mean": late,
+                        "window_plays": float(len(plays)), "cold_start": 0.0}
+            return Difficulty(figures=figures, regret=figures["regret"],
+                              designer_reward=change if self.options.signed else max(change, 0.0))
+        slope = None if self.options.progress == "difference" else _weighted_slope(
+            [float(p.iteration) for p in plays], [fmean(p.unhinted) for p in plays],
+            [float(len(p.unhinted)) for p in plays])
         if slope is None:
             figures |= {"progress": 0.0, "progress_per_iteration": 0.0,
                         "window_plays": float(len(plays)), "cold_start": 1.0}

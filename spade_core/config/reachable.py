@@ -6,6 +6,8 @@ frontier schedule, again only through replay (a fixed pool's draw included), at 
 ``loop.replay_max_age`` iterations; never more than ``run.iterations``. When
 that is fewer rollouts than both the memory's mastery and too-hard windows, no environment can
 ever leave the frontier by its statistics: the curriculum cannot work, so the config is refused.
+A fixed pool drawn as the reference draws it (``loop.pool_order: shuffle``) is not checked: it
+draws every environment whatever its status, so no status window decides anything there.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ def window_problems(config: SpadeConfig, memory_options: Any) -> list[str]:
     none can ever leave the frontier by its statistics (empty when one window can be filled, or
     when the memory declares no windows)."""
     if not isinstance(memory_options, WindowedOptions):
+        return []
+    if config.loop.mode == "fixed-pool" and config.loop.pool_order == "shuffle":
         return []
     windows = memory_options.status_windows()
     rollouts, keys = most_rollouts(config)

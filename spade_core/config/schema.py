@@ -86,8 +86,9 @@ class LoopSection(Strict):
     #: The reference discards failed attempts and regenerates: off by default.
     train_on_failed_attempts: bool = False
     #: Multiplies the designer's advantages (the reference's ``env_reward_scale``). ``None``:
-    #: the unhinted plays an environment gets for its reward (``rollouts_per_env``) capped at
-    #: ``env_reward_scale_cap``.
+    #: the reference's ``min(agent samples / designer samples x regeneration interval, cap)``,
+    #: from each training step's own counts (``selfplay/samples.py`` ``env_reward_scale``),
+    #: capped at ``env_reward_scale_cap``.
     env_reward_scale: float | None = Field(default=None, gt=0.0)
     env_reward_scale_cap: float = Field(default=50.0, gt=0.0)
     #: Episode reward that counts as success: validation's "solved", the estimators' win rate,
@@ -114,11 +115,31 @@ class LoopSection(Strict):
     #: Iterations per window (the reference: 4 for games, 8 for tool use).
     regeneration_interval: int = Field(default=4, ge=1)
     #: Hinted episodes per environment, played at its window's start (or every iteration in the
-    #: frontier schedule); ``None``: ``rollouts_per_env``. The reference: 16.
-    hint_plays_per_env: int | None = Field(default=None, ge=1)
+    #: frontier schedule); ``None``: ``rollouts_per_env``; 0: no hint and no hinted episode (the
+    #: reference's fixed-pool baseline). The reference: 16.
+    hint_plays_per_env: int | None = Field(default=None, ge=0)
+    #: A play that raised or timed out (``Episode.error``). ``drop`` (the reference): an
+    #: unhinted one counts in no win rate, regret or learning signal and is no agent sample; a
+    #: hinted one counts as reward 0, as the reference's hint arm does. ``zero``: every failed
+    #: play counts and is trained with reward 0.
+    failed_plays: Literal["drop", "zero"] = "drop"
+    #: Where a timeout of the environment's own code marks its design (window schedule).
+    #: ``start`` (the reference): only a timeout in the window's first iteration gives the
+    #: regret variant's penalty, and an environment that timed out is not played again in its
+    #: window. ``window``: a timeout in any iteration of the window gives the penalty, and the
+    #: environment keeps being played.
+    timeouts: Literal["start", "window"] = "start"
     #: ``selfplay``: the designer proposes; ``fixed-pool``: environments come from ``pool``.
     mode: Literal["selfplay", "fixed-pool"] = "selfplay"
     pool: str | None = None
+    #: How a fixed pool is drawn. ``by-id``: pool environments not played yet, in id order, with
+    #: replays as in self-play. ``shuffle`` (the reference's ``--spade-no-replacement``): a
+    #: seeded shuffle of the whole pool walked without replacement, ``envs_per_iteration`` per
+    #: draw, reshuffled when it runs out; no replays, every environment whatever its status.
+    pool_order: Literal["by-id", "shuffle"] = "by-id"
+    #: Seed of the ``shuffle`` draw (the reference's ``--spade-fixed-pool-seed``, 42);
+    #: ``None``: ``run.seed``.
+    pool_seed: int | None = None
     #: Asynchronous training (docs/training.md, "Asynchronous training"): iteration i+1 is
     #: generated while iteration i trains, on weights at most ``async_level`` updates old; every
     #: sample records the policy version and log-probabilities it was generated with, stale

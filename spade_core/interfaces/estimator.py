@@ -52,9 +52,16 @@ class EstimateInput:
     #: Episodes (of this iteration, or of the window for a delayed reward) in which one of the
     #: environment's own calls ran out of time.
     step_timeouts: int = 0
+    #: The environment's skill's (else family's) mean unhinted reward per regeneration window
+    #: (per iteration in the frontier schedule), every play of the skill's environments pooled,
+    #: oldest first, this window (or iteration) last: what the reference's per-skill learning-
+    #: potential trackers are updated with. Filled only for an estimator whose
+    #: ``uses_skill_means`` is true (reading it scans the memory); empty otherwise.
+    skill_means: Sequence[float] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hinted", tuple(float(r) for r in self.hinted))
+        object.__setattr__(self, "skill_means", tuple(float(r) for r in self.skill_means))
         object.__setattr__(self, "unhinted", tuple(float(r) for r in self.unhinted))
         for name in ("history", "window"):
             object.__setattr__(self, name, tuple(
@@ -93,6 +100,8 @@ class DifficultyEstimator(ABC):
     _interface_changes["estimate_with_history"] = _interface_changes["estimate"]
     #: Where the documentation describes this interface beside docs/plugins.md.
     _guide = 'docs/estimators.md, "The estimator interface"'
+    #: Whether :meth:`estimate` reads ``EstimateInput.skill_means`` (the loop fills it only then).
+    uses_skill_means: bool = False
 
     @abstractmethod
     def estimate(self, data: EstimateInput) -> Difficulty:

@@ -162,6 +162,13 @@ class EnvMemory(ABC):
         reached ``loop.replay_max_age`` this way); returns the updated record. Raises
         ``KeyError`` for an unknown id."""
 
+    def add_figures(self, env_id: str, iteration: int, figures: dict[str, float]) -> bool:
+        """Merge ``figures`` into the history entry of ``env_id`` played at ``iteration``; returns
+        whether that entry exists. The window schedule adds a design's delayed designer reward
+        and its figures (keys ``delayed_*``) to its window's first entry this way. The default
+        keeps nothing and returns ``False``: such a memory holds the immediate estimate only."""
+        return False
+
     @abstractmethod
     def clear(self) -> None:
         """Remove every record (the memory's settings stay). The default

@@ -58,6 +58,16 @@ class RunArtifacts:
         write_atomic(self.envs_dir / f"{env_id}.json",
                      json.dumps(details, indent=1, default=_jsonable))
 
+    def add_env_details(self, env_id: str, details: dict[str, Any]) -> bool:
+        """Merge ``details`` into ``envs/<id>.json`` (rewritten atomically); returns whether the
+        file exists."""
+        path = self.envs_dir / f"{env_id}.json"
+        if not path.is_file():
+            return False
+        data = json.loads(path.read_text(encoding="utf-8")) | details
+        write_atomic(path, json.dumps(data, indent=1, default=_jsonable))
+        return True
+
     def write_summary(self, summary: dict[str, Any]) -> None:
         write_atomic(self.run_dir / "summary.json", json.dumps(summary, indent=2,
                                                                default=_jsonable))

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from statistics import fmean
 from typing import Any
 
 from spade_core.config.schema import LoopSection
@@ -121,6 +123,9 @@ class Proposal:
     first_observation: str = ""
     unhinted: list[Episode] = field(default_factory=list)
     hinted: list[Episode] = field(default_factory=list)
+    #: Unhinted plays that raised or timed out, left out of ``unhinted`` (``loop.failed_plays:
+    #: drop``, the reference): no win rate, no regret, no agent sample; kept for the counts.
+    failed: list[Episode] = field(default_factory=list)
     #: Hinted rewards measured earlier (a window's later iterations play no hinted episodes; the
     #: estimate reuses those of the window's start). ``None``: this iteration's ``hinted``.
     hint_rewards: list[float] | None = None
@@ -259,16 +264,23 @@ def _validate_chunk(c: Components, part: list[Proposal], timer: PhaseTimer,
 
 
 def draw_from_pool(c: Components, loop: LoopSection, seed: int,
-                   timer: PhaseTimer, replays: bool = True) -> list[Proposal]:
+                   timer: PhaseTimer, replays: bool = True,
+                   chosen: list[str] | None = None) -> list[Proposal]:
     """Fixed-pool mode, through the same draw as self-play's replay: the pool stands in for the
     designer. The next ``envs_per_iteration`` pool environments never played yet (in the pool's
     order, by id) are this iteration's fresh ones; ``loop.replay_envs`` frontier environments
     already played are replayed as in self-play, and replays also fill the fresh slots once
     every pool environment has been played. Retired environments (mastered, too hard, aged)
-    are never drawn."""
+    are never drawn. ``chosen`` (``loop.pool_order: shuffle``): exactly these pool
+    environments, whatever their status, and no replay."""
     from spade_core.selfplay.pool import POOL_VERDICT, pool_document
 
     family_of = {f.name: f for f in c.families}
+    if chosen is not None:
+        records = [r for r in (c.memory.get(i) for i in chosen)
+                   if r is not None and r.family in family_of]
+        return [_proposal(i, r, family_of, pool_document(r), POOL_VERDICT, replayed=False)
+                for i, r in enumerate(records)]
     with timer.phase("sample"):
         frontier = _frontier(c, family_of)
     unplayed = sorted((r for r in frontier if not r.history), key=lambda r: r.id)
@@ -334,14 +346,21 @@ def draw_replay(c: Components, loop: LoopSection, exclude: set[str], seed: int,
             for i, r in enumerate(chosen)]
 
 
-def window_replays(c: Components, env_ids: list[str], start: int) -> list[Proposal]:
+def window_replays(c: Components, env_ids: list[str], start: int,
+                   drop_timed_out: bool = False) -> list[Proposal]:
     """A window's environments played again in its later iterations: from the memory, with the
-    hint and the hinted rewards of the window's start (no hinted episode is played again)."""
+    hint and the hinted rewards of the window's start (no hinted episode is played again).
+    ``drop_timed_out`` (``loop.timeouts: start``, the reference's blacklist of hung games): an
+    environment whose own code timed out in an earlier iteration of the window is not played
+    again."""
     family_of = {f.name: f for f in c.families}
     proposals = []
     for env_id in env_ids:
         record = c.memory.get(env_id)
         if record is None or record.family not in family_of:
+            continue
+        if drop_timed_out and any(h.figures.get("step_timeouts", 0.0) > 0
+                                  for h in record.history if h.iteration >= start):
             continue
         p = _proposal(len(proposals), record, family_of,
                       Document(id=record.doc_id or f"memory:{record.id}", text=record.description,
@@ -448,7 +467,7 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
     sandbox): the first is reset for the hint phase, the others play the rollouts."""
     playable = [p for p in proposals if p.status == EnvStatus.FRONTIER]
     k = loop.rollouts_per_env
-    h = (loop.hint_plays_per_env or k) if hinted else 0
+    h = (k if loop.hint_plays_per_env is None else loop.hint_plays_per_env) if hinted else 0
     seeds = [seed + i for i in range(k)]
     hint_seeds = [seed + i for i in range(h)]
     with SessionBatch(c.sandbox) as batch:
@@ -460,8 +479,10 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
                 provided = _first_observations(batch, playable, firsts, seeds[0])
                 batch.close([s for s in firsts if not isinstance(s, SandboxError)])
                 now = [i for i, p in enumerate(playable) if p.status == EnvStatus.FRONTIER]
-                # A replayed environment keeps the hint it was first played with.
-                fresh = [i for i in now if not (playable[i].replayed and playable[i].hint)]
+                # A replayed environment keeps the hint it was first played with; no hint is
+                # written when no hinted episode is played (hint_plays_per_env 0).
+                fresh = [i for i in now
+                         if h and not (playable[i].replayed and playable[i].hint)]
                 hints = generate_hints(
                     c.hint_backend or c.backend, [playable[i].program for i in fresh],
                     [playable[i].first_observation for i in fresh], [provided[i] for i in fresh],
@@ -500,8 +521,21 @@ def play(c: Components, loop: LoopSection, proposals: list[Proposal], seed: int,
         p.unhinted = episodes[per * j]
         p.hinted = episodes[per * j + 1] if h else []
         p.conversations = [c for part in conversations[per * j:per * j + per] for c in part]
+        if loop.failed_plays == "drop":
+            _drop_failed(p)
         if h:
             _judge_hint(p)
+
+
+def _drop_failed(p: Proposal) -> None:
+    """The reference's rule for plays that raised or timed out: an unhinted one is dropped (no
+    win rate, regret or agent sample; kept in ``p.failed``), its conversation with it. A hinted
+    one stays, with its reward 0: the reference's hint arm scores a broken hint play as 0."""
+    n = len(p.unhinted)
+    kept = [k for k, e in enumerate(p.unhinted) if e.error is None]
+    p.failed = [e for e in p.unhinted if e.error is not None]
+    p.unhinted = [p.unhinted[k] for k in kept]
+    p.conversations = [p.conversations[k] for k in kept] + p.conversations[n:]
 
 
 def _hint_system(c: Components, family: EnvFamily) -> str:
@@ -548,12 +582,14 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
              iteration: int) -> list[EnvRecord]:
     """Difficulty and designer reward for each proposal; memory updated; returns newly mastered."""
     mastered = []
+    means = (_skill_means(c, proposals, iteration)
+             if getattr(c.estimator, "uses_skill_means", False) else {})
     for p in proposals:
         env_id = p.env_id
-        if p.status == EnvStatus.FRONTIER and p.unhinted:
+        if p.status == EnvStatus.FRONTIER and (p.unhinted or p.failed):
             hinted = [e.reward for e in p.hinted]
             known = hinted if p.hint_rewards is None else list(p.hint_rewards)
-            timeouts = sum(e.timed_out for e in p.unhinted + p.hinted)
+            timeouts = sum(e.timed_out for e in p.unhinted + p.hinted + p.failed)
             unhinted = [e.reward for e in p.unhinted]
             earlier = c.memory.get(env_id)  # read before update_stats adds this iteration
             p.difficulty = checked_estimate(c.estimator, EstimateInput(
@@ -561,7 +597,8 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
                 hinted=known, unhinted=unhinted, iteration=iteration,
                 history=[h for h in earlier.history if h.iteration < iteration] if earlier else (),
                 success_threshold=loop.success_threshold,
-                step_timeouts=timeouts), c.estimator_label)
+                step_timeouts=timeouts, skill_means=means.get(_skill(p), ())),
+                c.estimator_label)
             p.designer_reward = p.difficulty.designer_reward
             if earlier is None:
                 _add_record(c, p)
@@ -580,6 +617,43 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
             p.designer_reward = failure_reward(loop, p.verdict.category if p.verdict else "")
         _remember(c, p)
     return mastered
+
+
+def skill_window_means(records: Iterable[EnvRecord], interval: int,
+                       through: int) -> dict[str, list[float]]:
+    """Per skill (a record's ``skill``, else its family), the mean unhinted reward of each
+    period up to period ``through`` (a period: ``interval`` iterations, a regeneration window;
+    1 in the frontier schedule), every play of the skill's environments in it pooled, oldest
+    first; periods without a play are left out. The reference's per-skill learning-potential
+    trackers are updated with exactly these means, one per window."""
+    pooled: dict[str, dict[int, list[float]]] = {}
+    for record in records:
+        skill = record.skill or record.family
+        for entry in record.history:
+            period = entry.iteration // interval
+            if period <= through and entry.unhinted:
+                pooled.setdefault(skill, {}).setdefault(period, []).extend(entry.unhinted)
+    return {skill: [fmean(by_period[p]) for p in sorted(by_period)]
+            for skill, by_period in pooled.items()}
+
+
+def _skill(p: Proposal) -> str:
+    return p.target.skill or p.family.name
+
+
+def _skill_means(c: Components, proposals: list[Proposal], iteration: int
+                 ) -> dict[str, list[float]]:
+    """Per skill, its pooled mean unhinted reward of each earlier iteration (from the memory)
+    and then of this one (every play of this iteration's environments of the skill): an
+    immediate estimate's ``EstimateInput.skill_means``."""
+    means = skill_window_means(c.memory.records(), 1, iteration - 1)
+    now: dict[str, list[float]] = {}
+    for p in proposals:
+        if p.status == EnvStatus.FRONTIER and p.unhinted:
+            now.setdefault(_skill(p), []).extend(e.reward for e in p.unhinted)
+    for skill, rewards in now.items():
+        means[skill] = [*means.get(skill, []), sum(rewards) / len(rewards)]
+    return means
 
 
 def _remember(c: Components, p: Proposal) -> None:

@@ -76,6 +76,8 @@ def iteration_metrics(iteration: int, proposals: list[Proposal], mastered: int,
         "agent_success_hinted": _success([e for p in played for e in p.hinted],
                                          success_threshold),
         "episodes_cut_off": sum(e.cut_off for p in played for e in p.unhinted + p.hinted),
+        "plays_failed": sum(e.error is not None
+                            for p in played for e in p.unhinted + p.hinted + p.failed),
         "turns_masked": sum(t.masked for p in played for e in p.unhinted + p.hinted
                             for t in e.turns),
         **hint_counts(played),

@@ -10,7 +10,9 @@ environments become mastered, too hard or retired exactly as designed ones do.
 
 from __future__ import annotations
 
+import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,11 +94,45 @@ def load_pool(resolved: Any, families: list[Any], sandbox: Any) -> list[PoolEnv]
     return sorted({e.id: e for e in usable}.values(), key=lambda e: e.id)
 
 
+def shuffled_draw(keys: Sequence[str], count: int, draw: int, seed: int) -> list[int]:
+    """Draw number ``draw`` (0-based) of the reference's fixed pool without replacement
+    (``spade_rollout.py`` ``_select_static_games_without_replacement``): the keys sorted, shuffled
+    once by ``random.Random(seed)``, and walked ``count`` at a time; when fewer remain than a
+    draw needs, the rest is taken and the draw completed from a fresh shuffle of every key (same
+    generator) without the ones just taken, whose remainder is walked next. Returns positions
+    into ``keys``; every draw depends only on the seed, so a resumed run draws the same."""
+    canonical = sorted(range(len(keys)), key=lambda i: keys[i])
+    rng = random.Random(seed)
+    remaining = list(canonical)
+    rng.shuffle(remaining)
+    position = 0
+    selected: list[int] = []
+    for _ in range(draw + 1):
+        selected = remaining[position:position + count]
+        position += count
+        if len(selected) < count:
+            refill = list(canonical)
+            rng.shuffle(refill)
+            taken = set(selected)
+            refill = [i for i in refill if i not in taken]
+            needed = count - len(selected)
+            selected = selected + refill[:needed]
+            remaining, position = refill[needed:], 0
+    return selected
+
+
 class PoolSampler:
     """The pool's environments, put into the run's memory, from which the loop draws them."""
 
     def __init__(self, envs: list[PoolEnv]) -> None:
         self.envs = envs
+
+    def shuffled(self, count: int, draw: int, seed: int) -> list[str]:
+        """The ids of draw number ``draw`` under ``loop.pool_order: shuffle``
+        (:func:`shuffled_draw`), the pool ordered by file name as the reference orders its
+        game files (an environment without one: by id)."""
+        keys = [e.doc_id or e.id for e in self.envs]
+        return [self.envs[i].id for i in shuffled_draw(keys, count, draw, seed)]
 
     def seed_memory(self, memory: EnvMemory) -> int:
         """Add the pool's environments the memory does not know yet, as ``frontier`` records."""

@@ -67,7 +67,7 @@ from spade_core.selfplay.samples import (
     training_samples,
 )
 from spade_core.selfplay.validator import LLMValidator
-from spade_core.selfplay.window import HeldDesign, Window, Windows, release
+from spade_core.selfplay.window import Delayed, HeldDesign, Window, Windows, release
 from spade_core.text import plural
 from spade_core.validation import ValidationOptions
 
@@ -233,6 +233,12 @@ def _env_details(iteration: int, p: Proposal) -> dict[str, Any]:
         "sample_hinted": asdict(p.hinted[0]) if p.hinted else None,
         "designer_completion": p.completions[-1] if p.completions else "",
     }
+
+
+def _delayed_details(item: Delayed, iteration: int) -> dict[str, Any]:
+    return {"window_start": item.window_start, "released_at": iteration,
+            "designer_reward": item.designer_reward, "figures": item.figures,
+            "trained": item.trained}
 
 
 def _replay_details(iteration: int, p: Proposal) -> dict[str, Any]:
@@ -504,14 +510,20 @@ def open_window(c: Components, loop: Any, iteration: int,
 
 def environments(c: Components, loop: Any, iteration: int, seed: int, timer: PhaseTimer,
                  pool: Any, guard: ContaminationGuard | None, windows: Windows | None,
-                 starting: bool) -> list[Proposal]:
+                 starting: bool, pool_seed: int = 0) -> list[Proposal]:
     """This iteration's environments: inside a window, the window's own, played again; else
-    a fixed pool's draw, or the designer's proposals (validated, then deduplicated against the
-    memory), plus in the frontier schedule frontier environments replayed from the memory."""
+    a fixed pool's draw (``pool_seed``: the seed of a ``shuffle`` draw), or the designer's
+    proposals (validated, then deduplicated against the memory), plus in the frontier schedule
+    frontier environments replayed from the memory."""
     if not starting:
-        return window_replays(c, windows.current.env_ids, windows.current.start)
+        return window_replays(c, windows.current.env_ids, windows.current.start,
+                              drop_timed_out=loop.timeouts == "start")
     if pool is not None:
-        return draw_from_pool(c, loop, seed, timer, replays=windows is None)
+        chosen = None
+        if loop.pool_order == "shuffle":  # one draw per window (per iteration without windows)
+            draw = iteration // windows.interval if windows is not None else iteration
+            chosen = pool.shuffled(loop.envs_per_iteration, draw, pool_seed)
+        return draw_from_pool(c, loop, seed, timer, replays=windows is None, chosen=chosen)
     proposals = design(c, loop, iteration, seed, timer)
     with timer.phase("dedupe", total=sum(1 for p in proposals if p.verdict and p.verdict.valid)):
         dedupe(c, proposals, guard)
@@ -546,7 +558,7 @@ def run_iteration(c: Components, resolved: ResolvedConfig, iteration: int,
 
     held_out = (evaluator.evaluate(iteration, CountingBackend(c.backend, timer), timer)
                 if evaluator else None)
-    _write_artifacts(artifacts, iteration, made.proposals)
+    _write_artifacts(artifacts, iteration, made.proposals, made.delayed)
     metrics = _row(c, resolved, iteration, made, timer, windows, train_metrics)
     generated = Generated(iteration, [], {}, started=started, ended=ended,
                           waited=started - previous["generate_end"] if previous else 0.0)
@@ -569,9 +581,11 @@ class _Made:
     """What one iteration's generation produced."""
 
     def __init__(self, proposals: list[Proposal], samples: list[TrainingSample],
-                 mastered: list[Any], retired: list[Any], released: list[TrainingSample]) -> None:
+                 mastered: list[Any], retired: list[Any], released: list[TrainingSample],
+                 delayed: list[Delayed] | None = None) -> None:
         self.proposals, self.samples = proposals, samples
         self.mastered, self.retired, self.released = mastered, retired, released
+        self.delayed = delayed or []
 
 
 def _generate(c: Components, resolved: ResolvedConfig, iteration: int, context: RunInfo,
@@ -591,11 +605,15 @@ def _generate(c: Components, resolved: ResolvedConfig, iteration: int, context: 
                               if c.hint_backend is not None else None))
 
     released: list[TrainingSample] = []
+    delayed: list[Delayed] = []
     if windows is not None and starting and windows.current is not None:
-        released = release(c.estimator, c.memory, windows.current, loop.success_threshold,
-                           c.estimator_label)
+        released, delayed = release(c.estimator, c.memory, windows.current,
+                                    loop.success_threshold, c.estimator_label, loop.timeouts,
+                                    windows.interval)
 
-    proposals = environments(c, loop, iteration, seed, timer, pool, guard, windows, starting)
+    proposals = environments(c, loop, iteration, seed, timer, pool, guard, windows, starting,
+                             loop.pool_seed if loop.pool_seed is not None
+                             else resolved.config.run.seed)
     play(c, loop, proposals, seed, timer, hinted=starting)
 
     # The environments estimated: those played (a rejected or duplicate proposal is not, so a
@@ -621,12 +639,14 @@ def _generate(c: Components, resolved: ResolvedConfig, iteration: int, context: 
                                           ledger() if ledger is not None else None)
         samples = scale_designer(loop, released + agent_samples(loop, proposals),
                                  windows.interval)
-    return _Made(proposals, samples, mastered, retired, released)
+    return _Made(proposals, samples, mastered, retired, released, delayed)
 
 
-def _write_artifacts(artifacts: RunArtifacts, iteration: int, proposals: list[Proposal]) -> None:
-    # A replay's envs/<id>.json keeps the proposal; each replay is one line of replays.jsonl,
-    # the iteration's lines appended together (one fsync).
+def _write_artifacts(artifacts: RunArtifacts, iteration: int, proposals: list[Proposal],
+                     delayed: list[Delayed] = ()) -> None:
+    """``envs/<id>.json`` of each new environment (a replay: a line of ``replays.jsonl``, the
+    iteration's lines appended together with one fsync); the window schedule's delayed designer
+    rewards released this iteration go into their environments' files (``delayed``)."""
     artifacts.append_jsonl_rows("replays.jsonl", [_replay_details(iteration, p)
                                                   for p in proposals if p.replayed])
     for p in proposals:
@@ -634,6 +654,8 @@ def _write_artifacts(artifacts: RunArtifacts, iteration: int, proposals: list[Pr
             artifacts.write_env(p.env_id,
                                 p.program or (p.completions[-1] if p.completions else ""),
                                 _env_details(iteration, p))
+    for item in delayed:
+        artifacts.add_env_details(item.env_id, {"delayed": _delayed_details(item, iteration)})
 
 
 def _row(c: Components, resolved: ResolvedConfig, iteration: int, made: _Made,
@@ -729,7 +751,7 @@ class AsyncLoop:
         made = _generate(self.c, self.resolved, iteration, self.context, self.loaded, self.pool,
                          self.guard, self.windows, timer, ledger)
         stamp_samples(made.samples, ledger(), iteration, floor)
-        _write_artifacts(self.artifacts, iteration, made.proposals)
+        _write_artifacts(self.artifacts, iteration, made.proposals, made.delayed)
         row = _row(self.c, self.resolved, iteration, made, timer, self.windows, None)
         ended = time.time()
         waited = started - self._generate_end if self._generate_end is not None else 0.0

@@ -102,6 +102,10 @@ def scale_designer(loop: LoopSection, samples: list[TrainingSample],
 
 
 def training_samples(loop: LoopSection, proposals: list[Proposal]) -> list[TrainingSample]:
-    """Designer and agent samples of one iteration, rewarded at once (the frontier schedule)."""
-    return scale_designer(loop, designer_samples(loop, proposals)
-                          + agent_samples(loop, proposals))
+    """Designer and agent samples of one iteration, rewarded at once (the frontier schedule). A
+    design whose estimate is masked (figure ``masked``: a negative blend) is not trained."""
+    masked = {p.env_id for p in proposals
+              if p.difficulty is not None and p.difficulty.figures.get("masked")}
+    designs = [s for s in designer_samples(loop, proposals)
+               if not (s.meta["played"] and s.group in masked)]
+    return scale_designer(loop, designs + agent_samples(loop, proposals))

@@ -116,7 +116,15 @@ def test_status_rules_and_history(tmp_path: Path) -> None:
     assert got.history[0].unhinted == [1.0, 0.0, 0.0, 0.0]
     with pytest.raises(KeyError, match="not in the memory"):
         memory.update_stats("missing", 0, [], [], {}, 0.0)
+    # A window's delayed reward joins the figures of one history entry, kept on reopening.
+    assert memory.add_figures(mid.id, 0, {"delayed_designer_reward": 0.25})
+    assert not memory.add_figures(mid.id, 5, {"delayed_designer_reward": 1.0})
     memory.close()
+    reopened = FaissEnvMemory(tmp_path, _options())
+    [entry] = reopened.get(mid.id).history
+    assert entry.figures == {"regret": 0.5, "win_rate": 0.25, "delayed_designer_reward": 0.25}
+    assert entry.designer_reward == 0.7  # the immediate estimate stays beside it
+    reopened.close()
 
 
 def test_examples_rank_and_filter_by_family(tmp_path: Path) -> None:

@@ -199,6 +199,92 @@ def test_selfplay_trainer_none_and_fixed_pool_differ_only_in_their_keys(tmp_path
     assert len(played) == 3  # the whole pool went into the run's memory, nothing designed
 
 
+def test_fixed_pool_shuffled_draw_as_the_reference(tmp_path):
+    """``pool_order: shuffle`` with one-iteration windows: a fresh draw every iteration from the
+    reference's seeded shuffle, without replacement until the pool is exhausted, no hint."""
+    from spade_core.records import program_id
+
+    pool = _pool_folder(tmp_path)
+    for i, q in enumerate(["nine squared", "ten minus one"], start=3):
+        (pool / f"env{i}.py").write_text(POOL_PROGRAM.format(q=q))
+    run_dir = run_in_process(tmp_path / "run", 3, schedule="window", loop={
+        "envs_per_iteration": 2, "rollouts_per_env": 2, "max_turns": 2, "mode": "fixed-pool",
+        "pool": str(pool), "pool_order": "shuffle", "pool_seed": 42,
+        "regeneration_interval": 1, "hint_plays_per_env": 0})
+    # The reference's draw, written out: the file paths sorted, random.Random(42).shuffle, two
+    # at a time; the third draw takes the last one and completes from a fresh shuffle (same
+    # generator) without it.
+    paths = sorted(str(p) for p in pool.glob("*.py"))
+    rng = random.Random(42)
+    order = list(paths)
+    rng.shuffle(order)
+    refill = list(paths)
+    rng.shuffle(refill)
+    third = [order[4]] + [p for p in refill if p != order[4]][:1]
+    ids = {p: program_id(Path(p).read_text()) for p in paths}
+    expected = [{ids[p] for p in order[0:2]}, {ids[p] for p in order[2:4]},
+                {ids[p] for p in third}]
+    rows = memory_rows(run_dir)
+    drawn = [{r[0] for r in rows if any(h[0] == i for h in r[3])} for i in range(3)]
+    assert drawn == expected
+    assert len(drawn[0] | drawn[1]) == 4  # no repeat before the pool is exhausted
+    assert all(not h[1] for r in rows for h in r[3])  # no hinted play
+    assert [(m["envs_played"], m["envs_replayed"], m["hints"]) for m in metrics(run_dir)] == \
+        [(2, 0, 0)] * 3
+
+
+#: A pool program whose step raises on odd seeds: half of every environment's plays fail.
+BROKEN_ON_ODD_SEEDS = '''
+class QAEnv:
+    def reset(self, seed=None):
+        self.seed = seed or 0
+        return "Question: what is six times seven?", {}
+
+    def step(self, action):
+        if self.seed % 2:
+            raise RuntimeError("broken on odd seeds")
+        ok = action.strip() == "\\\\boxed{42}"
+        return ("correct" if ok else "wrong"), (1.0 if ok else 0.0), True, False, {}
+
+    def solution(self):
+        return "\\\\boxed{42}"
+'''
+
+
+@pytest.mark.parametrize("mode,unhinted", [("drop", 2), ("zero", 4)])
+def test_failed_plays_are_dropped_or_counted_as_zero(tmp_path, mode, unhinted):
+    """The real process sandbox turns the raising step into a failed play: under ``drop`` (the
+    reference) the two failed unhinted plays of four count nowhere and are not trained; the
+    failed hinted play counts 0 in both modes; ``zero`` keeps every play at reward 0."""
+    import envmemory.plugin as memory_plugin
+    import plugins.designer.plugin as designer_plugin
+    import plugins.estimators as estimators_plugin
+    import plugins.trainers.plugin as trainers_plugin
+    import sandbox.plugin as sandbox_plugin
+    from spade_core.testing import load_test_plugins
+
+    from fakes.selfplay import FakeSelfPlayPlugin
+    from fakes.training import FakeTrainingPlugin
+
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    (pool / "env0.py").write_text(BROKEN_ON_ODD_SEEDS)
+    loaded = load_test_plugins(FakeSelfPlayPlugin(), FakeTrainingPlugin(), designer_plugin,
+                               estimators_plugin, trainers_plugin, memory_plugin, sandbox_plugin)
+    data = training_config(tmp_path / "run", 1, loop={
+        "envs_per_iteration": 1, "rollouts_per_env": 4, "hint_plays_per_env": 2,
+        "max_turns": 2, "mode": "fixed-pool", "pool": str(pool), "replay_envs": 0,
+        "failed_plays": mode}, sandbox={"plugin": "process", "options": {"workers": 1}})
+    run_dir = run(resolve_config(data, loaded.registry, "t.yaml"), loaded,
+                  report=lambda m: None)
+    [row] = metrics(run_dir)
+    assert row["plays_failed"] == 3  # two unhinted, one hinted
+    [(_, _, _, [(_, hinted, counted)])] = memory_rows(run_dir)
+    assert hinted == [1.0, 0.0] and counted == [0.0] * unhinted
+    trained = json.loads((latest_checkpoint(run_dir) / "trainer" / "samples.json").read_text())
+    assert trained["samples"] == unhinted
+
+
 def test_fixed_pool_from_an_imported_run_dir(tmp_path):
     pool = _pool_folder(tmp_path)
     # What `spade envs import` leaves: a run directory whose memory holds frontier records.

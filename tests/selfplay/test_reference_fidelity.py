@@ -65,14 +65,18 @@ def test_regret_and_micro_progress_over_a_window():
     # = 0.75 - 9/16 = 0.1875.
     regret = Regret(RegretOptions()).estimate(_window_input("a1"))
     assert regret.designer_reward == pytest.approx(0.1875)
-    # Micro learning progress: slope of the per-iteration means 0.25, 0.5, 0.75, 0.75 (equal
-    # weights sqrt(4)) over x = 0..3 is 0.175 per iteration; times (4 - 1) = 0.525.
+    # Blend's micro-LP (the reference's default "slope"): slope of the per-iteration means
+    # 0.25, 0.5, 0.75, 0.75 (equal weights) over x = 0..3 is 0.175 per iteration; times
+    # (4 - 1) = 0.525.
     blend = Blend(BlendOptions(micro_lp_weight=1.0, regret_weight=0.0, plateau_weight=0.0))
     assert blend.estimate(_window_input("a1")).figures["micro_lp"] == \
         pytest.approx(0.525)
+    # The reference's micro_lp variant: late half (iterations 2-3: 6 wins of 8) minus early half
+    # (iterations 0-1: 3 of 8) = 0.75 - 0.375 = 0.375; the slope is an option.
     per_step = LearningProgressPerStep(LearningProgressPerStepOptions(window=8))
-    assert per_step.estimate(_window_input("a1")).designer_reward == \
-        pytest.approx(0.525)
+    assert per_step.estimate(_window_input("a1")).designer_reward == pytest.approx(0.375)
+    sloped = LearningProgressPerStep(LearningProgressPerStepOptions(window=8, progress="slope"))
+    assert sloped.estimate(_window_input("a1")).designer_reward == pytest.approx(0.525)
 
 
 def test_regret_timeout_penalty_and_solver_variance():
@@ -87,7 +91,8 @@ def test_regret_timeout_penalty_and_solver_variance():
     # 0.1875; exp(-(0.1875 - 0.25)^2 / 0.02) = exp(-0.1953125) = 0.8225775. With no earlier play
     # learning potential is its cold start: max(regret, 0) = 0.5, so 0.5 + 0.8225775.
     immediate = EstimateInput(env=ENV, hinted=first.hinted, unhinted=first.unhinted)
-    progress = LearningProgress(LearningProgressOptions(solver_variance=True))
+    progress = LearningProgress(LearningProgressOptions(solver_variance=True,
+                                                        baseline="environment"))
     assert progress.estimate(immediate).designer_reward == \
         pytest.approx(1.3225775, abs=1e-6)
 
@@ -134,3 +139,165 @@ def test_tis_weights_are_clamped_ratios():
     assert math.isclose(tis_weights([0.0], [0.0], 0.0, 2.0)[0], 1.0)
     with pytest.raises(ValueError, match="2 training log-probs for 1 rollout"):
         tis_weights([0.0, 0.0], [0.0])
+
+
+# -- a recorded window through the loop's own window machinery ---------------------------------
+
+#: Per environment: (skill, hinted rewards at the window's start, and per iteration 8..11 the
+#: unhinted plays: a number is a reward, "error" a play whose environment raised, "timeout" one
+#: whose environment's own call timed out). a0 is an earlier window's (iterations 4 and 5).
+SCRIPT = {
+    "a0": ("A", [1, 1, 1, 1], {4: [0, 0, 0, 0], 5: [0, 0, 1, 0]}),
+    "a1": ("A", [1, 1, 0, 1], {8: [0, 0, 1, 0, "error"], 9: [0, 1, 1], 10: [1, 1, 0, 1, 1],
+                               11: [1, 1, 1, 0]}),
+    "a2": ("A", [0, 0, 0, 0], {8: [1, 1, 1, 1], 9: [1, 1, 1, 1], 10: [1, 1, 0, 1],
+                               11: [1, 1, 1, 1]}),
+    "b1": ("B", [1, 1, 1, 1], {8: [1, 0, 1, 1], 9: [1, 1, 0, 1], 10: [1, "timeout"],
+                               11: [1, 1, 1, 1]}),
+    "b2": ("B", [1, 1, 1, 1], {8: [0, 0, 0, "timeout"], 9: [0, 0, 0, 0], 10: [0, 0, 0, 0],
+                               11: [0, 0, 0, 0]}),
+}
+
+
+def _episodes(name: str, plays: list, hinted: bool) -> list:
+    from spade_core.records import Episode
+
+    return [Episode(env_id=name, seed=k, hinted=hinted, first_observation="",
+                    reward=0.0 if isinstance(r, str) else float(r),
+                    error=r if isinstance(r, str) else None, timed_out=r == "timeout")
+            for k, r in enumerate(plays)]
+
+
+def _play_window(timeouts: str):
+    """Iterations 4-5 (a0's window) and 8-11 (a1, a2, b1, b2) through the loop's own steps:
+    fresh proposals at a window's start, ``window_replays`` after it, the failed-play rule of
+    ``play``, ``estimate`` recording every iteration in the real (in-process) memory; then the
+    window's designs released at the next window's start. Returns the memory, what was played
+    per iteration, and the window."""
+    from envmemory.nomemory import NoMemory
+    from spade_core.records import DesignTarget, Document, EnvStatus, Verdict
+    from spade_core.selfplay.iteration import (
+        Components, Proposal, _drop_failed, estimate, window_replays)
+    from spade_core.selfplay.window import HeldDesign, Window
+
+    from fakes.selfplay import FakeFamily
+
+    family = FakeFamily()
+    memory = NoMemory()
+    c = Components(corpus=None, designer=None, families=[family], sandbox=None,
+                   estimator=Regret(RegretOptions()), memory=memory, backend=None, trainer=None)
+    loop = LoopSection(timeouts=timeouts, rollouts_per_env=4, hint_plays_per_env=4)
+    source = {name: f"class Env_{name}: pass" for name in SCRIPT}
+    ids = {name: EnvProgram(source=source[name], family=family.name).id for name in SCRIPT}
+    name_of = {v: k for k, v in ids.items()}
+    played: dict[int, set[str]] = {}
+    for start, names in ((4, ["a0"]), (8, ["a1", "a2", "b1", "b2"])):
+        for iteration in range(start, start + 4):
+            if iteration == start:
+                proposals = [Proposal(index=i, family=family, document=Document(id=n, text=""),
+                                      prompt=[], program=source[n], status=EnvStatus.FRONTIER,
+                                      verdict=Verdict(valid=True, category="ok", message=""),
+                                      target=DesignTarget(skill=SCRIPT[n][0]))
+                             for i, n in enumerate(names)]
+            else:
+                proposals = window_replays(c, [ids[n] for n in names], start,
+                                           drop_timed_out=timeouts == "start")
+            for p in proposals:
+                name = name_of[p.env_id]
+                unhinted = SCRIPT[name][2].get(iteration, [])
+                p.unhinted = _episodes(name, unhinted, hinted=False)
+                p.hinted = _episodes(name, SCRIPT[name][1], True) if iteration == start else []
+                p.conversations = [[] for _ in p.unhinted + p.hinted]
+                _drop_failed(p)
+            proposals = [p for p in proposals if p.unhinted or p.failed]
+            played[iteration] = {name_of[p.env_id] for p in proposals}
+            estimate(c, loop, proposals, iteration)
+    window = Window(start=8, env_ids=[ids[n] for n in ("a1", "a2", "b1", "b2")],
+                    designs=[HeldDesign(env_id=ids[n], family=family.name, skill=SCRIPT[n][0],
+                                        messages=[{"role": "assistant", "content": n}])
+                             for n in ("a1", "a2", "b1", "b2")])
+    return memory, played, window, name_of
+
+
+def _weighted_slope_by_hand(ys: list[float], ns: list[int]) -> float:
+    """np.polyfit(x, y, 1, w=sqrt(n))'s slope: weighted least squares with weight n on each
+    squared residual, x = 0, 1, ...: sum n (x - x̄)(y - ȳ) / sum n (x - x̄)^2."""
+    xs = list(range(len(ys)))
+    total = sum(ns)
+    x_bar = sum(n * x for n, x in zip(ns, xs)) / total
+    y_bar = sum(n * y for n, y in zip(ns, ys)) / total
+    return (sum(n * (x - x_bar) * (y - y_bar) for n, x, y in zip(ns, xs, ys))
+            / sum(n * (x - x_bar) ** 2 for n, x in zip(ns, xs)))
+
+
+def test_a_recorded_window_through_the_window_machinery():
+    from spade_core.selfplay.window import release
+
+    memory, played, window, name_of = _play_window("start")
+    # b2 timed out in the window's first iteration, b1 at iteration 10: neither is played again
+    # in the window (the reference blacklists a hung game); the failed plays are dropped.
+    assert played[9] == {"a1", "a2", "b1"} and played[10] == {"a1", "a2", "b1"}
+    assert played[11] == {"a1", "a2"}
+    a1 = memory.get(window.designs[0].env_id)
+    assert [len(h.unhinted) for h in a1.history] == [4, 3, 5, 4]  # the raised play left out
+
+    # Blend with the regret floor off and a micro-LP term: the reference's formulas by hand.
+    blend = Blend(BlendOptions(regret_floor=False, micro_lp_weight=0.5))
+    samples, delayed = release(blend, memory, window, 1.0, interval=4)
+    reward = {name_of[d.env_id]: d.designer_reward for d in delayed}
+    # a1: regret = mean hint (3/4) - mean of the first iteration's counted plays (1/4) = 0.5,
+    # unfloored 0.5 / 0.15; win rate = 10 wins / 16 counted plays = 0.625 -> plateau
+    # 1 - 0.025 / 0.25 = 0.9; micro-LP = WLS slope of (1/4, 2/3, 4/5, 3/4) weighted by plays
+    # (4, 3, 5, 4) in the squared loss, times 3.
+    micro = _weighted_slope_by_hand([1 / 4, 2 / 3, 4 / 5, 3 / 4], [4, 3, 5, 4]) * 3
+    assert micro != pytest.approx(  # the square-root weighting would give another number
+        _weighted_slope_by_hand([1 / 4, 2 / 3, 4 / 5, 3 / 4], [2, 3 ** 0.5, 5 ** 0.5, 2]) * 3)
+    assert reward["a1"] == pytest.approx(0.4 * 0.5 / 0.15 + 0.6 * 0.9 + 0.5 * micro / 0.10)
+    # a2: regret 0 - 1 = -1 -> 0.4 * (-1 / 0.15); win rate 15/16 -> plateau 0; micro-LP of
+    # (1, 1, 3/4, 1), 4 plays each. Negative: masked, not trained.
+    micro2 = _weighted_slope_by_hand([1, 1, 3 / 4, 1], [4, 4, 4, 4]) * 3
+    assert reward["a2"] == pytest.approx(0.4 * -1 / 0.15 + 0.5 * micro2 / 0.10)
+    assert reward["a2"] < 0
+    # b1: regret 1 - 3/4; win rate 7 of 9 counted plays (iteration 10's timeout dropped, 11 not
+    # played) -> plateau 1 - (7/9 - 0.6) / 0.25; micro-LP of (3/4, 3/4, 1) with plays (4, 4, 1).
+    micro3 = _weighted_slope_by_hand([3 / 4, 3 / 4, 1], [4, 4, 1]) * 2
+    assert reward["b1"] == pytest.approx(
+        0.4 * 0.25 / 0.15 + 0.6 * (1 - (7 / 9 - 0.6) / 0.25) + 0.5 * micro3 / 0.10)
+    trained = {name_of[s.group] for s in samples}
+    assert trained == {"a1", "b1", "b2"}
+    assert [d.trained for d in delayed] == [True, False, True, True]
+    # The delayed reward sits beside the immediate one in the memory's history.
+    entry = memory.get(window.designs[1].env_id).history[0]
+    assert entry.figures["delayed_designer_reward"] == pytest.approx(reward["a2"])
+    assert entry.figures["delayed_trained"] == 0.0
+    assert entry.designer_reward == pytest.approx(0.0)  # the immediate regret, floored
+
+    # Regret: the reference's -0.5 only for a timeout at the regeneration step (b2); b1's later
+    # timeout is no penalty: max(0, 1 - 7/9).
+    regret = {name_of[s.group]: s.reward
+              for s in release(Regret(RegretOptions()), memory, window, 1.0, interval=4)[0]}
+    assert regret["b2"] == -0.5 and regret["b1"] == pytest.approx(2 / 9)
+    assert regret["a1"] == pytest.approx(0.75 - 10 / 16)
+
+    # Learning potential over the whole window, per skill (gammas 0.98 / 0.85): skill A's means
+    # per window are 1/8 (a0's 8 plays) and 25/32 (a1 and a2: 25 wins of 32 counted plays), so
+    # mu_slow = 0.15 * 1/8 + 0.85 * 25/32; skill B's only window mean is 7/12 (b1's 7 of 9 and
+    # b2's 0 of 3). Reward = |the game's window mean - its skill's mu_slow|.
+    lp = LearningProgress(LearningProgressOptions(baseline_gamma=0.85, fast_gamma=0.98))
+    lp_reward = {name_of[s.group]: s.reward for s in release(lp, memory, window, 1.0,
+                                                            interval=4)[0]}
+    slow_a = 0.15 * (1 / 8) + 0.85 * (25 / 32)
+    assert lp_reward["a1"] == pytest.approx(abs(10 / 16 - slow_a))
+    assert lp_reward["a2"] == pytest.approx(abs(15 / 16 - slow_a))
+    assert lp_reward["b1"] == pytest.approx(abs(7 / 9 - 7 / 12))
+    assert lp_reward["b2"] == pytest.approx(7 / 12)
+
+
+def test_timeouts_anywhere_in_the_window_as_an_option():
+    from spade_core.selfplay.window import release
+
+    memory, played, window, name_of = _play_window("window")
+    assert played[11] == {"a1", "a2", "b1", "b2"}  # timed-out games keep being played
+    regret = {name_of[s.group]: s.reward for s in release(
+        Regret(RegretOptions()), memory, window, 1.0, timeouts="window", interval=4)[0]}
+    assert regret["b1"] == -0.5 and regret["b2"] == -0.5

@@ -69,9 +69,13 @@ def test_run_writes_config_metrics_envs_summary(tmp_path):
 
 @pytest.mark.parametrize("estimator,expected", [
     ("regret", 1.0), ("blend", 0.4 * 1.0 + 0.6 * 0.0), ("learnability", 0.0),
-    ("solve-rate", 0.0), ("learning-progress", 1.0), ("learning-progress-per-step", 1.0),
-    ("frontier", 0.0),
-])
+    ("solve-rate", 0.0), ("learning-progress-per-step", 1.0), ("frontier", 0.0),
+    # Per skill (the reference's trackers): no earlier mean, baseline 0, unhinted mean 0.
+    ("learning-progress", 0.0),
+    # Per environment: a first play is a cold start, max(regret, 0).
+    ({"plugin": "learning-progress", "options": {"baseline": "environment"}}, 1.0),
+], ids=["regret", "blend", "learnability", "solve-rate", "lp-per-step", "frontier", "lp-skill",
+        "lp-environment"])
 def test_switching_estimator_changes_designer_reward(tmp_path, estimator, expected):
     run_dir, _ = make_run(tmp_path, {"estimator": estimator})
     assert metrics(run_dir)[0]["mean_designer_reward"] == pytest.approx(expected)

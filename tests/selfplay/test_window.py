@@ -100,6 +100,13 @@ def test_two_windows(tmp_path):
     assert figures["window_episodes"] == 4.0
     assert released.reward == pytest.approx(
         0.4 * min(max(figures["regret"] / 0.15, 0.0), 1.0) + 0.6 * figures["plateau_term"])
+    # The delayed reward the designer was trained with sits in the environment's file beside
+    # the immediate estimate (the last window's design, never released, has none).
+    assert first["delayed"] == {"window_start": 0, "released_at": 2,
+                                "designer_reward": released.reward, "figures": figures,
+                                "trained": True}
+    assert "delayed" not in json.loads(
+        (run_dir / "envs" / f"{played[2][0]}.json").read_text())
     # env_reward_scale: 2 agent samples / 1 design x interval 2 = 4.
     assert released.meta["advantage_scale"] == 4.0
     assert [w["designs_held"] for w in windows][:2] == [1, 1]  # the broken attempt is not held

@@ -129,19 +129,20 @@ def test_the_checker_exercises_estimators_with_a_history():
 def test_learning_progress_against_the_slow_average_of_earlier_means():
     history = [play(0, [0.0, 0.0]), play(1, [0.0, 1.0]), play(2, [1.0, 1.0])]
     # gamma 0.5: baseline 0 -> 0.5*0 + 0.5*0.5 = 0.25 -> 0.5*0.25 + 0.5*1 = 0.625.
-    result = estimate(build("learning-progress", baseline_gamma=0.5), [0.0, 0.5], history)
+    result = estimate(build("learning-progress", baseline="environment", baseline_gamma=0.5,
+                            fast_gamma=0.9), [0.0, 0.5], history)
     assert result.figures["baseline"] == pytest.approx(0.625)
     assert result.figures["progress"] == pytest.approx(0.25 - 0.625)
     assert result.designer_reward == pytest.approx(0.375)  # forgetting counts, as |.|
     assert result.figures["cold_start"] == 0.0 and result.regret == pytest.approx(0.75)
     # Default gamma 0.95: 0 -> 0.475 -> 0.05*0.475 + 0.95 = 0.97375.
-    result = estimate(build("learning-progress"), [0.0, 0.5], history)
+    result = estimate(build("learning-progress", baseline="environment"), [0.0, 0.5], history)
     assert result.figures["baseline"] == pytest.approx(0.97375)
     assert result.designer_reward == pytest.approx(0.97375 - 0.25)
 
 
 def test_learning_progress_cold_start():
-    estimator = build("learning-progress")
+    estimator = build("learning-progress", baseline="environment")
     first = estimate(estimator, [0.0, 0.0, 0.0, 0.0], hinted=[1.0, 1.0, 0.0, 0.0])
     assert first.figures["cold_start"] == 1.0 and first.designer_reward == 0.5  # max(regret, 0)
     assert first.figures["progress"] == 0.0 and first.figures["baseline"] == 0.0
@@ -149,7 +150,7 @@ def test_learning_progress_cold_start():
     assert worse_with_hint.designer_reward == 0.0
     # An earlier entry without unhinted rewards is no play: still a cold start.
     assert estimate(estimator, [0.0], [play(0, [])], hinted=[1.0]).figures["cold_start"] == 1.0
-    zero = build("learning-progress", cold_start="zero")
+    zero = build("learning-progress", baseline="environment", cold_start="zero")
     assert estimate(zero, [0.0], hinted=[1.0]).designer_reward == 0.0
 
 
@@ -160,25 +161,33 @@ def test_learning_progress_per_step_fits_a_weighted_line():
     history = [play(0, [0.0, 0.0]), play(1, [0.0, 1.0])]
     # Points (iteration, mean, episodes): (0, 0, 2), (1, 0.5, 2), (3, 1, 4). Weighted means:
     # x 14/8, y 5/8; sum w dx^2 = 13.5, sum w dx dy = 4.25: slope 17/54, over 3 iterations 17/18.
-    result = estimate(build("learning-progress-per-step"), [1.0] * 4, history, iteration=3)
+    result = estimate(build("learning-progress-per-step", progress="slope"), [1.0] * 4, history,
+                      iteration=3)
     assert result.figures["progress_per_iteration"] == pytest.approx(17 / 54)
     assert result.figures["progress"] == pytest.approx(17 / 18)
     assert result.designer_reward == pytest.approx(17 / 18)
     assert result.figures["window_plays"] == 3.0 and result.figures["cold_start"] == 0.0
     # A window of 2: the line through the last two means, 0.5 -> 1.0.
-    two = estimate(build("learning-progress-per-step", window=2), [1.0] * 4, history,
-                   iteration=3)
+    two = estimate(build("learning-progress-per-step", progress="slope", window=2), [1.0] * 4,
+                   history, iteration=3)
     assert two.figures["progress_per_iteration"] == pytest.approx(0.25)
     assert two.designer_reward == pytest.approx(0.5)
 
 
 def test_learning_progress_per_step_floors_a_decline_unless_signed():
     history = [play(4, [1.0, 1.0]), play(5, [1.0, 0.0])]
+    # The reference's late - early: early half (iteration 4: [1, 1]) mean 1, late half
+    # (iterations 5, 6: [1, 0, 0, 0]) mean 0.25: -0.75, floored at 0 unless signed.
     falling = estimate(build("learning-progress-per-step"), [0.0, 0.0], history, iteration=6)
-    assert falling.figures["progress"] == pytest.approx(-1.0) and falling.designer_reward == 0.0
+    assert falling.figures["progress"] == pytest.approx(-0.75) and falling.designer_reward == 0.0
+    assert falling.figures["early_mean"] == 1.0 and falling.figures["late_mean"] == 0.25
     signed = estimate(build("learning-progress-per-step", signed=True), [0.0, 0.0], history,
                       iteration=6)
-    assert signed.designer_reward == pytest.approx(-1.0)
+    assert signed.designer_reward == pytest.approx(-0.75)
+    # The fitted line: (4, 1), (5, 0.5), (6, 0): slope -0.5 over 2 iterations = -1.
+    sloped = estimate(build("learning-progress-per-step", progress="slope", signed=True),
+                      [0.0, 0.0], history, iteration=6)
+    assert sloped.designer_reward == pytest.approx(-1.0)
 
 
 def test_learning_progress_per_step_cold_start():
@@ -302,10 +311,36 @@ def test_a_replayed_environment_gets_its_history_from_the_faiss_memory(tmp_path)
 
 
 def test_learning_progress_in_the_loop(tmp_path):
-    rows = _run(tmp_path, "learning-progress")
+    rows = _run(tmp_path, {"plugin": "learning-progress", "options": {"baseline": "environment"}})
     # Iteration 0: first plays, cold start max(regret, 0) = 1. Iteration 1: the same programs
     # again, unhinted mean 0 then and now: no progress.
     assert [r["mean_designer_reward"] for r in rows] == [1.0, 0.0]
+
+
+def test_learning_progress_per_skill_trackers():
+    """The reference's per-skill trackers (the default): the slow average of the skill's means,
+    updated before the reward over a window, after it in an immediate estimate."""
+    estimator = build("learning-progress", baseline_gamma=0.85, fast_gamma=0.98)
+    assert estimator.uses_skill_means
+    window = [play(8, [0.0, 1.0]), play(9, [1.0, 1.0, 1.0])]
+    data = EstimateInput(env=ENV, hinted=[1.0, 1.0], unhinted=[0.0, 1.0], iteration=9,
+                         window=window, skill_means=[0.2, 0.6])
+    result = estimator.estimate(data)
+    # mu_slow: 0.2 -> 0.15 * 0.2 + 0.85 * 0.6 = 0.54; mu_fast: 0.02 * 0.2 + 0.98 * 0.6 = 0.592.
+    # Reward |mean of the 5 window plays (0.8) - 0.54| = 0.26; signed LP (0.592 - 0.54) /
+    # (2 * (0.98 - 0.85)) = 0.2.
+    assert result.figures["baseline"] == pytest.approx(0.54)
+    assert result.designer_reward == pytest.approx(0.26)
+    assert result.figures["signed_lp"] == pytest.approx(0.2)
+    # Immediate: the baseline before this period's mean (0.2), reward |0.5 - 0.2| = 0.3; with no
+    # earlier period the baseline is 0 (the reference's get_baseline of a fresh tracker).
+    immediate = EstimateInput(env=ENV, hinted=[1.0, 1.0], unhinted=[0.0, 1.0], iteration=9,
+                              skill_means=[0.2, 0.6])
+    assert estimator.estimate(immediate).designer_reward == pytest.approx(0.3)
+    first = EstimateInput(env=ENV, hinted=[1.0], unhinted=[0.0, 1.0], skill_means=[0.5])
+    assert estimator.estimate(first).designer_reward == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="fast_gamma"):
+        build("learning-progress", baseline_gamma=0.95, fast_gamma=0.9)
 
 
 # -- the guide's history-aware example -------------------------------------------------------
