@@ -231,6 +231,7 @@ def _env_details(iteration: int, p: Proposal) -> dict[str, Any]:
         "unhinted_rewards": [e.reward for e in p.unhinted],
         "sample_unhinted": asdict(p.unhinted[0]) if p.unhinted else None,
         "sample_hinted": asdict(p.hinted[0]) if p.hinted else None,
+        "failed_unhinted": [asdict(e) for e in p.failed],
         "designer_completion": p.completions[-1] if p.completions else "",
     }
 
