@@ -159,3 +159,47 @@ def test_bench_program_plays_through_the_server_and_directly(tmp_path):
         server.close()
     figures = direct(6)
     assert figures["mean_ms"] > 0 and figures["calls_per_s"] > 0
+
+
+@pytest.mark.timeout(120)
+def test_streamable_http_on_loopback_gives_each_session_its_own_episode():
+    import socket
+    import subprocess
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "spade_core.cli", "envs", "serve", "seed:calendar_db", "--mcp",
+         "--http", "--port", str(port)], cwd=str(ROOT), env={**os.environ, "OMP_NUM_THREADS": "1"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    async def session(calls):
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as streams:
+            async with ClientSession(streams[0], streams[1]) as client:
+                await client.initialize()
+                return [(await client.call_tool(name, arguments)).content[0].text
+                        for name, arguments in calls]
+
+    async def main():
+        for _ in range(240):  # the server loads the plugins and its sandbox first
+            try:
+                return [await session([("cancel_meeting", {"meeting_id": 1})] * 2),
+                        await session([("cancel_meeting", {"meeting_id": 1})])]
+            except Exception:  # noqa: BLE001 - not listening yet
+                if server.poll() is not None:
+                    raise
+                await anyio.sleep(0.25)
+        raise TimeoutError("the server did not answer")
+
+    try:
+        first, second = anyio.run(main)
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    assert first == ["Cancelled #1.", "Error: no meeting #1."]
+    assert second == ["Cancelled #1."]  # a new session: a fresh episode
