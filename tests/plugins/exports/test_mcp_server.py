@@ -203,3 +203,26 @@ def test_streamable_http_on_loopback_gives_each_session_its_own_episode():
         server.wait(timeout=20)
     assert first == ["Cancelled #1.", "Error: no meeting #1."]
     assert second == ["Cancelled #1."]  # a new session: a fresh episode
+
+
+def test_resolve_env_finds_a_record_of_a_run_by_id_prefix(tmp_path):
+    """``--run-dir``: the record whose id starts with ENV, with the record's own family."""
+    import envmemory.plugin as memory_plugin
+    from envmemory.options import MemoryOptions
+    from plugins.exports.mcp_server import resolve_env
+    from spade_core.components import BuildContext
+    from spade_core.errors import UsageError
+    from spade_core.records import EnvRecord, program_id
+
+    source = next(p.source for p in FAMILY.seed_programs()
+                  if p.description.startswith("calendar_db"))
+    memory = memory_plugin.build_memory(MemoryOptions(embedder="hashing"),
+                                        BuildContext(run_dir=tmp_path))
+    memory.add(EnvRecord(id=program_id(source), source=source, family="tool-use",
+                         status="frontier"))
+    memory.close()
+    served = resolve_env(program_id(source)[:8], run_dir=tmp_path)
+    assert served.source == source and served.family == "tool-use"
+    assert served.id == program_id(source)
+    with pytest.raises(UsageError, match="no record"):
+        resolve_env("zzzz", run_dir=tmp_path)
