@@ -28,7 +28,10 @@ from sandbox.policy import DENIED_ATTRIBUTES, SAFE_DUNDER_READS, is_dunder
 from sandbox.violations import VIOLATIONS, SandboxViolation, violation
 
 #: Runtime-only refusals: names harmless on program objects but dangerous on library objects.
-_DENIED_ON_LIBRARY_OBJECTS = frozenset({"tofile", "dump", "load", "ctypes", "cffi", "bit_generator"})
+_DENIED_ON_LIBRARY_OBJECTS = frozenset({"tofile", "dump", "load", "ctypes", "cffi", "bit_generator",
+                                        # an sqlite3 connection's escape hatches, should one leak
+                                        "enable_load_extension", "load_extension",
+                                        "set_authorizer", "backup", "iterdump"})
 #: Public names that need the full check (denied, format wrappers, exception ``obj``).
 _SLOW_NAMES = DENIED_ATTRIBUTES | _DENIED_ON_LIBRARY_OBJECTS | {"format", "format_map", "obj"}
 _INPLACE = {

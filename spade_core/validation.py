@@ -4,7 +4,8 @@
 The reference checks come first (``reset(42)`` gives a non-empty observation, probe actions give
 well-typed steps with finite rewards in [-10, 10], ``reset(123)`` works); then ours: determinism
 (a second instance, same seed, same observations), solvability (replaying ``solution()`` reaches
-full reward), triviality (junk actions must not) and termination (some episode must end). Three
+full reward), triviality (junk actions must not) and termination (some episode must end); for a
+family with a state probe, the final-state checks (:func:`check_final_state`). Three
 independent instances per program, opened with one ``open_many`` (one worker in the ``process``
 sandbox): the reference checks; the reset-determinism check and the solution replay; the
 step-determinism check and the junk episodes, separated by resets as an agent's episodes would be.
@@ -293,6 +294,45 @@ def check_junk(session: "SandboxSession", family: "EnvFamily | None",
             found.trivial = action
 
 
+def _final_state(session: "SandboxSession", probe: str) -> dict[str, Any] | None:
+    info = session.step(probe).info
+    report = info.get("final_state") if isinstance(info, dict) else None
+    return report if isinstance(report, dict) else None
+
+
+def check_final_state(first: "SandboxSession", second: "SandboxSession",
+                      family: "EnvFamily | None", options: ValidationOptions,
+                      found: Findings) -> None:
+    """For a family with a :meth:`~EnvFamily.state_probe` and a program that checks its final
+    state (``goal`` not ``None``): the goal must not hold right after ``reset`` (a do-nothing
+    episode must not succeed), must hold after the solution's replay on ``first`` (done by
+    :func:`check_solution`) and on a fresh replay on ``second``, and both final states must have
+    one digest (the final state is deterministic for a seed)."""
+    probe = family.state_probe() if family is not None else None
+    if not probe or not found.solved:
+        return
+    after = _final_state(first, probe)
+    if after is None or after.get("goal") is None:
+        return
+    seed = options.seeds[0]
+    _reset(second, seed)
+    start = _final_state(second, probe) or {}
+    if start.get("goal"):
+        raise Invalid("trivial", "goal_reached() already holds after reset(): doing nothing "
+                      "solves the task")
+    actions = solution_actions(second.solution(), family, found.first_info.get("tools"))
+    episode_reward(second, actions or [], options.max_solution_steps)
+    again = _final_state(second, probe) or {}
+    found.details["final_state"] = {"goal_after_solution": after.get("goal"),
+                                    "digest": after.get("digest")}
+    if not after.get("goal") or not again.get("goal"):
+        raise Invalid("unsolvable", "replaying solution() reached full reward but "
+                      "goal_reached() is false on the final state")
+    if after.get("digest") != again.get("digest"):
+        raise Invalid("nondeterministic", f"replaying solution() after reset({seed}) in two "
+                      "instances left different final states (database digests differ)")
+
+
 def check_outcome(options: ValidationOptions, found: Findings) -> None:
     """The verdicts that need every episode: termination, solvability, triviality (in this
     order of precedence)."""
@@ -381,10 +421,11 @@ def validate_program(sandbox: "Sandbox", program: str, family: "EnvFamily | None
         sessions[0].close()
         check_reset_determinism(sessions[1], options, found)
         check_solution(sessions[1], family, options, found)
-        sessions[1].close()
         check_step_determinism(sessions[2], options, found)
         check_junk(sessions[2], family, options, found)
         check_outcome(options, found)
+        check_final_state(sessions[1], sessions[2], family, options, found)
+        sessions[1].close()
         if options.reset_gate:
             check_criteria_at_reset(sandbox, program, family, options, found)
     except Invalid as exc:

@@ -120,6 +120,11 @@ class ToolUseOptions(BaseModel):
                     "irrelevant 1 and a uniform domain, seeded by run.seed and the proposal")
     skills_per_window: int | None = Field(default=None, ge=0, description=_SKILLS_PER_WINDOW)
     difficulty: Difficulty | None = Field(default=None, description=_DIFFICULTY)
+    database: Literal["off", "mixed", "always"] = Field(
+        default="off",
+        description="ask the designer to keep the backend in the episode's in-memory SQLite "
+                    "database and check success on its final state: 'off' (state in a dict), "
+                    "'mixed' (every other proposal) or 'always'")
 
     @field_validator("levels")
     @classmethod

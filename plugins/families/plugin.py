@@ -29,7 +29,7 @@ def _tool_use(options: ToolUseOptions, context):
                          levels=options.levels, task_types=options.task_types,
                          domains=domains, skills_per_window=options.skills_per_window,
                          difficulty=options.difficulty, variant_draw=options.variant_draw,
-                         protocol=options.protocol,
+                         protocol=options.protocol, database=options.database,
                          seed=context.seed)
 
 

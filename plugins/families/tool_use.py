@@ -27,11 +27,17 @@ from plugins.families.steering import (
 #: The action ``ToolUseBaseEnv`` answers with its criteria applied to its state (the same string
 #: as the prelude's ``CRITERIA_PROBE``; a test keeps them equal).
 CRITERIA_PROBE = "<spade-criteria-probe/>"
+#: The action ``ToolUseBaseEnv`` answers with its final-state report (``goal_reached()`` and the
+#: database's digest); the same string as the prelude's ``STATE_PROBE``.
+STATE_PROBE = "<spade-state-probe/>"
 
 BASE_METHODS: tuple[str, ...] = (
     "__init__", "reset", "step", "solution", "close", "get_tools", "execute_tool",
     "_check_answer", "_advance_if_done", "_incorrect_answer_feedback", "_obs_suffix",
+    "create_database", "goal_reached",
 )
+#: How often proposals ask for a database-backed environment (the ``database`` option).
+DATABASE_MODES: tuple[str, ...] = ("off", "mixed", "always")
 
 CONTRACT = """\
 Write ONE Python module defining exactly one class that subclasses ToolUseBaseEnv and whose
@@ -96,6 +102,62 @@ class <FILL: DescriptiveName>Env(ToolUseBaseEnv):
         return "1. <FILL: tool>(<FILL: arg>='...') 2. <answer>...</answer>"
 '''
 
+DATABASE = """\
+DATABASE STATE: keep the simulated backend in the episode's in-memory SQLite database instead
+of a dict. In reset(), after seeding rng, call
+    self.create_database(SCHEMA_SQL, {"table": [(col1, col2, ...), ...], ...})
+with CREATE TABLE statements (PRIMARY KEY, NOT NULL, CHECK, FOREIGN KEY constraints welcome)
+and seed rows generated with rng. Tools read and write it through self._db:
+    self._db.query(sql, params) -> list of row dicts     self._db.query_one(sql, params) -> dict or None
+    self._db.scalar(sql, params) -> one value or None     self._db.execute(sql, params) -> rows changed
+    with self._db.transaction(): ...   (all statements commit together or not at all)
+Always pass values as params ("... WHERE id = ?", (order_id,)), never formatted into the SQL.
+A failed statement raises DatabaseError (e.g. a CHECK constraint): catch it in the tool and
+return "Error: ..." so the agent can recover. Memory only: no files, ATTACH, PRAGMA or random().
+Check success on the final state: define goal_reached(self) returning True once the database
+holds the goal state (e.g. the order row exists with the right quantity and stock went down);
+set self._expected_answer = None (then <answer>done</answer> scores only when goal_reached()
+is True) or to a value the agent must also report. The goal must be False right after reset().
+"""
+
+DATABASE_SKELETON = '''\
+import random
+
+SCHEMA = """
+CREATE TABLE <FILL: table> (id INTEGER PRIMARY KEY, <FILL: columns with constraints>);
+"""
+
+
+class <FILL: DescriptiveName>Env(ToolUseBaseEnv):
+    def reset(self, seed=None):
+        rng = random.Random(seed)
+        self.create_database(SCHEMA, {"<FILL: table>": [<FILL: rows generated with rng>]})
+        self._tools = {
+            "<FILL: tool>": {"description": "<FILL>", "parameters": {
+                "type": "object", "properties": {"<FILL: arg>": {"type": "integer"}},
+                "required": ["<FILL: arg>"]}},
+        }
+        self._target = <FILL: the goal, computed from the seeded rows>
+        self._expected_answer = None
+        return "<FILL: the user's request; finish with <answer>done</answer>>", {}
+
+    def tool_<FILL: tool>(self, <FILL: arg>):
+        row = self._db.query_one("SELECT ... WHERE id = ?", (<FILL: arg>,))
+        if row is None:
+            return "Error: <FILL>"
+        try:
+            self._db.execute("UPDATE ... WHERE id = ?", (<FILL: arg>,))
+        except DatabaseError as exc:
+            return f"Error: {exc}"
+        return "<FILL: what changed>"
+
+    def goal_reached(self):
+        return self._db.scalar("SELECT count(*) FROM ... WHERE ...", (...)) == 1
+
+    def solution(self):
+        return "1. <FILL: tool>(<FILL: arg>=...) 2. <answer>done</answer>"
+'''
+
 AGENT_INSTRUCTIONS = """\
 You are an assistant that completes the user's request by calling tools. To call a tool, write
 <tool_call>{"name": "<tool name>", "arguments": {<arguments as JSON>}}</tool_call>; the result
@@ -116,14 +178,16 @@ class ToolUseFamily(SourceFamily):
 
     name = "tool-use"
     seed_folder = "tool_use"
-    prelude_files = ("answers.py", "preludes/tool_use_base.py")
+    prelude_files = ("answers.py", "preludes/sql_database.py", "preludes/tool_use_base.py")
+    #: The database prelude's libraries, imported by the fork servers before they drop privileges.
+    preload_imports = ("sqlite3", "hashlib")
     base_classes = {"ToolUseBaseEnv": BASE_METHODS}
 
     def __init__(self, skills: list[Skill] | None = None, multi_step: bool = True,
                  levels: list[int] | None = None, task_types: list[str] | None = None,
                  domains: list[str] | None = None, *, skills_per_window: int | None = None,
                  difficulty: str | None = None, variant_draw: str = "rotate",
-                 seed: int = 0, protocol: str = "multi-call") -> None:
+                 seed: int = 0, protocol: str = "multi-call", database: str = "off") -> None:
         super().__init__(skills if skills is not None else list(TOOL_USE_SKILLS.values()),
                          skills_per_window=skills_per_window, difficulty=difficulty)
         self.multi_step = multi_step
@@ -136,18 +200,29 @@ class ToolUseFamily(SourceFamily):
         #: weighted 3:2:1:1 and domains uniform, from an RNG seeded by the run seed and ``n``.
         self.variant_draw = variant_draw
         self.seed = seed
+        if database not in DATABASE_MODES:
+            raise ValueError(f"database must be one of {', '.join(DATABASE_MODES)}, got "
+                             f"{database!r}")
+        #: ``off``: state in a dict (the reference's format); ``always``: every proposal keeps
+        #: its state in the episode's SQLite database; ``mixed``: every other proposal does.
+        self.database = database
+
+    def _with_state(self, n: int, variant: dict[str, str]) -> dict[str, str]:
+        if self.database == "always" or (self.database == "mixed" and n % 2 == 1):
+            return {**variant, "state": "database"}
+        return variant
 
     def design_target(self, n: int) -> DesignTarget:
         """Skills, the reference's four task types, levels and domains rotated together (or, with
         ``variant_draw: weighted``, task type and domain drawn: see :meth:`drawn_variant`)."""
         if self.variant_draw == "weighted":
             skill, level = rotate(n, [self.skills, self.levels])
-            return DesignTarget(skill=skill, level=level,
-                                variant=self.with_difficulty(self.drawn_variant(n)))
+            return DesignTarget(skill=skill, level=level, variant=self.with_difficulty(
+                self._with_state(n, self.drawn_variant(n))))
         skill, task_type, level, domain = rotate(
             n, [self.skills, self.task_types, self.levels, self.domains])
         return DesignTarget(skill=skill, level=level, variant=self.with_difficulty(
-            {"task_type": task_type, "domain": domain}))
+            self._with_state(n, {"task_type": task_type, "domain": domain})))
 
     def windowed_target(self, n: int, window: int, position: int) -> DesignTarget:
         """With ``skills_per_window`` set, the skill is the window's (see
@@ -175,7 +250,15 @@ class ToolUseFamily(SourceFamily):
             lines.append(f"TASK TYPE: {task_type} - {TOOL_USE_TASK_TYPES[task_type]}")
         if target.variant.get("domain"):
             lines.append(f"DOMAIN: {target.variant['domain']}")
+        if target.variant.get("state") == "database":
+            lines.append(DATABASE.rstrip())
         return "\n".join(lines + self.difficulty_brief(target))
+
+    def skeleton_for(self, target: DesignTarget) -> tuple[str, tuple[str, dict[str, str]] | None]:
+        """The database template for a target that asks for database state; else the usual."""
+        if target.variant.get("state") == "database":
+            return DATABASE_SKELETON, None
+        return super().skeleton_for(target)
 
     @cached_property
     def prelude(self) -> str:
@@ -252,6 +335,11 @@ class ToolUseFamily(SourceFamily):
         """``ToolUseBaseEnv`` answers this action with its ``_message_criteria`` applied to
         ``_state`` (the prelude's ``CRITERIA_PROBE``)."""
         return CRITERIA_PROBE
+
+    def state_probe(self) -> str | None:
+        """``ToolUseBaseEnv`` answers this action with ``goal_reached()`` and its database's
+        digest (the prelude's ``STATE_PROBE``), for validation's final-state checks."""
+        return STATE_PROBE
 
     def tools_from_info(self, info: dict[str, Any]) -> list[dict[str, Any]] | None:
         tools = info.get("tools") if isinstance(info, dict) else None

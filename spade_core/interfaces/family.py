@@ -135,6 +135,16 @@ class EnvFamily(ABC):
         the gate passes them."""
         return None
 
+    def state_probe(self) -> str | None:
+        """An action that makes this family's environments report their final state, in that
+        step's info under ``final_state``: ``{"goal": True/False/None, "digest": "..." or None}``
+        (``goal``: the program's own check of its state, ``None`` when it has none; ``digest``: a
+        hash of its state, e.g. its database). Validation sends it after ``reset`` (the goal must
+        not hold yet: doing nothing must not succeed) and after replaying the solution on two
+        instances (the goal holds; the digests agree: the final state is deterministic for a
+        seed). ``None`` (the default): no such checks."""
+        return None
+
     def hint_contradicts(self, hint: str, solution_actions: list[str] | None) -> bool | None:
         """Whether ``hint`` states an answer other than the one the seeded instance's solution
         (``solution_actions``, from :meth:`solution_actions`) ends with: ``True``/``False``, or

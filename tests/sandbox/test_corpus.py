@@ -182,3 +182,42 @@ class ProbeEnv:
     after.close()
     assert first == second
     assert json.loads(first)[0] != 0.5
+
+
+HOSTILE_SQL = sorted((CORPUS / "hostile_sql").glob("*.py"))
+
+
+@pytest.fixture(scope="module")
+def hostile_sql_results(sandbox, tmp_path_factory):
+    """The database programs of the tool-use family, with its real prelude (``Database``)."""
+    from plugins.families.tool_use import ToolUseFamily
+
+    canary_dir = tmp_path_factory.mktemp("sql-canaries")
+    sources = [p.read_text().replace("{{CANARY_DIR}}", str(canary_dir)) for p in HOSTILE_SQL]
+    verdicts = validate(sandbox, sources, family=ToolUseFamily(),
+                        options=ValidationOptions(concurrency=4))
+    return {"verdicts": dict(zip((p.name for p in HOSTILE_SQL), verdicts)),
+            "canary_dir": canary_dir}
+
+
+def test_sql_corpus_covers_the_database_surface():
+    names = {p.stem for p in HOSTILE_SQL}
+    assert {"attach_file", "load_extension", "vacuum_into_file", "huge_table",
+            "runaway_recursive_query", "reach_connection", "import_sqlite3"} <= names
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("path", HOSTILE_SQL, ids=lambda p: p.stem)
+def test_hostile_sql_is_refused_or_stopped_by_the_limits(path, hostile_sql_results):
+    """ATTACH, extensions, file copies, PRAGMA, temporary objects, unlisted functions, huge
+    tables or strings and runaway queries fail inside the database with SQLite's or the limits'
+    message; nothing is written on the host."""
+    import re
+
+    verdict = hostile_sql_results["verdicts"][path.name]
+    message = re.search(r"^# message: (.+)$", path.read_text(), re.M).group(1)
+    assert not verdict.valid
+    assert verdict.category == expected(path), verdict.message
+    assert message in verdict.message
+    assert verdict.seconds < 10
+    assert list(hostile_sql_results["canary_dir"].iterdir()) == []

@@ -5,7 +5,9 @@ Trusted prelude source: the sandbox runs it unrestricted in its worker and injec
 Untrusted subclasses only write ``reset()``, ``solution()`` and ``tool_*`` methods; this class does
 what restricted code cannot: JSON parsing of ``<tool_call>`` blocks, dispatch by name to ``tool_*``
 methods, argument validation against the program's own JSON schemas, turn limits, answer checking
-and BFCL-style instructions revealed one at a time as their criteria are met.
+and BFCL-style instructions revealed one at a time as their criteria are met. A program may keep
+its state in an in-memory SQLite database (``create_database``, the ``Database`` of
+``sql_database.py``) and check success on the final state (``goal_reached``).
 """
 
 import json as _json
@@ -13,6 +15,8 @@ import re as _re
 
 if "answers_match" not in globals():  # imported as a module rather than run as a prelude
     from plugins.families.answers import answers_match
+if "Database" not in globals():
+    from plugins.families.preludes.sql_database import Database, DatabaseError
 
 # Run as a prelude after the answer helpers, the exported names add to theirs.
 __all__ = list(globals().get("__all__", [])) + ["ToolUseBaseEnv"]
@@ -25,6 +29,10 @@ _XML_PARAMETER = _re.compile(r"<parameter=([\w\-]+)>(.*?)</parameter>", _re.DOTA
 #: The action that asks an instance how its ``_message_criteria`` fare on its current ``_state``
 #: (the "criteria at reset" gate sends it right after ``reset``); never a turn of the episode.
 CRITERIA_PROBE = "<spade-criteria-probe/>"
+#: The action that asks an instance for its final-state report: whether ``goal_reached()`` holds
+#: and a digest of its database (validation sends it after reset and after the solution's replay);
+#: never a turn of the episode.
+STATE_PROBE = "<spade-state-probe/>"
 _TYPE_ALIASES = {
     "str": "string", "string": "string", "int": "integer", "integer": "integer",
     "float": "number", "number": "number", "double": "number", "bool": "boolean",
@@ -120,6 +128,8 @@ def _probing_step(own_step):
     def step(self, action):
         if isinstance(action, str) and action == CRITERIA_PROBE:
             return self._criteria_report()
+        if isinstance(action, str) and action == STATE_PROBE:
+            return self._state_report()
         return own_step(self, action)
 
     step._spade_wrapped = True
@@ -151,6 +161,7 @@ class ToolUseBaseEnv:
     def __init__(self, max_turns=10, **kwargs):
         self.max_turns = max_turns
         self.turn_count = 0
+        self._db = None
         self._tools = {}
         self._state = {}
         self._call_history = []
@@ -169,6 +180,7 @@ class ToolUseBaseEnv:
         def reset(self, *args, **kw):
             self.turn_count = 0
             self._call_history = []
+            self._close_database()
             result = own_reset(self, *args, **kw)
             if isinstance(result, tuple) and len(result) == 2:
                 observation, info = result
@@ -191,6 +203,51 @@ class ToolUseBaseEnv:
         """The tool calls and final answer that solve this instance, as text such as
         ``"1. cd(path='/x') 2. <answer>done</answer>"`` or a list of actions."""
         raise NotImplementedError("a tool-use environment must define solution()")
+
+    # -- database and final state -------------------------------------------------------------
+
+    def create_database(self, schema, rows=None):
+        """A fresh in-memory SQLite database for this episode, kept as ``self._db`` and returned:
+        ``schema`` is SQL text (``CREATE TABLE ...; CREATE TABLE ...``), ``rows`` maps a table to
+        its seed rows (tuples in column order or dicts). Call it in ``reset``; the previous
+        episode's database is closed first. See ``Database`` for what it offers."""
+        self._close_database()
+        self._db = Database(schema, rows)
+        return self._db
+
+    def _close_database(self):
+        db = getattr(self, "_db", None)
+        if isinstance(db, Database):
+            db.close()
+        self._db = None
+
+    def goal_reached(self):
+        """Override to check success on the final state (``self._db`` or ``self._state``):
+        ``True`` when the task is done. While it is not overridden (``None``), only the answer
+        counts. When it is, an ``<answer>`` is correct only if it returns ``True`` (and, when
+        ``_expected_answer`` is set, the answer also matches it)."""
+        return None
+
+    def _goal_status(self):
+        if type(self).goal_reached is ToolUseBaseEnv.goal_reached:
+            return None
+        try:
+            return bool(self.goal_reached())
+        except Exception:
+            return False
+
+    def _state_report(self):
+        """The answer to :data:`STATE_PROBE`: ``{"goal": True/False/None, "digest": hex or
+        None}`` (``None``: no state check, no database) in the step's info. Not a turn."""
+        db = getattr(self, "_db", None)
+        digest = None
+        if isinstance(db, Database):
+            try:
+                digest = db.digest()
+            except DatabaseError as exc:
+                digest = f"unreadable: {exc}"
+        report = {"goal": self._goal_status(), "digest": digest}
+        return "state probe", 0.0, False, False, {"final_state": report}
 
     # -- tools -------------------------------------------------------------------------------
 
@@ -327,8 +384,11 @@ class ToolUseBaseEnv:
         instruction to be complete."""
         if self._multi_step() and self._current_msg < len(self._user_messages):
             return False
-        if self._expected_answer is None:
+        goal = self._goal_status()
+        if goal is False:
             return False
+        if self._expected_answer is None:
+            return goal is True
         given, expected = str(answer).strip(), str(self._expected_answer).strip()
         if given.lower() == expected.lower():
             return True
@@ -399,6 +459,8 @@ class ToolUseBaseEnv:
         :attr:`protocol`)."""
         if isinstance(action, str) and action == CRITERIA_PROBE:
             return self._criteria_report()
+        if isinstance(action, str) and action == STATE_PROBE:
+            return self._state_report()
         if self.protocol == "reference":
             return self._reference_step(action)
         self.turn_count += 1
@@ -500,4 +562,4 @@ class ToolUseBaseEnv:
         return "\n\n".join([f"Tool result:\n{out}" for out in outputs] + [text])
 
     def close(self):
-        pass
+        self._close_database()

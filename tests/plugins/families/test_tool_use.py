@@ -371,3 +371,129 @@ def test_reference_protocol_prelude_and_instructions():
     session.reset(5)
     assert session.step("<tool_call>[1]</tool_call>").reward == -0.1  # JSON, not an object
     assert session.step('<tool_call>{"arguments": {}}</tool_call>').reward == 0.0  # no name
+
+
+# ------------------------------------------------------------------ database-backed environments
+
+def _gold_and_session(name: str, seed: int = 3):
+    session = FakeInProcessSession(seed_program(name), FAMILY)
+    _, info = session.reset(seed)
+    return session, FAMILY.solution_actions(session.solution(), FAMILY.tools_from_info(info))
+
+
+@pytest.mark.parametrize("name", ["inventory_orders_db", "calendar_db"])
+def test_database_seeds_reach_the_goal_state_only_with_the_gold_sequence(name):
+    session, gold = _gold_and_session(name)
+    assert session.env.goal_reached() is False  # doing nothing is not the goal
+    assert session.step("<answer>done</answer>").reward == 0.0
+    results = [session.step(action) for action in gold]
+    assert results[-1].reward == 1.0 and results[-1].terminated
+    assert session.env.goal_reached() is True
+
+
+def test_a_wrong_order_leaves_the_goal_unreached_and_the_stock_check_refuses_too_many():
+    session, gold = _gold_and_session("inventory_orders_db")
+    env = session.env
+    observation = session.step(call("place_order", customer_id=env._customer_id, sku=env._sku,
+                                    quantity=env._stock_before + 1)).observation
+    assert "the order was not created" in observation and "CHECK constraint" in observation
+    assert env._db.scalar("SELECT count(*) FROM orders") == 0  # the transaction rolled back
+    session.step(call("place_order", customer_id=env._customer_id, sku=env._sku, quantity=1))
+    assert session.step("<answer>done</answer>").reward == 0.0
+    assert env.goal_reached() is False
+
+
+def test_database_api_returns_plain_rows_and_reset_gives_a_fresh_database():
+    session, _ = _gold_and_session("inventory_orders_db")
+    db = session.env._db
+    rows = db.query("SELECT sku, stock FROM products ORDER BY sku")
+    assert rows and all(type(r) is dict and set(r) == {"sku", "stock"} for r in rows)
+    assert db.query_one("SELECT * FROM products WHERE sku = ?", ("none",)) is None
+    assert db.tables() == ["customers", "orders", "products"]
+    digest = db.digest()
+    db.execute("DELETE FROM orders")
+    assert db.digest() == digest  # nothing changed
+    db.execute("UPDATE products SET stock = stock + 1")
+    assert db.digest() != digest
+    session.reset(3)
+    assert session.env._db is not db and session.env._db.digest() == digest
+    with pytest.raises(Exception, match="closed"):
+        db.scalar("SELECT 1")
+
+
+@pytest.mark.parametrize("sql, needle", [
+    ("ATTACH DATABASE '/tmp/x.db' AS x", "not authorized"),
+    ("SELECT load_extension('x')", "load_extension"),
+    ("PRAGMA max_page_count = 1000000", "not authorized"),
+    ("SELECT random()", "function: random"),
+    ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c",
+     "stopped"),
+])
+def test_database_refuses_escapes_and_stops_runaway_queries(sql, needle):
+    from plugins.families.preludes.sql_database import Database, DatabaseError
+
+    db = Database("CREATE TABLE t (x INTEGER);")
+    with pytest.raises(DatabaseError, match=needle):
+        db.query(sql)
+    assert db.scalar("SELECT count(*) FROM t") == 0  # still usable afterwards
+    with pytest.raises(DatabaseError, match="parameters must be"):
+        db.query("SELECT ?", (object(),))
+
+
+def test_database_option_asks_the_designer_for_database_state():
+    always = ToolUseFamily(database="always")
+    target = always.design_target(0)
+    assert target.variant["state"] == "database"
+    assert "create_database" in always.target_brief(target)
+    assert "goal_reached" in always.skeleton_for(target)[0]
+    mixed = ToolUseFamily(database="mixed")
+    assert [mixed.design_target(n).variant.get("state") for n in range(4)] == [
+        None, "database", None, "database"]
+    assert "DATABASE STATE" not in FAMILY.target_brief(FAMILY.design_target(1))
+    with pytest.raises(ValueError, match="database must be one of"):
+        ToolUseFamily(database="sometimes")
+
+
+_DATABASE_VARIANT = '''
+import random
+import datetime
+
+SCHEMA = "CREATE TABLE tasks (id INTEGER PRIMARY KEY, done INTEGER NOT NULL, note TEXT);"
+
+
+class TaskDoneEnv(ToolUseBaseEnv):
+    def reset(self, seed=None):
+        rng = random.Random(seed)
+        self._id = rng.randint(1, 3)
+        self.create_database(SCHEMA, {"tasks": [(k, 0, "") for k in (1, 2, 3)]})
+        self._tools = {"finish": {"description": "Mark a task done.", "parameters": {
+            "type": "object", "properties": {"task_id": {"type": "integer"}},
+            "required": ["task_id"]}}}
+        self._expected_answer = None
+        return f"Mark task {self._id} done, then <answer>done</answer>.", {}
+
+    def tool_finish(self, task_id):
+        self._db.execute("UPDATE tasks SET done = 1, note = ? WHERE id = ?", (NOTE, task_id))
+        return "ok"
+
+    def goal_reached(self):
+        return GOAL
+
+    def solution(self):
+        return f"1. finish(task_id={self._id}) 2. <answer>done</answer>"
+'''
+
+
+@pytest.mark.parametrize("note, goal, category", [
+    ('""', 'self._db.scalar("SELECT done FROM tasks WHERE id = ?", (self._id,)) == 1', "ok"),
+    ('""', "True", "trivial"),
+    ("str(datetime.datetime.now().microsecond)",
+     'self._db.scalar("SELECT done FROM tasks WHERE id = ?", (self._id,)) == 1',
+     "nondeterministic"),
+])
+def test_validation_checks_the_final_state(process_sandbox, note, goal, category):
+    program = _DATABASE_VARIANT.replace("NOTE", note).replace("GOAL", goal)
+    [verdict] = validate(process_sandbox, [program], family=FAMILY)
+    assert verdict.category == category, verdict.message
+    if category == "ok":
+        assert verdict.details["final_state"]["goal_after_solution"] is True

@@ -1,0 +1,20 @@
+# expect: runtime_error
+# message: not authorized to use function: load_extension
+# why: load a shared library as an extension
+SCHEMA = "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL);"
+
+
+class HostileDatabaseEnv(ToolUseBaseEnv):
+    def reset(self, seed=None):
+        self.create_database(SCHEMA, {"items": [(1, "a")]})
+        self._db.query("SELECT load_extension(?)", ("/usr/lib/x86_64-linux-gnu/libc.so.6",))
+        self._tools = {"count": {"description": "Count items.",
+                                 "parameters": {"type": "object", "properties": {}}}}
+        self._expected_answer = "1"
+        return "How many items are there? Answer <answer>n</answer>.", {}
+
+    def tool_count(self):
+        return str(self._db.scalar("SELECT count(*) FROM items"))
+
+    def solution(self):
+        return "1. count() 2. <answer>1</answer>"
