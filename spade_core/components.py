@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -49,8 +49,10 @@ class BuildContext:
     seed: int = 0
     #: The run's model spec (``config.model.path``), for backends and trainers.
     model: str | None = None
-    #: Already built components the factory may depend on, by kind (e.g. the backend for a trainer).
-    components: dict[str, Any] = field(default_factory=dict)
+    #: Components the factory may depend on, by kind (e.g. the backend for a trainer). In a run
+    #: it is a live read-only view: one built later (the backend, for the estimator, which is
+    #: built first) appears in it too, so a component that needs it looks it up when first used.
+    components: Mapping[str, Any] = field(default_factory=dict)
     #: Episode reward that counts as success (``loop.success_threshold``): estimators' win rate,
     #: the memory's mastery window and the report all read this one number.
     success_threshold: float = 1.0

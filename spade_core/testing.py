@@ -56,6 +56,17 @@ def load_test_plugins(*plugins: object, distribution: str = "test") -> LoadedPlu
     return loaded
 
 
+def load_builtin_plugins(*extra: object) -> LoadedPlugins:
+    """spade-rl's own plugins (its distribution's ``spade`` entry points), then ``extra`` plugin
+    objects as :func:`load_test_plugins` registers them: the built-in suites, families and
+    sandboxes beside a test's fake backend, or beside the plugin under test."""
+    from importlib import metadata
+
+    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
+                if ep.dist is not None and ep.dist.name == "spade-rl"]
+    return load_test_plugins(*builtins, *extra)
+
+
 def default_options(component: Component) -> Any:
     """The component's options with every default filled in (``{}`` when it declares none)."""
     if component.options is None:

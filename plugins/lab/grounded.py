@@ -12,6 +12,7 @@ environment plus an evaluation on the reference set before and after (docs/estim
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -46,9 +47,19 @@ def grounded_gain(learner: Any, cell: Cell, actions: list[str], rewards: list[fl
 
 
 class Grounded(DifficultyEstimator):
-    def __init__(self, options: GroundedOptions, backend: Any) -> None:
+    """Reads the lab backend's learner. The estimator is built before the backend, so it is
+    looked up in the run's live ``components`` when first needed."""
+
+    def __init__(self, options: GroundedOptions, components: Mapping[str, Any]) -> None:
         self.options = options
-        self.backend = lab_backend(backend)
+        self._components = components
+        self._backend: Any = None
+
+    @property
+    def backend(self) -> Any:
+        if self._backend is None:
+            self._backend = lab_backend(self._components.get("generation_backend"))
+        return self._backend
 
     def estimate(self, data: EstimateInput) -> Difficulty:
         hinted, unhinted = list(data.hinted), list(data.pooled_unhinted)

@@ -34,7 +34,7 @@ def _suite(options, context):
 def _grounded(options, context):
     from plugins.lab.grounded import Grounded
 
-    return Grounded(options, context.components.get("generation_backend"))
+    return Grounded(options, context.components)
 
 
 @hookimpl

@@ -16,6 +16,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spade_core.records import Verdict
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -99,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _row(name: str, verdict: Any, family: str | None) -> dict:
-    """One output row; ``verdict`` is a :class:`spade_core.records.Verdict`."""
+def _row(name: str, verdict: "Verdict", family: str | None) -> dict:
+    """One output row of a program's verdict."""
     return {"file": name, "family": family, "valid": verdict.valid,
             "category": verdict.category, "message": verdict.message,
             "observation": verdict.observation[:2048], "seconds": round(verdict.seconds, 4),

@@ -11,6 +11,7 @@ import sys
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Callable
 
 from spade_core.components import BuildContext
@@ -86,7 +87,7 @@ def _builder(resolved: ResolvedConfig, run_dir: Path | None, seed: int, opened: 
     ``context()``, that context."""
 
     def context() -> BuildContext:
-        return BuildContext(run_dir=run_dir, seed=seed, components=dict(built),
+        return BuildContext(run_dir=run_dir, seed=seed, components=MappingProxyType(built),
                             model=resolved.config.model.path,
                             success_threshold=resolved.config.loop.success_threshold,
                             rank=launch.rank, world_size=launch.world_size)

@@ -17,7 +17,7 @@ import plugins.trainers.plugin as trainers_plugin
 from fakes.cli import ROOT
 from fakes.selfplay import FAKE_RUN_CONFIG, FakeSelfPlayPlugin, RecordingPlugin
 from spade_core.errors import ConfigError, SandboxError
-from spade_core.testing import load_test_plugins
+from spade_core.testing import load_builtin_plugins, load_test_plugins
 
 
 def fakes():
@@ -86,8 +86,7 @@ def test_run_refuses_what_preflight_finds(tmp_path):
 
 
 def test_evaluate_runs_the_eval_command_and_returns_its_result(capsys):
-    from importlib import metadata
-
+    
     from spade_core import evaluate
     from spade_core.cli import main
     from spade_core.hookspecs import hookimpl
@@ -99,9 +98,7 @@ def test_evaluate_runs_the_eval_command_and_returns_its_result(capsys):
         def register_generation_backends(self, register):
             register("fake-wrong", lambda options, context: FakeWrongBackend())
 
-    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
-                if ep.dist is not None and ep.dist.name == "spade-rl"]
-    loaded = load_test_plugins(*builtins, FakeBackendPlugin())
+    loaded = load_builtin_plugins(FakeBackendPlugin())
     config = ROOT / "configs" / "quickstart.yaml"
     result = evaluate(config, ["reasoning-gym"], overrides=["backend=fake-wrong"], limit=4,
                       plugins=loaded)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from spade_core.cli import main
 from spade_core.errors import UsageError
 from spade_core.hookspecs import hookimpl
-from spade_core.testing import load_test_plugins
+from spade_core.testing import load_builtin_plugins
 
 from spade_core.eval.checkpoint import trainer_folder
 from fakes.eval_backends import FakeWrongBackend
@@ -33,9 +32,7 @@ class FakeBackendPlugin:
 
 
 def _with_fake_backend():
-    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
-                if ep.dist is not None and ep.dist.name == "spade-rl"]
-    return load_test_plugins(*builtins, FakeBackendPlugin())
+    return load_builtin_plugins(FakeBackendPlugin())
 
 
 @needs_bfcl

@@ -4,11 +4,10 @@ run, and the 95 % interval checked by hand on a small case; and through ``spade 
 from __future__ import annotations
 
 import json
-from importlib import metadata
 
 from spade_core.cli import main
 from spade_core.hookspecs import hookimpl
-from spade_core.testing import load_test_plugins
+from spade_core.testing import load_builtin_plugins
 from spade_core.eval.paper_table import COLUMNS, cell, paper_table, seed_cell, t975
 from spade_core.eval.scores import summarise
 from spade_core.interfaces import EvalItem
@@ -26,9 +25,7 @@ class FakeBackendPlugin:
 
 
 def _with_fake_backend():
-    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
-                if ep.dist is not None and ep.dist.name == "spade-rl"]
-    return load_test_plugins(*builtins, FakeBackendPlugin())
+    return load_builtin_plugins(FakeBackendPlugin())
 
 
 def _result(suite, per_bucket):

@@ -15,7 +15,6 @@ import json
 import re
 import shutil
 import tempfile
-from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ from spade_core.cli import main
 from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import Generation, GenerationBackend
 from spade_core.sandboxed_scoring import ScoringJob, score_in_sandbox
-from spade_core.testing import load_test_plugins
+from spade_core.testing import load_builtin_plugins
 from spade_core.validation import validate
 
 pytest.importorskip("reasoning_gym")
@@ -67,9 +66,7 @@ def _loaded(backend: GenerationBackend):
         def register_generation_backends(self, register):
             register("fake-scripted", lambda options, context: backend)
 
-    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
-                if ep.dist is not None and ep.dist.name == "spade-rl"]
-    return load_test_plugins(*builtins, FakeBackendPlugin())
+    return load_builtin_plugins(FakeBackendPlugin())
 
 
 def _eval(capsys, backend, datasets, *extra: str) -> dict:

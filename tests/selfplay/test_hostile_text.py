@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from importlib import metadata
 
 import pytest
 import yaml
@@ -24,7 +23,7 @@ import yaml
 from spade_core.cli import main
 from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import Generation, GenerationBackend
-from spade_core.testing import load_test_plugins
+from spade_core.testing import load_builtin_plugins
 
 from fakes.cli import ROOT
 from fakes.hostile import HOSTILE_REPLIES, FakeHostileBackend
@@ -77,9 +76,7 @@ def _plugins(backend: GenerationBackend):
         def register_generation_backends(self, register):
             register("fake-hostile", lambda options, context: backend)
 
-    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
-                if ep.dist is not None and ep.dist.name == "spade-rl"]
-    return load_test_plugins(*builtins, HostilePlugin())
+    return load_builtin_plugins(HostilePlugin())
 
 
 @pytest.mark.skipif(importlib.util.find_spec("reasoning_gym") is None,

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from spade_core.config.schema import EvalSection
 from spade_core.errors import ConfigError
 from spade_core.eval.evaluate import configured_options, with_data
 from spade_core.hookspecs import hookimpl
-from spade_core.testing import load_test_plugins
+from spade_core.testing import load_builtin_plugins, load_test_plugins
 
 import plugins.evals.plugin as evals_plugin
 from fakes.cli import ROOT
@@ -36,9 +35,7 @@ class FakeBackendPlugin:
 
 
 def _with_fake_backend():
-    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
-                if ep.dist is not None and ep.dist.name == "spade-rl"]
-    return load_test_plugins(*builtins, FakeBackendPlugin())
+    return load_builtin_plugins(FakeBackendPlugin())
 
 
 def test_spade_eval_reads_eval_data_of_the_config(tmp_path, capsys):

@@ -7,14 +7,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-from importlib import metadata
 from pathlib import Path
 
 import pytest
 
 from spade_core.cli import main
 from spade_core.hookspecs import hookimpl
-from spade_core.testing import load_test_plugins
+from spade_core.testing import load_builtin_plugins
 
 from fakes.cli import ROOT
 from fakes.hostile import FakeHostileBackend
@@ -29,9 +28,7 @@ def _plugins():
         def register_generation_backends(self, register):
             register("fake-hostile", lambda options, context: FakeHostileBackend())
 
-    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
-                if ep.dist is not None and ep.dist.name == "spade-rl"]
-    return load_test_plugins(*builtins, HostilePlugin())
+    return load_builtin_plugins(HostilePlugin())
 
 
 def _eval(capsys, suite: str, limit: int, *extra: str) -> dict:

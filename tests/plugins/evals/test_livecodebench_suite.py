@@ -15,7 +15,7 @@ from spade_core.errors import ConfigError
 from spade_core.eval.scores import run_suite
 from spade_core.interfaces import EvalSettings
 from spade_core.interfaces.eval_suite import first_user_text
-from spade_core.testing import load_test_plugins
+from spade_core.testing import load_builtin_plugins, load_test_plugins
 
 import plugins.evals.plugin as evals_plugin
 from fakes.eval_backends import (
@@ -174,8 +174,6 @@ def test_registered_with_its_options(scoring_sandbox):
 
 
 def test_spade_eval_runs_the_suite_on_the_fixture(capsys, scoring_sandbox):
-    from importlib import metadata
-
     from spade_core.cli import main
     from spade_core.hookspecs import hookimpl
 
@@ -189,12 +187,10 @@ def test_spade_eval_runs_the_suite_on_the_fixture(capsys, scoring_sandbox):
         def register_generation_backends(self, register):
             register("fake-gold", lambda options, context: backend)
 
-    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
-                if ep.dist is not None and ep.dist.name == "spade-rl"]
     args = ["eval", str(ROOT / "configs" / "quickstart.yaml"), "--suite", "livecodebench",
             "--set", "backend=fake-gold", "--option", f"livecodebench.data={FIXTURE}",
             "--option", "livecodebench.start_date=2025-01-01", "--json"]
-    assert main(args, plugins=load_test_plugins(*builtins, FakeBackendPlugin())) == 0
+    assert main(args, plugins=load_builtin_plugins(FakeBackendPlugin())) == 0
     (result,) = json.loads(capsys.readouterr().out)["suites"]
     assert result["overall"]["pass_at_1"] == 1.0
     assert sorted(i["id"] for i in result["items"]) == [

@@ -8,13 +8,12 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from importlib import metadata
 
 import pytest
 
 from spade_core.cli import main
 from spade_core.hookspecs import hookimpl
-from spade_core.testing import load_test_plugins
+from spade_core.testing import load_builtin_plugins
 
 from fakes.cli import ROOT
 from fakes.eval_backends import FakeEvenEpisodeBackend
@@ -35,9 +34,7 @@ def _plugins(sandbox, backend):
         def register_sandboxes(self, register):
             register("fake-items", lambda options, context: sandbox)
 
-    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
-                if ep.dist is not None and ep.dist.name == "spade-rl"]
-    return load_test_plugins(*builtins, FakeItemsPlugin())
+    return load_builtin_plugins(FakeItemsPlugin())
 
 
 def _eval(capsys, *extra):

@@ -18,7 +18,7 @@ from spade_core.eval.scores import pass_at_k, run_suite, summarise
 from spade_core.eval.table import table
 from spade_core.interfaces import EvalSettings, EvalSuite
 from spade_core.plugins import load_plugins
-from spade_core.testing import check_component, load_test_plugins
+from spade_core.testing import check_component, load_builtin_plugins, load_test_plugins
 
 import plugins.evals.plugin as evals_plugin
 from fakes.eval_backends import (
@@ -300,8 +300,7 @@ def test_reasoning_gym_spade_eval_uses_the_appendix_a3_parameters(monkeypatch, c
     dataset the suite generates runs at its published hard parameters (the data file, and a few
     values checked by hand against the reference's ``rg_a3_hard.py``)."""
     import json
-    from importlib import metadata
-
+    
     from spade_core.cli import main
     from spade_core.hookspecs import hookimpl
 
@@ -321,9 +320,7 @@ def test_reasoning_gym_spade_eval_uses_the_appendix_a3_parameters(monkeypatch, c
         return built[spec.name]
 
     monkeypatch.setattr(ReasoningGymSuite, "program", spy)
-    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
-                if ep.dist is not None and ep.dist.name == "spade-rl"]
-    plugins = load_test_plugins(*builtins, FakeBackendPlugin())
+    plugins = load_builtin_plugins(FakeBackendPlugin())
     assert main(["eval", str(ROOT / "configs" / "quickstart.yaml"), "--set", "backend=fake-wrong",
                  "--suite", "reasoning-gym", "--limit", "20", "--json"], plugins=plugins) == 0
     [suite] = json.loads(capsys.readouterr().out)["suites"]

@@ -22,7 +22,7 @@ from spade_core.interfaces import (
     Generation,
     GenerationBackend,
 )
-from spade_core.testing import load_test_plugins
+from spade_core.testing import load_builtin_plugins, load_test_plugins
 
 import plugins.evals.plugin as evals_plugin
 from plugins.evals.tau2_suite import Episode
@@ -254,17 +254,14 @@ class CustomerPlugin:
 
 
 def test_the_configured_user_backend_plays_the_customer(capsys):
-    from importlib import metadata
-
+    
     from plugins.evals.tau2_suite import SANDBOX_LIMITS
 
     probe = _suite({"domains": ["telecom"]})
     items = probe.items(2, 0)
     agent = RecordingGold(probe.gold(items))
     CustomerPlugin.agent, CustomerPlugin.customer = agent, RecordingUser(probe.user_gold(items))
-    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
-                if ep.dist is not None and ep.dist.name == "spade-rl"]
-    plugins = load_test_plugins(*builtins, CustomerPlugin())
+    plugins = load_builtin_plugins(CustomerPlugin())
     argv = ["eval", str(ROOT / "configs" / "quickstart.yaml"), "--set", "backend=fake-agent",
             "--suite", "tau2", "--limit", "2", "--json", "--option", "tau2.domains=[telecom]",
             "--option", "tau2.user_backend=fake-customer"]

@@ -140,12 +140,10 @@ def test_hook_register_export_formats():
 def test_a_plugin_adds_an_export_format(run_dir, tmp_path, capsys):
     """A third-party format is chosen with --format like a built-in one; an unknown name is an
     error listing the installed formats."""
-    from importlib import metadata
-
     from spade_core.cli import main
     from spade_core.hookspecs import hookimpl
     from spade_core.interfaces import ExportFormat
-    from spade_core.testing import load_test_plugins
+    from spade_core.testing import load_builtin_plugins
 
     class IdsFormat(ExportFormat):
         def write(self, rows, out, *, sandbox):
@@ -156,9 +154,7 @@ def test_a_plugin_adds_an_export_format(run_dir, tmp_path, capsys):
         def register_export_formats(self, register):
             register("ids", lambda options, context: IdsFormat(), None, "ids, one a line")
 
-    builtins = [ep.load() for ep in metadata.entry_points(group="spade")
-                if ep.dist is not None and ep.dist.name == "spade-rl"]
-    loaded = load_test_plugins(*builtins, IdsPlugin())
+    loaded = load_builtin_plugins(IdsPlugin())
     out = tmp_path / "ids"
     assert main(["envs", "export", str(run_dir), "--format", "ids", "--out", str(out)],
                 plugins=loaded) == 0

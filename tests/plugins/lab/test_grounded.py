@@ -14,7 +14,7 @@ def test_reward_is_the_exact_reference_gain_of_one_trial_update():
     backend = LabBackend(LabBackendOptions(skills=1, initial_ability=[0.0], agent_lr=0.3,
                                            reference_difficulties=[2.0]))
     backend.actions[5].extend(["solve", "miss"])
-    estimator = Grounded(GroundedOptions(scale=100.0), backend)
+    estimator = Grounded(GroundedOptions(scale=100.0), {"generation_backend": backend})
     got = estimator.estimate(EstimateInput(
         env=EnvProgram(source=program(Cell(0, 0.0), 5), family="lab"),
         hinted=[1.0, 1.0], unhinted=[1.0, 0.0]))

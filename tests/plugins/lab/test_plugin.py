@@ -43,6 +43,18 @@ def test_a_sign_flipped_advantage_learns_measurably_less(tmp_path, monkeypatch):
     assert correct[-1] - broken[-1] > 0.2
 
 
+def test_the_grounded_estimator_finds_the_backend_built_after_it(tmp_path):
+    """The estimator is built first (before the model), the lab backend after it: ``lab-grounded``
+    looks the backend up when it first estimates, and its rewards reach the run's files."""
+    loaded = load_plugins()
+    resolved = load_config(ROOT / "configs/lab.yaml", loaded.registry, [
+        f"run.dir={tmp_path / 'grounded'}", "run.iterations=2", "estimator=lab-grounded"])
+    run_dir = run(resolved, loaded, report=lambda line: None)
+    assert json.loads((run_dir / "summary.json").read_text())["status"] == "completed"
+    details = [json.loads(p.read_text()) for p in (run_dir / "envs").glob("*.json")]
+    assert any(d["difficulty"] and "gain" in d["difficulty"]["figures"] for d in details)
+
+
 def test_the_lab_components_are_registered():
     registry = load_plugins().registry
     assert "lab" in registry.names("generation_backend") and "lab" in registry.names("trainer")
