@@ -152,7 +152,7 @@ def test_a_bad_arm_override_fails_before_anything_runs(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["paper-games", "paper-tool-use", "cpu-spade-vs-fixed",
-                                  "learning"])
+                                  "learning", "cpu-learning"])
 def test_shipped_experiment_files_are_valid(name):
     from pathlib import Path
 

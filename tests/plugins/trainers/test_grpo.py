@@ -3,6 +3,8 @@ steps on the bundled SmolLM2-135M (weights change, checkpoint round trip)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from plugins.trainers.samples import (
@@ -323,3 +325,95 @@ def test_the_installed_trl_has_what_the_trainer_uses_and_a_missing_member_is_nam
     assert "lacks GRPOTrainer._no_such_method" in problem and "Tested versions" in problem
     with pytest.raises(ConfigError, match="_no_such_method"):
         preflight.require_trl(GRPOOptions())
+
+
+class _Recorded:
+    """The backend, recording what it was asked and what it answered (a spy over the real one)."""
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.asked: list = []
+        self.replies: list[str] = []
+
+    def generate(self, conversations, **kwargs):
+        out = self.backend.generate(conversations, **kwargs)
+        self.asked += [list(c) for c in conversations]
+        self.replies += [g.text for g in out]
+        return out
+
+    def __getattr__(self, name):
+        return getattr(self.backend, name)
+
+
+@pytest.mark.slow
+def test_an_update_raises_the_positive_replies_and_the_evaluation_plays_the_updated_model(
+        tmp_path):
+    """The wiring the held-out experiments rest on (issue 37): the loop's evaluation plays two
+    items of the held-out yes/no pool greedily; one GRPO update on those very conversations,
+    the boxed right answer rewarded 1 and the model's own reply 0, raises the log-probability of
+    every rewarded reply (and its lead over the unrewarded one) under the module the backend generates with; the same evaluation then
+    answers differently, and with the adapter switched off it answers exactly as before, so the
+    difference is the adapter and the evaluation applies it."""
+    import json
+
+    import torch
+
+    from fakes.bundled_model import bundled_model
+    from fakes.in_process import FakeInProcessSandbox
+    from plugins.backends.transformers_backend import TransformersBackend
+    from plugins.evals.pool_suite import PoolSuite
+    from plugins.trainers.grpo import GRPOTraining
+    from plugins.trainers.options import GRPOOptions
+    from spade_core.eval.loop import LoopEvaluator
+    from spade_core.interfaces import EvalSettings
+    from spade_core.plugins import load_plugins
+
+    lines = Path("plugins/evals/data/learning_pool_eval.jsonl").read_text().splitlines()
+    pool = tmp_path / "pool.jsonl"  # the first question answered yes, the first answered no
+    pool.write_text("\n".join(next(x for x in lines if json.loads(x)["answer"] == answer)
+                              for answer in ("yes", "no")) + "\n")
+    family = load_plugins().registry.build("env_family", "reasoning", {}, "test")
+    suite = PoolSuite(str(pool), FakeInProcessSandbox(), [family], bucket="answer")
+    items = suite.items(None, 0)
+    evaluator = LoopEvaluator(1, EvalSettings(samples=1, temperature=0.0, max_new_tokens=12,
+                                              seed=0, max_turns=1), [("pool", suite, items)])
+    backend = TransformersBackend(bundled_model().path, device="cpu")
+    seen = _Recorded(backend)
+    evaluator.evaluate(0, seen)
+    asked, before = list(seen.asked), list(seen.replies)
+    assert len(asked) == 2 and not any(f"\\boxed{{{i.bucket}}}" in r for i, r in zip(items, before))
+    trainer = GRPOTraining(GRPOOptions(learning_rate=1e-4, lora={"r": 8, "alpha": 16},
+                                       per_device_train_batch_size=4), backend, None, 0, tmp_path)
+    samples = []
+    for item, conversation, said in zip(items, asked, before):
+        for reply, reward in ((f"\\boxed{{{item.bucket}}}", 1.0), (said, 0.0)):
+            samples.append(TrainingSample(
+                "agent", conversation + [{"role": "assistant", "content": reply}], reward,
+                group=item.id))
+    rows, _ = encode_samples(samples, trainer.encoder, 2048)
+
+    def logp(row) -> float:  # teacher-forced, through the module the backend generates with
+        ids = torch.tensor([row.prompt_ids + row.completion_ids])
+        with torch.no_grad():
+            logps = torch.log_softmax(backend.model(ids).logits[0, :-1].float(), -1)
+        taken = logps.gather(1, ids[0, 1:, None])[len(row.prompt_ids) - 1:, 0]
+        return float((taken * torch.tensor(row.env_mask, dtype=torch.float)).sum())
+
+    old = [logp(row) for row in rows]
+    metrics = trainer.train(samples)
+    assert metrics["optimizer_steps"] == 1.0 and metrics["agent_samples_trained"] == 4.0
+    new = [logp(row) for row in rows]
+    assert all(b > a + 0.1 for a, b in zip(old[::2], new[::2])), (old, new)  # rewarded: up
+    gaps = [(new[k] - new[k + 1]) - (old[k] - old[k + 1]) for k in (0, 2)]
+    assert all(g > 0.1 for g in gaps), (old, new)  # and gained on the unrewarded reply
+    seen.replies.clear()
+    evaluator.evaluate(0, seen)
+    assert seen.replies != before  # the evaluation played the updated model
+    seen.replies.clear()
+    trainer._unmerge_adapter()
+    with trainer.model.disable_adapter():
+        evaluator.evaluate(0, seen)
+    trainer._merge_adapter()
+    assert seen.replies == before  # without the adapter: the untrained model's replies
+    trainer.close()
+    backend.close()
