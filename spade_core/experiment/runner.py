@@ -88,14 +88,19 @@ def evaluate_baseline(spec: ExperimentSpec, base: dict[str, Any], seed: int, out
 
 
 def check_configs(runs: list[PlannedRun], plugins: "LoadedPlugins") -> None:
-    """Resolve every run's config before anything runs: a bad override fails at once, named
-    with its arm."""
-    from spade_core.api import load_config
+    """Resolve every run's config, and check each arm's against this machine (the preflight
+    ``spade run`` makes), before anything runs: a bad override or settings that cannot work
+    together fail at once, named with their arm, not when that arm's first run starts."""
+    from spade_core.api import check, load_config
     from spade_core.errors import ConfigError
 
+    checked: set[str] = set()
     for run in runs:
         try:
-            load_config(run.config, plugins=plugins)
+            resolved = load_config(run.config, plugins=plugins)
+            if run.arm not in checked:  # the seeds of an arm differ only in seed and folder
+                check(resolved, plugins, raise_problems=True)
+                checked.add(run.arm)
         except ConfigError as exc:
             raise ConfigError(f"arm {run.arm!r} (seed {run.seed}): {exc}") from None
 

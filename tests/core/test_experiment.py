@@ -172,3 +172,13 @@ def test_the_sample_budget_reaches_a_trainer_named_in_shorthand(tmp_path):
     runs = {run.arm: run for run in plan(spec, base, tmp_path / "out") if run.seed == 0}
     assert runs["ref"].config["trainer"] == {"plugin": "grpo", "options": {"max_samples": 6}}
     assert runs["good"].config["trainer"] == "none"
+
+
+def test_an_arm_that_cannot_run_here_fails_before_anything_runs(tmp_path):
+    """Each arm's config gets the preflight ``spade run`` makes (here the trainer's: sampling and
+    training temperatures that disagree) before the first run starts, named with its arm."""
+    path = write_experiment(tmp_path, arms={"ref": [], "bad": [
+        "trainer=grpo", "trainer.options.temperature=0.5", "loop.designer_temperature=0.8"]})
+    with pytest.raises(ConfigError, match="arm 'bad'.*disagree"):
+        run_experiment(path, tmp_path / "out", plugins=loaded(), report=lambda line: None)
+    assert not (tmp_path / "out" / "runs").exists()
