@@ -29,11 +29,11 @@ HOSTILE_REPLIES: tuple[str, ...] = (
 )
 
 
-class FakeHostileBackend(GenerationBackend):
+class FakeScriptedBackend(GenerationBackend):
     """A fake backend for tests: answers every conversation (designer, agent, hint, validator,
-    customer, evaluation item) with the next of :data:`HOSTILE_REPLIES`."""
+    customer, evaluation item) with the next of ``replies``, in turn."""
 
-    def __init__(self, replies: tuple[str, ...] = HOSTILE_REPLIES) -> None:
+    def __init__(self, replies: "tuple[str, ...] | list[str]") -> None:
         self.replies = replies
         self.calls = 0
 
@@ -44,3 +44,10 @@ class FakeHostileBackend(GenerationBackend):
             out.append(Generation(text=self.replies[self.calls % len(self.replies)]))
             self.calls += 1
         return out
+
+
+class FakeHostileBackend(FakeScriptedBackend):
+    """A fake backend for tests whose every reply is one of :data:`HOSTILE_REPLIES`."""
+
+    def __init__(self, replies: tuple[str, ...] = HOSTILE_REPLIES) -> None:
+        super().__init__(replies)

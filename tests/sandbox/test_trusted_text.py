@@ -21,7 +21,7 @@ import pytest
 
 from spade_core.cli import main
 from spade_core.hookspecs import hookimpl
-from spade_core.interfaces import Generation, GenerationBackend
+from spade_core.interfaces import GenerationBackend
 from spade_core.sandboxed_scoring import ScoringJob, score_in_sandbox
 from spade_core.testing import load_builtin_plugins
 from spade_core.validation import validate
@@ -31,6 +31,7 @@ pytest.importorskip("reasoning_gym")
 from plugins.families.reasoning_gym import DatasetChoice, ReasoningGymFamily, program_source  # noqa: E402
 from plugins.families.text_audit import audit, markdown, text_interpreting  # noqa: E402
 from fakes.cli import ROOT
+from fakes.hostile import FakeScriptedBackend
 
 CONFIG = ROOT / "configs" / "quickstart.yaml"
 HOSTILE_PROGRAMS = Path(__file__).parent / "corpus" / "trusted_text"
@@ -42,22 +43,6 @@ def _payloads(canary: Path) -> list[str]:
     indirect = code.replace("__import__", "eval('__import__')")
     return [f"\\boxed{{{code} or ['x']}}", f"<answer>{code} or 1</answer>",
             f"\\boxed{{{indirect}}}", code]
-
-
-class FakeScriptedBackend(GenerationBackend):
-    """A fake backend for tests: answers every conversation with the next of ``replies``."""
-
-    def __init__(self, replies: list[str]) -> None:
-        self.replies = replies
-        self.calls = 0
-
-    def generate(self, conversations, *, max_new_tokens, temperature, seed=None, tools=None,
-                 top_p=None, top_k=None, chat_template_kwargs=None):
-        out = []
-        for _ in conversations:
-            out.append(Generation(text=self.replies[self.calls % len(self.replies)]))
-            self.calls += 1
-        return out
 
 
 def _loaded(backend: GenerationBackend):
