@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from plugins.lab.backend import DESIGNER_MARK, HINT_SYSTEM
 from plugins.lab.model import Cell
-from plugins.lab.programs import TEMPLATE, program
+from plugins.lab.programs import TEMPLATE, cell_of_program, program
 from spade_core.interfaces import EnvFamily
 from spade_core.records import EnvProgram
 
@@ -33,6 +33,14 @@ class LabFamily(EnvFamily):
 
     def hint_instructions(self) -> str:
         return HINT_SYSTEM
+
+    def static_problems(self, source: str) -> list[str]:
+        """Only lab programs belong here: anything else is left to the other families (``spade
+        envs import`` gives a program to the first installed family that accepts it)."""
+        if cell_of_program(source) is None:
+            return ["not a lab environment: a class with the SKILL, DIFFICULTY, KIND and NONCE "
+                    "constants of plugins/lab/programs.py's template (docs/lab.md)"]
+        return []
 
     def seed_programs(self) -> list[EnvProgram]:
         return [EnvProgram(source=program(Cell(s, 0.0), 1 + s), family=self.name)

@@ -408,7 +408,7 @@ def test_envs_lists_the_plugins_members_and_keeps_import():
     result = run_spade("envs", "--help")
     assert result.returncode == 0, result.stderr
     assert "import" in result.stdout and "export" in result.stdout
-    assert "manage environment programs (export, import)" in run_spade("--help").stdout
+    assert "manage environment programs (export, import, serve)" in run_spade("--help").stdout
     imported = run_spade("envs", "import", "--help")
     assert imported.returncode == 0 and "--run-dir" in imported.stdout
 

@@ -13,3 +13,15 @@ def test_the_shipped_pool_is_every_skill_at_every_difficulty_ordinary():
     family = LabFamily()
     assert family.skills == ()  # the simulated designer chooses the skill itself
     assert all(cell_of_program(p.source).kind == "ordinary" for p in family.seed_programs())
+
+
+def test_the_lab_family_accepts_only_lab_programs():
+    """Installed with spade-rl, the family must not claim other programs: ``spade envs import``
+    gives each program to the first installed family whose static checks accept it."""
+    from plugins.lab.model import Cell
+    from plugins.lab.programs import program
+
+    family = LabFamily()
+    assert family.static_problems(program(Cell(1, 2.0, "noisy"), 7)) == []
+    [problem] = family.static_problems("class QuizEnv:\n    def reset(self, seed=None): ...\n")
+    assert "not a lab environment" in problem
