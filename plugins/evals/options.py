@@ -4,11 +4,21 @@ imports them)."""
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from spade_core.config.schema import Selection
+
+
+def _plugin_shorthand(value: Any) -> Any:
+    """``user_backend: openai`` means ``{plugin: openai}``, as a config section's shorthand."""
+    return {"plugin": value} if isinstance(value, str) else value
+
+
+#: A suite's own backend selection (the simulated user of tau2 and ACEBench): a mapping as the
+#: config's ``backend`` takes it, or a plugin name; ``None``: the backend under evaluation.
+BackendSelection = Annotated[Selection | None, BeforeValidator(_plugin_shorthand)]
 
 REASONING_GYM_BUCKETS = ("math", "algorithmic", "cognition", "logic")
 BFCL_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance",
@@ -103,15 +113,10 @@ class Tau2SuiteOptions(BaseModel):
     max_errors: int = Field(default=10, ge=1, description=(
         "failed tool calls (agent's and customer's) before an episode ends unscored (tau2's "
         "DEFAULT_MAX_ERRORS, 10)"))
-    user_backend: Selection | None = Field(default=None, description=(
+    user_backend: BackendSelection = Field(default=None, description=(
         "the generation backend playing the customer, selected like the config's backend "
         "(e.g. {plugin: openai, options: {base_url: ..., model: ...}}, or a plugin name); "
         "None: the backend under evaluation plays the customer too"))
-
-    @field_validator("user_backend", mode="before")
-    @classmethod
-    def _shorthand(cls, value: Any) -> Any:
-        return {"plugin": value} if isinstance(value, str) else value
 
 
 class GpqaDiamondSuiteOptions(BaseModel):
@@ -185,13 +190,8 @@ class AcebenchSuiteOptions(BaseModel):
     agent_turns: int = Field(default=40, ge=1, description=(
         "agent tasks: the agent's messages and calls before an episode ends (ACEBench's "
         "max_dialog_turns, 40)"))
-    user_backend: Selection | None = Field(default=None, description=(
+    user_backend: BackendSelection = Field(default=None, description=(
         "the generation backend playing the simulated user of agent_multi_turn tasks, selected "
         "like the config's backend (e.g. {plugin: openai, options: {base_url: ..., model: "
         "...}}, or a plugin name); None: the backend under evaluation plays the user too "
         "(ACEBench and the reference use a separate model)"))
-
-    @field_validator("user_backend", mode="before")
-    @classmethod
-    def _shorthand(cls, value: Any) -> Any:
-        return {"plugin": value} if isinstance(value, str) else value

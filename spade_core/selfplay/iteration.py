@@ -583,7 +583,7 @@ def estimate(c: Components, loop: LoopSection, proposals: list[Proposal],
     """Difficulty and designer reward for each proposal; memory updated; returns newly mastered."""
     mastered = []
     means = (_skill_means(c, proposals, iteration)
-             if getattr(c.estimator, "uses_skill_means", False) else {})
+             if c.estimator.uses_skill_means else {})
     for p in proposals:
         env_id = p.env_id
         if p.status == EnvStatus.FRONTIER and (p.unhinted or p.failed):

@@ -29,6 +29,7 @@ from spade_core.interfaces import (
     TrainingSample,
 )
 from spade_core.records import EnvProgram, Role
+from spade_core.selfplay.iteration import checked_estimate, skill_window_means
 
 
 @dataclass
@@ -87,11 +88,6 @@ def window_start(iteration: int, interval: int) -> bool:
     return iteration % interval == 0
 
 
-def timed_out(entry: EnvIteration) -> bool:
-    """Whether one of the environment's own calls ran out of time in this iteration's plays."""
-    return entry.figures.get("step_timeouts", 0.0) > 0
-
-
 def window_timeouts(plays: list[EnvIteration], start: int, timeouts: str = "start") -> int:
     """The timeouts that mark a design (``loop.timeouts``): ``start`` (the reference, which
     stamps a design only at its regeneration step) counts those of the window's first iteration
@@ -116,8 +112,6 @@ def delayed_reward(estimator: DifficultyEstimator, design: HeldDesign, record: E
     if not plays:
         return 0.0, {}
     first = plays[0]
-    from spade_core.selfplay.iteration import checked_estimate
-
     difficulty = checked_estimate(estimator, EstimateInput(
         env=EnvProgram(source=record.source, family=design.family, doc_id=record.doc_id),
         hinted=first.hinted, unhinted=first.unhinted, iteration=plays[-1].iteration,
@@ -158,10 +152,8 @@ def release(estimator: DifficultyEstimator, memory: EnvMemory, window: Window,
     negative blend, ``proposer_masked``) is not trained. Every played design's delayed reward is
     returned too, and added to its window's first history entry in the memory
     (:meth:`~spade_core.interfaces.EnvMemory.add_figures`)."""
-    from spade_core.selfplay.iteration import skill_window_means
-
     means = (skill_window_means(memory.records(), interval, window.start // interval)
-             if getattr(estimator, "uses_skill_means", False) else {})
+             if estimator.uses_skill_means else {})
     samples, delayed = [], []
     for design in window.designs:
         record = memory.get(design.env_id)
