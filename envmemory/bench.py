@@ -266,7 +266,7 @@ def bench_labelled(minilm: bool, all_representations: bool) -> dict[str, Any]:
     only: an installed wheel has no ``tests/`` folder, and then this part is skipped)."""
     from envmemory.dedupe_eval import evaluate, load_labelled
     from envmemory.embed import HashingEmbedder, load_embedder
-    from envmemory.text import DEFAULT_REPRESENTATION, env_text
+    from envmemory.representation import DEFAULT_REPRESENTATION, env_text
 
     _log("embedding throughput and dedupe on the labelled pairs")
     try:

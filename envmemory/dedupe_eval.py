@@ -3,7 +3,7 @@
 For each embedder and text representation: the cosine similarity of every pair, precision and
 recall of "near-duplicate" at a threshold, the threshold with the best F1, and a two-fold estimate
 (threshold chosen on half of the base environments, scored on the other half) so the figure is not
-only fitted to the set. The structural fingerprint (``envmemory.text.fingerprint``) is scored alone
+only fitted to the set. The structural fingerprint (``envmemory.representation.fingerprint``) is scored alone
 and combined with each representation (refuse if either says duplicate), which is what the memory
 does. The reference's 200-record FIFO has no dedupe at all: it lets every near-duplicate through.
 """
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from envmemory.embed import Embedder
-from envmemory.text import REPRESENTATIONS, env_text, fingerprint
+from envmemory.representation import REPRESENTATIONS, env_text, fingerprint
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / "tests" / "envmemory" / "data"
 

@@ -1,4 +1,4 @@
-"""The FAISS index over the dedupe pool: exact while small, IVF past a size threshold.
+"""The FAISS index over the dedupe index: exact while small, IVF past a size threshold.
 
 Vectors are unit length, so inner product is cosine similarity. Below ``switch_size`` vectors the
 index is an exact ``IndexFlatIP``; at ``switch_size`` it is rebuilt as an ``IndexIVFFlat``
@@ -143,7 +143,7 @@ class DedupeIndex:
             self._build_ivf(*self._all_vectors())
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(similarities, pool_ids)``, each ``(len(queries), k)``; missing hits have id -1."""
+        """``(similarities, index_ids)``, each ``(len(queries), k)``; missing hits have id -1."""
         queries = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.float32)
         if self.ntotal == 0:
             return (np.full((len(queries), k), -np.inf, np.float32),

@@ -1,6 +1,6 @@
-"""``FaissEnvMemory``: the built-in environment memory (SQLite records, FAISS dedupe pool).
+"""``FaissEnvMemory``: the built-in environment memory (SQLite records, FAISS dedupe index).
 
-The dedupe pool holds the embeddings of mastered environments; ``find_duplicate`` refuses a
+The dedupe index holds the embeddings of mastered environments; ``find_duplicate`` refuses a
 candidate whose nearest mastered environment is at least ``similarity_threshold`` similar, or whose
 canonical code equals a mastered one's. Positive and negative prompt examples come from the record
 store ranked by regret and recency.
@@ -31,12 +31,12 @@ from envmemory.index import DedupeIndex, IndexConfig, IndexFiles
 from envmemory.mastery import MasteryRule, update_stats
 from envmemory.options import MemoryOptions
 from envmemory.store import DB_NAME, RecordStore, snapshot_meta
-from envmemory.text import env_text, fingerprint
+from envmemory.representation import env_text, fingerprint
 from spade_core.interfaces.memory import EnvMemory
 from spade_core.interfaces.prompts import PromptExamples
 from spade_core.records import EnvIteration, EnvProgram, EnvRecord, EnvStatus
 
-POOL_STATUS = EnvStatus.MASTERED
+INDEXED_STATUS = EnvStatus.MASTERED
 NEGATIVE_STATUSES = (EnvStatus.MASTERED, EnvStatus.TOO_HARD)
 _CACHE_SIZE = 256
 #: Threshold for embedders that do not state their own ``default_threshold``.
@@ -152,8 +152,8 @@ class FaissEnvMemory(EnvMemory):
     def _load_index(self, files: IndexFiles) -> None:
         """Load the dedupe index saved in ``files`` (verified against the store and caught up with
         it, or rebuilt from the stored embeddings)."""
-        pool, self.load_report = files.load(self._index_config(), self.store.pool_size,
-                                            lambda w: self.store.pool_rows(after=w))
+        pool, self.load_report = files.load(self._index_config(), self.store.index_size,
+                                            lambda w: self.store.index_rows(after=w))
         self._dedupe_index = pool
         if not self.readonly:
             self._unsaved = 0 if self.load_report == "loaded" else max(1, pool.ntotal)
@@ -214,11 +214,11 @@ class FaissEnvMemory(EnvMemory):
     def find_duplicate(self, program: EnvProgram) -> tuple[EnvRecord, float] | None:
         """The mastered environment ``program`` duplicates, with its similarity, or ``None``."""
         with self._lock:
-            if self.store.status_of(program.id) == POOL_STATUS:
+            if self.store.status_of(program.id) == INDEXED_STATUS:
                 record = self.store.get(program.id)
                 return (record, 1.0) if record else None
             if self.options.structural_match:
-                match = self.store.by_fingerprint(fingerprint(program.source), (POOL_STATUS,))
+                match = self.store.by_fingerprint(fingerprint(program.source), (INDEXED_STATUS,))
                 if match is not None:
                     return match, 1.0
             vector = self._vector(program.id, program.source, program.description)
@@ -239,9 +239,9 @@ class FaissEnvMemory(EnvMemory):
             now = time.time()
             record.created_at = record.created_at or now
             record.updated_at = record.updated_at or now
-            in_pool = record.status == POOL_STATUS
-            inserted = self.store.insert(record, vector, fingerprint(record.source), in_pool)
-            if inserted and in_pool:
+            indexed = record.status == INDEXED_STATUS
+            inserted = self.store.insert(record, vector, fingerprint(record.source), indexed)
+            if inserted and indexed:
                 self._add_to_index(record.id, vector)
 
     def update_stats(self, env_id: str, iteration: int, hinted: Sequence[float],
@@ -260,10 +260,10 @@ class FaissEnvMemory(EnvMemory):
                                  unhinted=[float(x) for x in unhinted],
                                  figures={k: float(v) for k, v in figures.items()},
                                  designer_reward=float(designer_reward), at=time.time())
-            pool_id = self.store.record_iteration(env_id, entry, stats, status,
-                                                  enter_pool=status == POOL_STATUS)
-            if pool_id is not None and record.embedding is not None:
-                self._index_add(pool_id, np.asarray(record.embedding, dtype=np.float32))
+            index_id = self.store.record_iteration(env_id, entry, stats, status,
+                                                  enter_index=status == INDEXED_STATUS)
+            if index_id is not None and record.embedding is not None:
+                self._index_add(index_id, np.asarray(record.embedding, dtype=np.float32))
             updated = self.store.get(env_id)
             assert updated is not None
             return updated
@@ -315,12 +315,12 @@ class FaissEnvMemory(EnvMemory):
         return self.search_many([query], k, statuses=statuses, family=family)[0]
 
     def set_status(self, env_id: str, status: str) -> EnvRecord:
-        """Move one record to ``status``. Entering the dedupe pool happens only through
+        """Move one record to ``status``. Entering the dedupe index happens only through
         :meth:`update_stats` (a mastered environment), so ``mastered`` is refused here."""
         self._writable("change a status")
-        if status == POOL_STATUS:
+        if status == INDEXED_STATUS:
             raise ValueError("an environment becomes mastered through update_stats(), which also "
-                             "adds it to the dedupe pool")
+                             "adds it to the dedupe index")
         with self._lock:
             if not self.store.set_status(env_id, status):
                 raise KeyError(f"environment {env_id!r} is not in the memory at {self.folder}")
@@ -482,12 +482,12 @@ class FaissEnvMemory(EnvMemory):
     # -- search and upkeep ----------------------------------------------------------------------
 
     def _add_to_index(self, env_id: str, vector: np.ndarray) -> None:
-        pool_id = self.store.pool_id_of(env_id)
-        if pool_id is not None:
-            self._index_add(pool_id, vector)
+        index_id = self.store.index_id_of(env_id)
+        if index_id is not None:
+            self._index_add(index_id, vector)
 
-    def _index_add(self, pool_id: int, vector: np.ndarray) -> None:
-        self.dedupe_index.add(np.array([pool_id], dtype=np.int64), vector.reshape(1, -1))
+    def _index_add(self, index_id: int, vector: np.ndarray) -> None:
+        self.dedupe_index.add(np.array([index_id], dtype=np.int64), vector.reshape(1, -1))
         self._unsaved += 1
         if self._unsaved >= max(self.options.save_every, self.dedupe_index.ntotal // 10):
             self.save_index()
@@ -510,7 +510,7 @@ class FaissEnvMemory(EnvMemory):
             k_fetch = min(fetch, max(1, pool.ntotal))
             sims, ids = pool.search(vector.reshape(1, -1), k_fetch)
             found = [(int(i), float(s)) for i, s in zip(ids[0], sims[0]) if i >= 0]
-            records = self.store.by_pool_ids([i for i, _ in found])
+            records = self.store.by_index_ids([i for i, _ in found])
             hits = [(records[i], s) for i, s in found if i in records
                     and (family is None or records[i].family == family)]
             if len(hits) >= k or fetch >= pool.ntotal:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from spade_core.errors import SpadeError, UsageError
-from spade_core.text import plural
+from spade_core.messages import plural
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -111,14 +111,14 @@ def run_stats(args: argparse.Namespace) -> int:
     manifest = counts["index_file"]
     saved = (f"{manifest['kind']} index of {manifest['ntotal']} vectors saved" if manifest
              else "no index file saved yet")
-    print(f"  dedupe pool: {counts['pool']} mastered; {saved}")
+    print(f"  dedupe index: {counts['pool']} mastered; {saved}")
     return 0
 
 
 def run_search(args: argparse.Namespace) -> int:
     from envmemory.embed import load_embedder
     from envmemory.memory import exact_search
-    from envmemory.text import env_text
+    from envmemory.representation import env_text
 
     if args.k < 1:
         raise UsageError("memory search: -k must be at least 1")

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envmemory.text import DEFAULT_REPRESENTATION
+from envmemory.representation import DEFAULT_REPRESENTATION
 from spade_core.interfaces.memory import StatusWindows, WindowedOptions
 
 

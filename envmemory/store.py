@@ -2,9 +2,10 @@
 
 Every record (source, status, statistics, embedding) is written in its own transaction, so a
 ``kill -9`` loses at most the record being written and readers (``spade memory stats``) see a
-consistent snapshot while a run writes. Records that enter the dedupe pool (mastered environments)
-get a ``pool_id``, the id their vector has in the FAISS index; the index is only a cache of
-``(pool_id, embedding)`` rows and can always be rebuilt from here.
+consistent snapshot while a run writes. Records that enter the dedupe index (mastered environments)
+get an ``index_id`` (column ``pool_id``, its on-disk name), the id their vector has in the FAISS
+index; the index is only a cache of
+``(index_id, embedding)`` rows and can always be rebuilt from here.
 """
 
 from __future__ import annotations
@@ -227,14 +228,14 @@ class RecordStore:
     # -- writing --------------------------------------------------------------------------------
 
     def _insert(self, record: EnvRecord, embedding: np.ndarray | None,
-                fingerprint: str | None, in_pool: bool) -> bool:
+                fingerprint: str | None, indexed: bool) -> bool:
         existing = self.conn.execute("SELECT seq FROM envs WHERE id = ?", (record.id,)).fetchone()
         now = time.time()
         if existing:
             self.conn.execute("UPDATE envs SET times_proposed = times_proposed + 1, "
                               "updated_at = ? WHERE id = ?", (now, record.id))
             return False
-        pool_id = self._next_pool_id() if in_pool else None
+        index_id = self._next_index_id() if indexed else None
         self.conn.execute(
             "INSERT INTO envs (id, family, status, doc_id, description, verdict_category, "
             "verdict_message, hint, source, fingerprint, duplicate_of, duplicate_similarity, "
@@ -246,7 +247,7 @@ class RecordStore:
              fingerprint, record.duplicate_of, record.duplicate_similarity,
              json.dumps(record.stats), record.times_proposed, record.created_at or now,
              record.updated_at or now, record.stats.get("regret"), record.stats.get("win_rate"),
-             record.stats.get("designer_reward"), pool_id, _blob(embedding), record.skill,
+             record.stats.get("designer_reward"), index_id, _blob(embedding), record.skill,
              int(record.level), int(record.repairs)))
         for entry in record.history:  # a record restored or imported with its play history
             self._insert_iteration(record.id, entry)
@@ -258,18 +259,18 @@ class RecordStore:
             (env_id, entry.iteration, json.dumps(entry.hinted), json.dumps(entry.unhinted),
              json.dumps(entry.figures), entry.designer_reward, entry.at))
 
-    def _next_pool_id(self) -> int:
+    def _next_index_id(self) -> int:
         row = self.conn.execute("SELECT COALESCE(MAX(pool_id), 0) FROM envs").fetchone()
         return int(row[0]) + 1
 
     def insert(self, record: EnvRecord, embedding: np.ndarray | None, fingerprint: str | None,
-               in_pool: bool) -> bool:
+               indexed: bool) -> bool:
         """Insert one record in its own transaction; ``False`` (and ``times_proposed`` + 1) when
         the id is already stored."""
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
-                inserted = self._insert(record, embedding, fingerprint, in_pool)
+                inserted = self._insert(record, embedding, fingerprint, indexed)
                 self.conn.execute("COMMIT")
             except BaseException:
                 self._rollback()
@@ -277,32 +278,32 @@ class RecordStore:
             return inserted
 
     def record_iteration(self, env_id: str, entry: EnvIteration, stats: dict[str, Any],
-                         status: str, enter_pool: bool) -> int | None:
+                         status: str, enter_index: bool) -> int | None:
         """Store one iteration's play and the record's new statistics and status in one
-        transaction; returns the new ``pool_id`` when the record entered the pool."""
+        transaction; returns the new ``index_id`` when the record entered the pool."""
         if status not in ENV_STATUSES:
             raise ValueError(f"unknown status {status!r}; one of {', '.join(ENV_STATUSES)}")
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self._insert_iteration(env_id, entry)
-                pool_id = None
-                if enter_pool:
+                index_id = None
+                if enter_index:
                     row = self.conn.execute("SELECT pool_id, embedding FROM envs WHERE id = ?",
                                             (env_id,)).fetchone()
                     if row and row[0] is None and row[1] is not None:
-                        pool_id = self._next_pool_id()
+                        index_id = self._next_index_id()
                 self.conn.execute(
                     "UPDATE envs SET stats = ?, status = ?, updated_at = ?, regret = ?, "
                     "win_rate = ?, designer_reward = ?, pool_id = COALESCE(pool_id, ?) "
                     "WHERE id = ?",
                     (json.dumps(stats), status, entry.at, stats.get("regret"),
-                     stats.get("win_rate"), stats.get("designer_reward"), pool_id, env_id))
+                     stats.get("win_rate"), stats.get("designer_reward"), index_id, env_id))
                 self.conn.execute("COMMIT")
             except BaseException:
                 self._rollback()
                 raise
-            return pool_id
+            return index_id
 
     def add_figures(self, env_id: str, iteration: int, figures: dict[str, float]) -> bool:
         """Merge ``figures`` into the figures of one history entry; returns whether it exists."""
@@ -395,7 +396,7 @@ class RecordStore:
                                     (env_id,)).fetchone()
             return self._record(row) if row else None
 
-    def pool_id_of(self, env_id: str) -> int | None:
+    def index_id_of(self, env_id: str) -> int | None:
         row = self.conn.execute("SELECT pool_id FROM envs WHERE id = ?", (env_id,)).fetchone()
         return None if row is None or row[0] is None else int(row[0])
 
@@ -403,14 +404,14 @@ class RecordStore:
         row = self.conn.execute("SELECT status FROM envs WHERE id = ?", (env_id,)).fetchone()
         return row[0] if row else None
 
-    def by_pool_ids(self, pool_ids: Sequence[int]) -> dict[int, EnvRecord]:
+    def by_index_ids(self, index_ids: Sequence[int]) -> dict[int, EnvRecord]:
         """Records of the given pool ids (without history), by pool id."""
-        if not pool_ids:
+        if not index_ids:
             return {}
-        marks = ",".join("?" * len(pool_ids))
+        marks = ",".join("?" * len(index_ids))
         with self._lock:
             rows = self.conn.execute(f"SELECT pool_id, {self._columns} FROM envs WHERE pool_id IN "
-                                     f"({marks})", [int(i) for i in pool_ids]).fetchall()
+                                     f"({marks})", [int(i) for i in index_ids]).fetchall()
         return {r[0]: self._record(r[1:], with_history=False) for r in rows}
 
     def by_fingerprint(self, fingerprint: str, statuses: Sequence[str]) -> EnvRecord | None:
@@ -426,40 +427,36 @@ class RecordStore:
         """Up to ``k`` records with a status in ``statuses`` (and ``family``, and a latest win
         rate inside ``win_range``), by ``order`` (an SQL ORDER BY clause over the envs columns
         chosen by the caller, never user text)."""
-        marks = ",".join("?" * len(statuses))
-        sql = f"SELECT {self._columns} FROM envs WHERE status IN ({marks})"
-        params: list[Any] = list(statuses)
-        if family is not None:
-            sql += " AND family = ?"
-            params.append(family)
+        where, params = f"status IN ({','.join('?' * len(statuses))})", list(statuses)
         if win_range is not None:
-            sql += " AND win_rate BETWEEN ? AND ?"
+            where += " AND win_rate BETWEEN ? AND ?"
             params.extend(win_range)
-        sql += f" ORDER BY {order} LIMIT ?"
-        params.append(int(k))
-        with self._lock:
-            rows = self.conn.execute(sql, params).fetchall()
-        return [self._record(r, with_history=False) for r in rows]
+        return self._select(where, params, family, None, order, k)
 
     def played(self, family: str | None, skill: str | None, where: str,
                params: Sequence[Any], order: str, limit: int | None = None) -> list[EnvRecord]:
         """Records with a win rate (played), of ``family`` and ``skill`` when given, matching
         ``where`` (an SQL condition over the envs columns chosen by the caller, never user text,
         with ``params``), by ``order``, at most ``limit``."""
-        sql = f"SELECT {self._columns} FROM envs WHERE win_rate IS NOT NULL AND ({where})"
-        args: list[Any] = list(params)
-        if family is not None:
-            sql += " AND family = ?"
-            args.append(family)
-        if skill is not None:
-            sql += " AND skill = ?"
-            args.append(skill)
+        return self._select(f"win_rate IS NOT NULL AND ({where})", list(params), family, skill,
+                            order, limit)
+
+    def _select(self, where: str, params: list[Any], family: str | None, skill: str | None,
+                order: str, limit: int | None) -> list[EnvRecord]:
+        """The one query builder of :meth:`ranked` and :meth:`played`: records matching
+        ``where`` (caller-chosen SQL, values as ``params``), narrowed to ``family`` and ``skill``
+        when given, by ``order``, at most ``limit``, without history."""
+        sql = f"SELECT {self._columns} FROM envs WHERE {where}"
+        for column, value in (("family", family), ("skill", skill)):
+            if value is not None:
+                sql += f" AND {column} = ?"
+                params.append(value)
         sql += f" ORDER BY {order}"
         if limit is not None:
             sql += " LIMIT ?"
-            args.append(int(limit))
+            params.append(int(limit))
         with self._lock:
-            rows = self.conn.execute(sql, args).fetchall()
+            rows = self.conn.execute(sql, params).fetchall()
         return [self._record(r, with_history=False) for r in rows]
 
     def _pages(self, columns: str, key: str, after: Any, filters: str = "",
@@ -478,16 +475,16 @@ class RecordStore:
             yield rows
             last = rows[-1][0]
 
-    def pool_rows(self, after: int = 0, upto: int | None = None, batch: int = 50_000
+    def index_rows(self, after: int = 0, upto: int | None = None, batch: int = 50_000
                   ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """``(pool_ids, vectors)`` batches of pool records with ``after < pool_id <= upto``."""
+        """``(index_ids, vectors)`` batches of indexed records with ``after < index_id <= upto``."""
         filters, params = ("", ()) if upto is None else (" AND pool_id <= ?", (upto,))
         for rows in self._pages("embedding", "pool_id", after, filters, params, batch):
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
             yield ids, vectors.reshape(len(rows), -1)
 
-    def pool_size(self, upto: int | None = None) -> int:
+    def index_size(self, upto: int | None = None) -> int:
         if upto is None:
             row = self.conn.execute("SELECT COUNT(*) FROM envs WHERE pool_id IS NOT NULL")
         else:
@@ -515,7 +512,7 @@ class RecordStore:
                 yield self._record(row[1:], with_history=with_history)
 
     def counts(self) -> dict[str, Any]:
-        """Totals by status and by family, and the dedupe pool size."""
+        """Totals by status and by family, and the dedupe index size."""
         with self._lock:
             by_status = dict(self.conn.execute(
                 "SELECT status, COUNT(*) FROM envs GROUP BY status").fetchall())
@@ -526,7 +523,7 @@ class RecordStore:
             iterations = self.conn.execute("SELECT COUNT(*) FROM iterations").fetchone()[0]
         return {"records": int(total[0]), "proposals": int(total[1] or 0),
                 "by_status": {s: int(by_status.get(s, 0)) for s in ENV_STATUSES},
-                "by_family": by_family, "pool": self.pool_size(),
+                "by_family": by_family, "pool": self.index_size(),
                 "iterations_recorded": int(iterations)}
 
     def close(self) -> None:

@@ -29,7 +29,7 @@ from spade_core.records import StepResult
 from sandbox.limits import Limits
 from sandbox.process_session import ProcessSession, WorkerLink
 from sandbox.protocol import FrameError, decode, encode, split_bodies
-from sandbox.replies import BadReply, frame_verdict, parse_reset, parse_step, reply_verdict
+from sandbox.worker_replies import BadReply, frame_verdict, parse_reset, parse_step, reply_verdict
 
 #: Room for a batched reply's envelope (its timing field) beyond one unbatched reply.
 _ENVELOPE = 64

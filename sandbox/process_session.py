@@ -28,7 +28,7 @@ from spade_core.records import StepResult, Verdict
 from sandbox.executors import WorkerChannel
 from sandbox.limits import Limits
 from sandbox.protocol import FrameError
-from sandbox.replies import (
+from sandbox.worker_replies import (
     BadReply,
     frame_verdict,
     parse_reset,

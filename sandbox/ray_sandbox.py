@@ -34,7 +34,7 @@ from sandbox.limits import Limits
 from sandbox.process_sandbox import MAX_INSTANCES
 from sandbox.ray_host import FamilySources
 from sandbox.ray_slots import ActorSlots, Slot
-from sandbox.replies import refusal
+from sandbox.worker_replies import refusal
 
 if TYPE_CHECKING:
     from spade_core.interfaces.family import EnvFamily

@@ -74,6 +74,18 @@ Factory = Callable[[Any, BuildContext], Any]
 Preflight = Callable[[Any, Any], list[str]]
 
 
+def built_by(module: str, function: str = "build") -> Callable[[Any, BuildContext], Any]:
+    """A component factory that imports ``module`` only when the component is built and calls
+    its ``function(options, context)``: plugins stay light at import (``spade --help``)."""
+    import importlib
+
+    def factory(options: Any, context: BuildContext) -> Any:
+        return getattr(importlib.import_module(module), function)(options, context)
+
+    factory.__qualname__ = f"built_by({module}.{function})"
+    return factory
+
+
 class Register(Protocol):
     """The callback a registration hook receives."""
 

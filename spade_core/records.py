@@ -14,7 +14,7 @@ from enum import StrEnum
 from collections.abc import Mapping
 from typing import Any
 
-from spade_core.text import printable
+from spade_core.messages import printable
 
 class VerdictCategory(StrEnum):
     """Why a program was judged as it was; ``ok`` is the only valid one. Members compare equal to
@@ -113,7 +113,7 @@ class Verdict:
     """The outcome of validating one program. ``category`` is one of :data:`VERDICT_CATEGORIES`.
 
     ``message`` is for people and may quote what a worker sent: its control characters are
-    escaped here (:func:`spade_core.text.printable`), so no verdict printed anywhere can put an
+    escaped here (:func:`spade_core.messages.printable`), so no verdict printed anywhere can put an
     escape sequence on a terminal."""
 
     valid: bool

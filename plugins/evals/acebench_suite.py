@@ -54,7 +54,7 @@ from spade_core.interfaces import (
     Sandbox,
     SandboxSession,
 )
-from spade_core.sandboxed_scoring import ScorerFamily
+from spade_core.eval.sandboxed_scoring import ScorerFamily
 
 from plugins.evals.acebench_checker import (
     call_text,

@@ -8,7 +8,7 @@ from functools import cache
 from importlib import resources
 
 from spade_core.errors import ConfigError
-from spade_core.sandboxed_scoring import ScorerFamily
+from spade_core.eval.sandboxed_scoring import ScorerFamily
 
 INSTALL_HINT = "pip install --no-deps bfcl-eval==2026.3.23"
 SCORER_SOURCE = "bfcl_scorer.py"

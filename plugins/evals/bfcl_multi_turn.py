@@ -53,7 +53,7 @@ from spade_core.interfaces import (
     Sandbox,
     SandboxSession,
 )
-from spade_core.sandboxed_scoring import ScorerFamily
+from spade_core.eval.sandboxed_scoring import ScorerFamily
 
 from plugins.evals.bfcl_checker import INSTALL_HINT
 from plugins.evals.bfcl_format import decode_calls, tool_schemas

@@ -19,7 +19,7 @@ from typing import Any
 from spade_core.errors import ConfigError
 from spade_core.interfaces import EvalItem, EvalSettings, EvalSuite, GenerationBackend, Sandbox
 from spade_core.interfaces.eval_suite import first_user_text
-from spade_core.sandboxed_scoring import ScoringJob, request_job, score_in_sandbox
+from spade_core.eval.sandboxed_scoring import ScoringJob, request_job, score_in_sandbox
 
 from plugins.evals.bfcl_checker import INSTALL_HINT, require_bfcl, scorer_family
 from plugins.evals.bfcl_format import decode_calls, tool_schemas

@@ -43,7 +43,7 @@ from spade_core.interfaces import (
     SandboxSession,
 )
 from spade_core.interfaces.eval_suite import first_user_text
-from spade_core.sandboxed_scoring import ScorerFamily
+from spade_core.eval.sandboxed_scoring import ScorerFamily
 
 from plugins.evals.episode_steps import advance, ask, close_sessions, start_episodes
 from plugins.evals.items import per_bucket, spread

@@ -183,7 +183,7 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
     from spade_core.selfplay.pool import PoolSampler, load_pool
     from spade_core.selfplay.runner import _close_all, build_components, run_iteration
 
-    from plugins.evals.pool_suite import PoolSuite
+    from plugins.evals.programs_suite import ProgramsSuite
 
     overrides = arm_overrides(args, arm, seed, mode, iterations)
     resolved = load_config(args.config, registry, overrides)
@@ -210,7 +210,7 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
             if mode == "fixed-pool":
                 pool = PoolSampler(load_pool(resolved, c.families, c.sandbox))
                 pool.seed_memory(c.memory)
-                suite = PoolSuite(args.pool, c.sandbox, c.families)
+                suite = ProgramsSuite(args.pool, c.sandbox, c.families)
                 items = suite.items(args.limit, eval_seed)
                 out["eval_seed"] = eval_seed
                 out["eval_items"] = [item.id for item in items]
@@ -276,28 +276,28 @@ def run_benchmark(args: argparse.Namespace, report: Reporter = _stderr,
     registry = load_plugins().registry
     started = time.perf_counter()
     seeds = [args.seed + i for i in range(args.seeds)]
-    pool_rows = []
+    index_rows = []
     for seed in seeds:
         arms = {arm: run_arm(args, registry, arm, seed, "fixed-pool", args.updates, report)
                 for arm in ARMS}
-        pool_rows.append({"seed": seed, **arms, "same_seeds": same_seeds(*arms.values()),
+        index_rows.append({"seed": seed, **arms, "same_seeds": same_seeds(*arms.values()),
                           "before_identical": arms["trained"]["before"]
                           == arms["untrained"]["before"],
                           "effect": pool_effect(arms["trained"], arms["untrained"])})
         if partial is not None:
-            partial({"benchmark": "learning", "partial": True, "pool_runs": pool_rows})
+            partial({"benchmark": "learning", "partial": True, "pool_runs": index_rows})
     result: dict[str, Any] = {
         "benchmark": "learning", "config": args.config, "pool": args.pool, "seeds": seeds,
         "updates": args.updates, "envs_per_iteration": args.envs, "rollouts": args.rollouts,
         "eval_samples": args.eval_samples, "learning_rate": args.learning_rate,
         "max_samples": args.max_samples, "designer_iterations": args.designer_iterations,
         "designer_envs": args.designer_envs, "overrides": list(args.overrides),
-        "pool_runs": pool_rows,
+        "pool_runs": index_rows,
         "pool_summary": {
-            "before": _mean([r["trained"]["before"]["success"] for r in pool_rows]),
-            "after_trained": _mean([r["trained"]["after"]["success"] for r in pool_rows]),
-            "after_untrained": _mean([r["untrained"]["after"]["success"] for r in pool_rows]),
-            "effect": t_interval([r["effect"] for r in pool_rows]),
+            "before": _mean([r["trained"]["before"]["success"] for r in index_rows]),
+            "after_trained": _mean([r["trained"]["after"]["success"] for r in index_rows]),
+            "after_untrained": _mean([r["untrained"]["after"]["success"] for r in index_rows]),
+            "effect": t_interval([r["effect"] for r in index_rows]),
         },
     }
     if args.designer_iterations:

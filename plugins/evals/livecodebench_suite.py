@@ -28,7 +28,7 @@ from typing import Any
 
 from spade_core.errors import ConfigError
 from spade_core.interfaces import EvalItem, EvalSettings, EvalSuite, Sandbox
-from spade_core.sandboxed_scoring import ScorerFamily, request_job, score_in_sandbox
+from spade_core.eval.sandboxed_scoring import ScorerFamily, request_job, score_in_sandbox
 
 from plugins.evals.items import spread
 from plugins.evals.options import LiveCodeBenchSuiteOptions

@@ -74,7 +74,7 @@ class BfclSuiteOptions(BaseModel):
         "(None: BFCL's MAXIMUM_STEP_LIMIT, 20)"))
 
 
-class PoolSuiteOptions(BaseModel):
+class ProgramsSuiteOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     path: str = Field(description="a folder of .py programs or a .jsonl file of them")
     field: str | None = Field(default=None, description="JSONL field holding the program "

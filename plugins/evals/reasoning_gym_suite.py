@@ -31,7 +31,7 @@ from typing import Any
 from spade_core.errors import ConfigError, SandboxError
 from spade_core.interfaces import EvalItem, EvalSuite, Sandbox
 from spade_core.interfaces.sandbox import SandboxSession
-from spade_core.sandboxed_scoring import ScoringJob, score_in_sandbox
+from spade_core.eval.sandboxed_scoring import ScoringJob, score_in_sandbox
 
 from plugins.evals.items import answer_reply, final_answer, per_bucket, spread
 from plugins.evals.options import ReasoningGymSuiteOptions

@@ -56,7 +56,7 @@ from spade_core.interfaces import (
     Sandbox,
     SandboxSession,
 )
-from spade_core.sandboxed_scoring import ScorerFamily
+from spade_core.eval.sandboxed_scoring import ScorerFamily
 
 from plugins.evals.bfcl_format import decode_calls
 from plugins.evals.bfcl_multi_turn import observation

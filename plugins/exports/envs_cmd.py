@@ -20,7 +20,7 @@ import argparse
 import json
 import sys
 
-from spade_core.text import plural
+from spade_core.messages import plural
 
 #: The built-in formats (a plugin may register more).
 FORMATS = ("jsonl", "hf-dataset", "verifiers", "openenv")

@@ -1,6 +1,6 @@
 """Write a run's trained model as a ``save_pretrained`` folder with tokenizer, chat template and a
 model card (``spade export-model``). The checkpoint is found the way ``spade eval --checkpoint``
-finds it (:func:`spade_core.eval.checkpoint.trainer_folder`)."""
+finds it (:func:`spade_core.eval.weights.trainer_folder`)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def checkpoint_folder(run_dir: Path, checkpoint: int | None) -> Path:
     Iterations count from 0; a checkpoint folder ``iter-N`` is named for the iteration a resume
     starts at, so iteration N's checkpoint (the weights once iteration N has trained) is
     ``iter-(N+1)`` and ``iter-000000`` (taken before iteration 0) has no trained weights."""
-    from spade_core.eval.checkpoint import trainer_folder
+    from spade_core.eval.weights import trainer_folder
 
     if checkpoint is None:
         return trainer_folder(run_dir)

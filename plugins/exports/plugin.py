@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from spade_core.commands import from_module
 from spade_core.hookspecs import hookimpl
+
+from plugins.exports.options import VerifiersOptions
 
 ENVS_EXPORT_HELP = "export a run's environments (jsonl, hf-dataset, verifiers, openenv)"
 ENVS_SERVE_HELP = "serve one environment over MCP (stdio, or streamable HTTP on 127.0.0.1)"
@@ -41,16 +41,6 @@ def _hf_dataset(options: Any, context: Any) -> Any:
     from plugins.exports.formats import HfDatasetFormat
 
     return HfDatasetFormat()
-
-
-class VerifiersOptions(BaseModel):
-    """Options of the ``verifiers`` export format."""
-
-    model_config = ConfigDict(extra="forbid")
-    #: The package's import name (``spade envs export --name``); ``None``: ``spade_envs``.
-    #: ``export_envs`` names it after the run and its latest iteration unless ``--name`` is given.
-    name: str | None = Field(default=None, pattern=r"^[a-z_][a-z0-9_]*$",
-                             description="the package's import name (lower case, digits, _)")
 
 
 def _verifiers(options: Any, context: Any) -> Any:

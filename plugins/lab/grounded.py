@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from plugins.lab.model import Cell
 from plugins.lab.programs import cell_of_program
 from plugins.lab.suite import lab_backend
-from plugins.trainers.samples import EncodedSample, compute_advantages
+from plugins.trainers.grpo_rows import EncodedSample, compute_advantages
 from spade_core.interfaces import DifficultyEstimator, EstimateInput
 from spade_core.records import Difficulty, Role
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from plugins.lab.backend import LabBackend
 from plugins.lab.model import Cell
 from plugins.lab.programs import cell_of_program, read_task
-from plugins.trainers.samples import EncodedSample, compute_advantages, tis_weights
+from plugins.trainers.grpo_rows import EncodedSample, compute_advantages, tis_weights
 from spade_core.errors import ConfigError
 from spade_core.interfaces import Trainer, TrainingSample
 from spade_core.records import Role

@@ -22,7 +22,7 @@ from typing import Any
 from plugins.trainers.distributed import Command, Commands, StepShard, shard_steps
 from plugins.trainers.options import GRPOOptions
 from plugins.trainers.preflight import require_trl
-from plugins.trainers.samples import (
+from plugins.trainers.grpo_rows import (
     ROLES,
     ConversationEncoder,
     EncodedSample,

@@ -20,7 +20,7 @@ from typing import Any
 
 from spade_core.commands import Command, add_parsers
 from spade_core.program_files import CODE_FIELDS, read_programs
-from spade_core.text import plural
+from spade_core.messages import plural
 
 #: ``envs`` is a group: plugins add members with ``register(name, ..., group="envs")`` (the
 #: ``exports`` plugin adds ``envs export``).

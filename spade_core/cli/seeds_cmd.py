@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from spade_core.text import plural
+from spade_core.messages import plural
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

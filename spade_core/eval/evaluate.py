@@ -72,7 +72,7 @@ def evaluate(resolved: Any, registry: Registry, request: EvalRequest,
             backend = rc.component.build(options, context)
             opened.append(backend)
         if checkpoint:
-            from spade_core.eval.checkpoint import load_checkpoint
+            from spade_core.eval.weights import load_checkpoint
 
             scored = str(load_checkpoint(backend, checkpoint))
         components: dict[str, Any] = {"generation_backend": backend}

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from spade_core.eval.scores import SuiteResult
+from spade_core.intervals import t_quantile
 
 #: table -> (column, suite, bucket or "overall").
 COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
@@ -57,10 +58,6 @@ BFCL_OVERALL: tuple[tuple[str, float, BfclNode], ...] = (
                                ("mean", ("memory_kv", "memory_vector", "memory_rec_sum"))))))
 #: The normal quantile of a two-sided 95 % interval.
 Z95 = 1.96
-#: Student's t quantile 0.975 for 1..30 degrees of freedom (beyond: the Cornish-Fisher series).
-T975 = (12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281,
-        2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860,
-        2.0796, 2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423)
 
 
 class Cell(NamedTuple):
@@ -75,16 +72,6 @@ class Cell(NamedTuple):
 
 #: A column's figure by (suite, bucket), ``None`` when not run.
 Lookup = Callable[[str, str], "Cell | None"]
-
-
-def t975(df: int) -> float:
-    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (two-sided 95 %)."""
-    if df < 1:
-        raise ValueError("t975: degrees of freedom must be at least 1")
-    if df <= len(T975):
-        return T975[df - 1]
-    z = 1.959964
-    return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df * df)
 
 
 def cell(results: Sequence[SuiteResult], suite: str, bucket: str) -> Cell | None:
@@ -216,7 +203,7 @@ def seed_cell(runs: Sequence[Sequence[SuiteResult]], suite: str, bucket: str) ->
         return cells[0] if cells else None
     means = [c.mean for c in cells]
     mean = sum(means) / len(means)
-    half = t975(len(means) - 1) * _sd(means, mean) / math.sqrt(len(means))
+    half = t_quantile(len(means) - 1) * _sd(means, mean) / math.sqrt(len(means))
     return Cell(mean, half, sum(c.items for c in cells), len(cells))
 
 

@@ -7,6 +7,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from spade_core.intervals import t_quantile
+
 CONFIDENCE = 0.95
 
 
@@ -21,10 +23,8 @@ def t_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> dict[
     if n < 2:
         return {"n": 1, "mean": mean, "sd": None, "low": None, "high": None,
                 "confidence": confidence}
-    from scipy.stats import t
-
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = float(t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    half = t_quantile(n - 1, confidence) * sd / math.sqrt(n)
     return {"n": n, "mean": mean, "sd": sd, "low": mean - half, "high": mean + half,
             "confidence": confidence}
 

@@ -56,7 +56,7 @@ class EvalSuite(ABC):
     overridden (interactive suites).
 
     Replies are untrusted text. The default is to score them in the sandbox: a suite overrides
-    :meth:`score_many` with :func:`spade_core.sandboxed_scoring.score_in_sandbox`. Only a suite
+    :meth:`score_many` with :func:`spade_core.eval.sandboxed_scoring.score_in_sandbox`. Only a suite
     whose :meth:`score` interprets no text (no ``eval``, ``exec``, ``compile``, ``sympify``,
     ``parse_expr``, ``pickle`` or third-party scorer reachable from a reply) sets
     :attr:`scores_in_process` and is scored by :meth:`score` in this process."""
@@ -88,7 +88,7 @@ class EvalSuite(ABC):
             raise NotImplementedError(
                 f"eval suite {self.name or type(self).__name__}: replies are untrusted and are "
                 "scored in the sandbox by default; override score_many with "
-                "spade_core.sandboxed_scoring.score_in_sandbox, or set scores_in_process = True "
+                "spade_core.eval.sandboxed_scoring.score_in_sandbox, or set scores_in_process = True "
                 "if score() interprets no text (docs/eval.md, 'Writing a suite')")
         return [float(self.score(item, reply)) for item, reply in pairs]
 

@@ -21,7 +21,7 @@ from spade_core.components import BuildContext
 from spade_core.errors import ConfigError
 from spade_core.interfaces.memory import EnvMemory
 from spade_core.records import Document, EnvRecord, EnvStatus, Verdict, program_id
-from spade_core.text import plural
+from spade_core.messages import plural
 from spade_core.validation import ValidationOptions, validate
 
 

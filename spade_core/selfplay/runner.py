@@ -69,7 +69,7 @@ from spade_core.selfplay.samples import (
 )
 from spade_core.selfplay.validator import LLMValidator
 from spade_core.selfplay.window import Delayed, HeldDesign, Window, Windows, release
-from spade_core.text import plural
+from spade_core.messages import plural
 from spade_core.validation import ValidationOptions
 
 Reporter = Callable[[str], None]

@@ -182,7 +182,7 @@ def test_no_import_runs_back_up_between_the_cores_subpackages():
 #: validation in the sandbox, the run's memory and sandboxed scoring. The loop's benchmark is
 #: the one exception: ``spade bench loop`` dispatches to it as plugins' benchmarks are.
 PAST_THE_API = ("spade_core.selfplay", "spade_core.validation", "spade_core.run_memory",
-                "spade_core.sandboxed_scoring", "spade_core.gym_env")
+                "spade_core.eval.sandboxed_scoring", "spade_core.gym_env")
 CLI_MAY_IMPORT = ("spade_core.selfplay.bench",)
 
 

@@ -14,7 +14,7 @@ from spade_core.errors import UsageError
 from spade_core.hookspecs import hookimpl
 from spade_core.testing import load_builtin_plugins
 
-from spade_core.eval.checkpoint import trainer_folder
+from spade_core.eval.weights import trainer_folder
 from fakes.eval_backends import FakeWrongBackend
 from fakes.cli import ROOT
 

@@ -22,7 +22,7 @@ from plugins.families.program import ProgramShape, program_shape, static_problem
 from spade_core.interfaces import Generation
 from spade_core.records import Verdict
 from spade_core.selfplay.hints import answer_claims, clean_hint, contradicts_answer
-from spade_core.text import printable
+from spade_core.messages import printable
 from spade_core.untrusted_text import MAX_JSON_DEPTH, load_json, parse_python, valid_unicode
 
 SURROGATES = "\udfff\ud800"

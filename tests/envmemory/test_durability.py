@@ -53,8 +53,8 @@ def _check(folder: Path, added: set[str], mastered: set[str]) -> int:
             assert memory.get(env_id) is not None, f"committed record {env_id} lost"
         for env_id in mastered:
             assert memory.get(env_id).status == "mastered", f"mastery of {env_id} lost"
-        pool_rows = memory.store.pool_size()
-        assert memory.dedupe_index.ntotal == pool_rows, memory.load_report
+        index_rows = memory.store.index_size()
+        assert memory.dedupe_index.ntotal == index_rows, memory.load_report
         sample = random.Random(0).sample(sorted(mastered), min(10, len(mastered)))
         for env_id in sample:
             vector = np.asarray(memory.get(env_id).embedding, dtype=np.float32)

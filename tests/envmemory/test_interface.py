@@ -154,7 +154,7 @@ def test_faiss_checkpoint_round_trips_on_the_open_memory(tmp_path: Path) -> None
 
     memory.restore_checkpoint(tmp_path / "ckpt")
     assert _snapshot_view(memory) == before and memory.get(later.id) is None
-    assert memory.dedupe_index.ntotal == memory.store.pool_size() == 1
+    assert memory.dedupe_index.ntotal == memory.store.index_size() == 1
     assert memory.find_duplicate(renamed)[0].id == records[0].id  # mastered: still refused
     assert memory.find_duplicate(_program(rows["caesar_decode/renamed"])) is None
     with pytest.raises(StoreLockedError):  # the writer lock was kept throughout

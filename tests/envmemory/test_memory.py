@@ -64,7 +64,7 @@ def test_dedupe_refuses_near_duplicates_of_mastered_only(tmp_path: Path) -> None
     memory.add(record)
     reworded = EnvProgram(programs["number_guess/combined"]["source"], "games",
                           description=programs["number_guess/combined"]["description"])
-    assert memory.find_duplicate(reworded) is None  # frontier envs are not a dedupe pool
+    assert memory.find_duplicate(reworded) is None  # frontier envs are not a dedupe index
     assert _master(memory, record.id).status == "mastered"
     hit = memory.find_duplicate(reworded)
     assert hit is not None and hit[0].id == record.id and hit[1] >= memory.threshold

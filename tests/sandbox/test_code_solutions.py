@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from spade_core.errors import SandboxError
-from spade_core.sandboxed_scoring import request_job
+from spade_core.eval.sandboxed_scoring import request_job
 from fakes.canaries import Listener, expected
 
 from plugins.evals.livecodebench_suite import LiveCodeBenchSuite, extract_code, scorer_family

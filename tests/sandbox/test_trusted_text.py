@@ -22,7 +22,7 @@ import pytest
 from spade_core.cli import main
 from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import GenerationBackend
-from spade_core.sandboxed_scoring import ScoringJob, score_in_sandbox
+from spade_core.eval.sandboxed_scoring import ScoringJob, score_in_sandbox
 from spade_core.testing import load_builtin_plugins
 from spade_core.validation import validate
 

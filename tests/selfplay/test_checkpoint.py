@@ -189,12 +189,12 @@ def test_selfplay_trainer_none_and_fixed_pool_differ_only_in_their_keys(tmp_path
         rows[name] = metrics(run_dir)
     assert all(r["train"]["updates"] >= 1 for r in rows["selfplay"])
     assert rows["none"][0]["train"]["designer_samples"] > 0  # the none trainer counts only
-    pool_rows = rows["fixed-pool"]
-    assert [r["mode"] for r in pool_rows] == ["fixed-pool"] * 2
-    assert all(r["designer_attempts"] == 0 for r in pool_rows)
+    index_rows = rows["fixed-pool"]
+    assert [r["mode"] for r in index_rows] == ["fixed-pool"] * 2
+    assert all(r["designer_attempts"] == 0 for r in index_rows)
     # The pool's draw is self-play's replay: iteration 0 plays two of the three, iteration 1 the
     # third plus those two again.
-    assert [(r["envs_played"], r["envs_replayed"]) for r in pool_rows] == [(2, 0), (3, 2)]
+    assert [(r["envs_played"], r["envs_replayed"]) for r in index_rows] == [(2, 0), (3, 2)]
     played = {r[0] for r in memory_rows(tmp_path / "fixed-pool")}
     assert len(played) == 3  # the whole pool went into the run's memory, nothing designed
 

@@ -19,7 +19,7 @@ from spade_core.selfplay.samples import env_reward_scale
 
 from plugins.estimators import Blend, BlendOptions, LearningProgress, LearningProgressOptions, \
     LearningProgressPerStep, LearningProgressPerStepOptions, Regret, RegretOptions
-from plugins.trainers.samples import EncodedSample, compute_advantages, tis_weights
+from plugins.trainers.grpo_rows import EncodedSample, compute_advantages, tis_weights
 
 ENV = EnvProgram(source="class XEnv: pass", family="fake")
 

@@ -1,6 +1,6 @@
 """BFCL's own AST checker (``bfcl_eval.eval_checker.ast_eval.ast_checker``) as a sandbox scorer.
 
-Trusted prelude source of the ``bfcl`` suite's scorer (``spade_core.sandboxed_scoring``), run in
+Trusted prelude source of the ``bfcl`` suite's scorer (``spade_core.eval.sandboxed_scoring``), run in
 a sandbox worker after ``SCORER_BASE``; also importable, for tests. It defines
 ``score_request({"functions", "calls", "answer", "category", "language"})``: 1.0 when BFCL's checker accepts
 the decoded calls. The checker is BFCL's code, unchanged, but third-party code fed with the

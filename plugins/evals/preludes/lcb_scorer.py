@@ -1,6 +1,6 @@
 """LiveCodeBench's test runner as a sandbox scorer: runs a candidate program against its tests.
 
-Trusted prelude source of the ``livecodebench`` suite's scorer (``spade_core.sandboxed_scoring``),
+Trusted prelude source of the ``livecodebench`` suite's scorer (``spade_core.eval.sandboxed_scoring``),
 run in a sandbox worker after ``SCORER_BASE``. It defines ``score_request(request)``: 1.0 when the
 candidate passes every test, else 0.0 (pass/fail per sample, as LiveCodeBench grades).
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from plugins.trainers.samples import (
+from plugins.trainers.grpo_rows import (
     ConversationEncoder,
     EncodedSample,
     compute_advantages,
@@ -50,7 +50,7 @@ def test_only_the_agents_own_tokens_are_trained(encoder, tokenizer):
 def test_masked_turns_are_not_trained(encoder, tokenizer):
     """A malformed tool call the reference protocol masks (``meta["masked_turns"]``) gets no
     loss, like the environment's turns; the other replies are trained as usual."""
-    from plugins.trainers.samples import collate
+    from plugins.trainers.grpo_rows import collate
 
     conversation = [dict(m) for m in CONVERSATION]
     conversation[2]["content"] = "<tool_call>{not json}</tool_call>"
@@ -83,7 +83,7 @@ def test_a_roles_template_variables_render_the_sample_as_generation_did(tokenize
     a sample whose role set it (meta) or whose backend set it (policy) trains on the reply
     only; without the variable that block would be trained on as if the policy wrote it."""
     from plugins.backends.chat_format import load_template
-    from plugins.trainers.samples import policy_render
+    from plugins.trainers.grpo_rows import policy_render
     from spade_core.interfaces import TrainablePolicy
 
     end = tokenizer.convert_tokens_to_ids("<|im_end|>")
@@ -361,7 +361,7 @@ def test_an_update_raises_the_positive_replies_and_the_evaluation_plays_the_upda
     from fakes.bundled_model import bundled_model
     from fakes.in_process import FakeInProcessSandbox
     from plugins.backends.transformers_backend import TransformersBackend
-    from plugins.evals.pool_suite import PoolSuite
+    from plugins.evals.programs_suite import ProgramsSuite
     from plugins.trainers.grpo import GRPOTraining
     from plugins.trainers.options import GRPOOptions
     from spade_core.eval.loop import LoopEvaluator
@@ -373,7 +373,7 @@ def test_an_update_raises_the_positive_replies_and_the_evaluation_plays_the_upda
     pool.write_text("\n".join(next(x for x in lines if json.loads(x)["answer"] == answer)
                               for answer in ("yes", "no")) + "\n")
     family = load_plugins().registry.build("env_family", "reasoning", {}, "test")
-    suite = PoolSuite(str(pool), FakeInProcessSandbox(), [family], bucket="answer")
+    suite = ProgramsSuite(str(pool), FakeInProcessSandbox(), [family], bucket="answer")
     items = suite.items(None, 0)
     evaluator = LoopEvaluator(1, EvalSettings(samples=1, temperature=0.0, max_new_tokens=12,
                                               seed=0, max_turns=1), [("pool", suite, items)])

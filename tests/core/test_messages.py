@@ -1,4 +1,4 @@
-from spade_core.text import plural, printable
+from spade_core.messages import plural, printable
 
 
 def test_counts_take_the_noun_in_the_right_number():

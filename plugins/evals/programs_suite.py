@@ -23,10 +23,10 @@ from spade_core.records import program_id
 from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
 
 from plugins.evals.items import spread
-from plugins.evals.options import PoolSuiteOptions
+from plugins.evals.options import ProgramsSuiteOptions
 
 
-class PoolSuite(EvalSuite):
+class ProgramsSuite(EvalSuite):
     """Programs of a folder or JSONL file, one item each, bucketed by family (or by the JSONL
     field ``bucket`` names, e.g. ``answer``)."""
 
@@ -115,11 +115,11 @@ class PoolSuite(EvalSuite):
         return found
 
 
-def build(options: PoolSuiteOptions, context: BuildContext) -> PoolSuite:
+def build(options: ProgramsSuiteOptions, context: BuildContext) -> ProgramsSuite:
     sandbox = context.components.get("sandbox")
     if sandbox is None:
         raise ConfigError("the pool suite plays programs through a sandbox; none was built")
     families = context.components.get("env_family") or []
     if not isinstance(families, list):
         families = [families]
-    return PoolSuite(options.path, sandbox, families, options.field, options.bucket)
+    return ProgramsSuite(options.path, sandbox, families, options.field, options.bucket)

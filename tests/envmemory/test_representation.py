@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from envmemory.text import (REPRESENTATIONS, canonical_source, env_text, fingerprint,
+from envmemory.representation import (REPRESENTATIONS, canonical_source, env_text, fingerprint,
                             string_literals)
 
 DATA = Path(__file__).parent / "data"
@@ -80,7 +80,7 @@ def test_labelled_set_is_reproducible_and_large_enough(tmp_path: Path) -> None:
 def test_string_literals_are_those_of_the_canonical_tree_and_cached_safely() -> None:
     import ast
 
-    from envmemory.text import canonical_tree, string_literals
+    from envmemory.representation import canonical_tree, string_literals
 
     for row in list(_programs().values())[:20]:
         tree = canonical_tree(row["source"], mask_literals=False)
