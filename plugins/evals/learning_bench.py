@@ -181,7 +181,8 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
     from spade_core.run_info import RunInfo
     from spade_core.selfplay.artifacts import RunArtifacts
     from spade_core.selfplay.pool import PoolSampler, load_pool
-    from spade_core.selfplay.runner import _close_all, build_components, run_iteration
+    from spade_core.selfplay.iteration import run_iteration
+    from spade_core.selfplay.setup import SelfPlayRun, build_components, close_all
 
     from plugins.evals.programs_suite import ProgramsSuite
 
@@ -220,10 +221,11 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
                 report(f"  seed {seed} {arm}: held-out success before "
                        f"{out['before']['success']:.3f} ({time.perf_counter() - t0:.0f} s)")
             rows = []
+            parts = SelfPlayRun(components=c, resolved=resolved, artifacts=artifacts,
+                                info=context, hook=SILENT_PLUGINS.manager.hook, pool=pool)
             for iteration in range(iterations):
                 context.iteration = iteration
-                metrics = run_iteration(c, resolved, iteration, artifacts, context,
-                                        SILENT_PLUGINS, pool)  # type: ignore[arg-type]
+                metrics = run_iteration(parts, iteration)
                 rows.append(_iteration_row(metrics))
                 report(f"  seed {seed} {arm} {mode}: iteration {iteration + 1}/{iterations} "
                        f"valid {metrics['envs_valid']}/{metrics['envs_proposed']}, success "
@@ -238,7 +240,7 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
                 report(f"  seed {seed} {arm}: held-out success after "
                        f"{out['after']['success']:.3f} ({time.perf_counter() - t0:.0f} s)")
         finally:
-            _close_all(opened, report)
+            close_all(opened, report)
     out["seconds"] = round(time.perf_counter() - started, 1)
     return out
 

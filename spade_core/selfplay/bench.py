@@ -140,8 +140,14 @@ def run(args: argparse.Namespace) -> int:
     from spade_core.config.load import load_config
     from spade_core.errors import SpadeError
     from spade_core.plugins import load_plugins
-    from spade_core.selfplay.iteration import PhaseTimer, dedupe, design, estimate, play
-    from spade_core.selfplay.runner import _close_all, build_components
+    from spade_core.phases import PhaseTimer
+    from spade_core.selfplay.dedupe import dedupe
+    from spade_core.selfplay.design import design
+    from spade_core.selfplay.estimate import estimate
+    from spade_core.selfplay.hinting import hint
+    from spade_core.selfplay.play import play, play_sessions
+    from spade_core.selfplay.remember import remember
+    from spade_core.selfplay.setup import build_components, close_all
 
     if args.async_level is not None:
         result = run_pipeline(args)
@@ -168,14 +174,16 @@ def run(args: argparse.Namespace) -> int:
             timer = PhaseTimer()
             start = time.perf_counter()
             proposals = design(c, loop, 0, 0, timer)
-            with timer.phase("dedupe"):
-                dedupe(c, proposals)
-            play(c, loop, proposals, 0, timer)
+            dedupe(c, proposals, timer=timer)
+            with play_sessions(c, loop, proposals, hinted=True) as tables:
+                hint(c, loop, tables, 0, timer)
+                play(c, loop, tables, 0, timer)
             with timer.phase("estimate"):
                 estimate(c, loop, proposals, 0)
+                remember(c, proposals, 0)
             elapsed = time.perf_counter() - start
         finally:
-            _close_all(opened, lambda message: None)
+            close_all(opened, lambda message: None)
     played = sum(1 for p in proposals if p.difficulty is not None)
     episodes = played * 2 * args.rollouts
     # The goal's pipeline (issue 6): validate, hint, rollouts, estimate. Dedupe is the memory's

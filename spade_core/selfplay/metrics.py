@@ -8,11 +8,11 @@ from typing import Any
 
 from spade_core.interfaces import TrainingSample
 from spade_core.records import EnvStatus, Episode
-from spade_core.selfplay.iteration import Proposal
+from spade_core.selfplay.proposal import Proposal
 from spade_core.phases import PhaseTimer
 from spade_core.selfplay.window import Window
 
-__all__ = ["hint_counts", "iteration_metrics", "window_metrics"]
+__all__ = ["TOTALS", "hint_counts", "iteration_line", "iteration_metrics", "window_metrics"]
 
 
 def _success(episodes: list[Episode], threshold: float) -> float:
@@ -112,3 +112,28 @@ def window_metrics(window: Window, iteration: int, released: list[TrainingSample
             "designs_released": len(released),
             "mean_delayed_designer_reward": (fmean(s.reward for s in released)
                                              if released else None)}
+
+
+#: Running totals of ``summary.json``, summed over the iterations' rows.
+TOTALS = ("envs_proposed", "envs_valid", "envs_duplicate", "envs_played", "envs_mastered")
+
+
+def _nothing_played(m: dict[str, Any]) -> bool:
+    """Whether an iteration's metrics row played no environment: its regret and success figures
+    are then placeholders (0), shown as "n/a"."""
+    return not m.get("envs_played")
+
+
+def iteration_line(m: dict[str, Any]) -> str:
+    if _nothing_played(m):
+        figures = "regret n/a, "
+        tail = "success n/a (nothing played"
+        tail += (f": 0 of {m['envs_proposed']} proposals valid)" if not m["envs_valid"] else ")")
+    else:
+        figures = f"regret {m['mean_regret']:.3f}, "
+        tail = (f"success {m['agent_success_unhinted']:.2f} unhinted / "
+                f"{m['agent_success_hinted']:.2f} hinted")
+    return (f"iteration {m['iteration']}: proposed {m['envs_proposed']}, valid {m['envs_valid']}, "
+            f"duplicate {m['envs_duplicate']}, played {m['envs_played']}, {figures}designer "
+            f"reward {m['mean_designer_reward']:.3f}, {tail}; "
+            + ", ".join(f"{k} {v:.1f}s" for k, v in m["seconds"].items()))

@@ -261,21 +261,35 @@ class BackgroundTrainer:
 
 def pipeline_metrics(trained: Trained, previous_end: float | None, level: int
                      ) -> dict[str, Any]:
-    """The ``pipeline`` entry of an iteration's ``metrics.jsonl`` row (docs/run-files.md)."""
+    """The ``pipeline`` entry of an asynchronous iteration's ``metrics.jsonl`` row
+    (docs/run-files.md): :func:`pipeline_figures` and the update's ``policy_version``."""
     g = trained.generated
-    idle_from = previous_end if previous_end is not None else g.started
-    staleness = trained.staleness
+    return {**pipeline_figures(g.started, g.ended, g.waited, trained.started, trained.ended,
+                               previous_end, level, trained.staleness, trained.dropped,
+                               trained.push_seconds),
+            "policy_version": trained.version}
+
+
+def pipeline_figures(generate_start: float, generate_end: float, waited: float,
+                     train_start: float, train_end: float, previous_end: float | None,
+                     level: int, staleness: list[int] | None = None, dropped: int = 0,
+                     push_seconds: float = 0.0) -> dict[str, Any]:
+    """The ``pipeline`` entry of an iteration's ``metrics.jsonl`` row from its times: when it
+    generated and trained, how long the generator ``waited`` for the trainer, and the previous
+    update's end (``None``: the first), with the asynchronous figures (the samples' staleness,
+    those dropped as too stale, the weight pushes' seconds) where there are any."""
+    staleness = list(staleness or [])
+    idle_from = previous_end if previous_end is not None else generate_start
     return {
         "async_level": level,
-        "generate_start": g.started, "generate_end": g.ended,
-        "train_start": trained.started, "train_end": trained.ended,
-        "generator_busy_seconds": g.ended - g.started,
-        "generator_idle_seconds": g.waited,
-        "trainer_busy_seconds": trained.ended - trained.started,
-        "trainer_idle_seconds": max(0.0, trained.started - idle_from),
-        "policy_version": trained.version,
+        "generate_start": generate_start, "generate_end": generate_end,
+        "train_start": train_start, "train_end": train_end,
+        "generator_busy_seconds": generate_end - generate_start,
+        "generator_idle_seconds": waited,
+        "trainer_busy_seconds": train_end - train_start,
+        "trainer_idle_seconds": max(0.0, train_start - idle_from),
         "staleness": staleness,
         "staleness_max": max(staleness, default=0),
-        "samples_dropped_stale": trained.dropped,
-        "push_seconds": trained.push_seconds,
+        "samples_dropped_stale": dropped,
+        "push_seconds": push_seconds,
     }

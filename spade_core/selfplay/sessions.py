@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from spade_core.errors import SandboxError
 from spade_core.interfaces import EnvFamily, Sandbox, SandboxSession
-from spade_core.records import StepResult
+from spade_core.records import EnvStatus, StepResult
 
 #: Threads that wait on sandbox workers at once (IPC only: untrusted code never runs here).
 IO_THREADS = 8
@@ -78,3 +78,40 @@ class SessionBatch:
                 pass
 
         self.map(one, list(sessions))
+
+
+class PlaySessions:
+    """One iteration's play sessions: per playable environment (a proposal on the frontier)
+    ``1 + rollouts + hint_plays`` sessions of its program, opened together (one worker with the
+    ``process`` sandbox). The first is reset by the hint step; the others play the unhinted and
+    hinted rollouts. Leaving the ``with`` block closes every session and the batch."""
+
+    def __init__(self, sandbox: Sandbox, proposals: Sequence[Any], rollouts: int,
+                 hint_plays: int) -> None:
+        self.batch = SessionBatch(sandbox)
+        self.playable = [p for p in proposals if p.status == EnvStatus.FRONTIER]
+        self.rollouts, self.hint_plays = rollouts, hint_plays
+        self.opened: list[list[SandboxSession] | SandboxError] = []
+
+    def __enter__(self) -> "PlaySessions":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.batch.close([s for o in self.opened if not isinstance(o, SandboxError)
+                              for s in o[1:]])
+        finally:
+            self.batch.__exit__(*exc)
+
+    def open(self) -> list[SandboxSession | SandboxError]:
+        """Open every playable environment's sessions; returns each one's first session, or the
+        error that stopped it."""
+        self.opened = self.batch.open([(p.program, p.family, 1 + self.rollouts + self.hint_plays)
+                                       for p in self.playable])
+        return [o if isinstance(o, SandboxError) else o[0] for o in self.opened]
+
+    def rollout_sessions(self, index: int) -> tuple[list[SandboxSession], list[SandboxSession]]:
+        """The unhinted and the hinted rollouts' sessions of playable environment ``index``."""
+        mine = self.opened[index]
+        assert not isinstance(mine, SandboxError), "a failed open is rejected before rollouts"
+        return mine[1:1 + self.rollouts], mine[1 + self.rollouts:]

@@ -16,20 +16,10 @@ every checkpoint, so a run resumed in the middle of a window continues it exactl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from spade_core.interfaces import (
-    DifficultyEstimator,
-    EnvIteration,
-    EnvMemory,
-    EnvRecord,
-    EstimateInput,
-    TrainingSample,
-)
-from spade_core.records import EnvProgram, Role
-from spade_core.selfplay.iteration import checked_estimate, skill_window_means
+from spade_core.interfaces import EnvIteration
 
 
 @dataclass
@@ -94,81 +84,3 @@ def window_timeouts(plays: list[EnvIteration], start: int, timeouts: str = "star
     only; ``window`` those of every iteration of the window."""
     counted = [h for h in plays if timeouts == "window" or h.iteration == start]
     return int(sum(h.figures.get("step_timeouts", 0.0) for h in counted))
-
-
-def delayed_reward(estimator: DifficultyEstimator, design: HeldDesign, record: EnvRecord | None,
-                   window: Window, success_threshold: float,
-                   label: str = "", timeouts: str = "start",
-                   skill_means: Sequence[float] = ()) -> tuple[float, dict]:
-    """A held design's reward over its window's plays (``record``: its environment's memory
-    record, with one history entry per iteration played): the estimator sees the hinted plays
-    of the window's start, the unhinted plays played alongside them, and every iteration of the
-    window; ``timeouts`` (``loop.timeouts``) says which timeouts count (:func:`window_timeouts`);
-    ``skill_means``: the design's skill's mean per window (``iteration.skill_window_means``). A design
-    whose environment was never played gets 0."""
-    if design.fixed_reward is not None:
-        return design.fixed_reward, {}
-    plays = [h for h in record.history if h.iteration >= window.start] if record else []
-    if not plays:
-        return 0.0, {}
-    first = plays[0]
-    difficulty = checked_estimate(estimator, EstimateInput(
-        env=EnvProgram(source=record.source, family=design.family, doc_id=record.doc_id),
-        hinted=first.hinted, unhinted=first.unhinted, iteration=plays[-1].iteration,
-        history=[h for h in record.history if h.iteration < window.start],
-        success_threshold=success_threshold, window=plays,
-        step_timeouts=window_timeouts(plays, window.start, timeouts),
-        skill_means=skill_means), label)
-    return float(difficulty.designer_reward), dict(difficulty.figures)
-
-
-@dataclass
-class Delayed:
-    """One played design's delayed reward, as released: what ``envs/<id>.json`` (``delayed``)
-    and the memory's history (``delayed_*`` figures of the window's first entry) keep."""
-
-    env_id: str
-    window_start: int
-    designer_reward: float
-    figures: dict[str, float]
-    #: Whether the designer was trained on it (``False``: the estimator masked it).
-    trained: bool
-
-    def as_figures(self) -> dict[str, float]:
-        """The memory's form: ``delayed_designer_reward``, ``delayed_trained`` and every figure
-        as ``delayed_<name>``."""
-        return ({"delayed_designer_reward": self.designer_reward,
-                 "delayed_trained": float(self.trained)}
-                | {f"delayed_{k}": float(v) for k, v in self.figures.items()})
-
-
-def release(estimator: DifficultyEstimator, memory: EnvMemory, window: Window,
-            success_threshold: float, label: str = "", timeouts: str = "start",
-            interval: int = 1) -> tuple[list[TrainingSample], list[Delayed]]:
-    """The window's designer samples, each rewarded over the window (see
-    :func:`delayed_reward`; ``interval``: the regeneration interval, for per-skill means);
-    ``meta`` keeps the generation-time log-probs for the trainer and the delayed reward's figures
-    (``window_figures``). A design the estimator masks (figure ``masked`` 1: the reference's
-    negative blend, ``proposer_masked``) is not trained. Every played design's delayed reward is
-    returned too, and added to its window's first history entry in the memory
-    (:meth:`~spade_core.interfaces.EnvMemory.add_figures`)."""
-    means = (skill_window_means(memory.records(), interval, window.start // interval)
-             if estimator.uses_skill_means else {})
-    samples, delayed = [], []
-    for design in window.designs:
-        record = memory.get(design.env_id)
-        reward, figures = delayed_reward(estimator, design, record, window,
-                                         success_threshold, label, timeouts,
-                                         means.get(design.skill, ()))
-        masked = bool(figures.get("masked"))
-        if design.fixed_reward is None and record is not None:
-            delayed.append(Delayed(design.env_id, window.start, reward, figures, not masked))
-            memory.add_figures(design.env_id, window.start, delayed[-1].as_figures())
-        if masked:
-            continue
-        meta = dict(design.meta) | {"skill": design.skill, "window_start": window.start,
-                                    "rollout_logps": design.rollout_logps,
-                                    "window_figures": figures}
-        samples.append(TrainingSample(role=Role.DESIGNER, messages=design.messages,
-                                      reward=reward, group=design.env_id, meta=meta))
-    return samples, delayed

@@ -225,7 +225,8 @@ def test_the_end_of_a_run_is_a_human_summary_with_next_steps(tmp_path):
 
 
 def test_a_run_that_played_nothing_ends_with_a_warning_and_n_a_lines(tmp_path):
-    from spade_core.selfplay.runner import _iteration_line, end_message
+    from spade_core.selfplay.metrics import iteration_line as _iteration_line
+    from spade_core.selfplay.runner import end_message
 
     done = end_message({"status": "completed", "error": None, "iterations_completed": 1,
                         "seconds": 80.0, "envs_proposed": 8, "envs_valid": 0,

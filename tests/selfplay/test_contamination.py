@@ -14,7 +14,10 @@ from spade_core.config.load import load_config
 from spade_core.plugins import load_plugins
 from spade_core.records import Document, EnvStatus, Verdict, VerdictCategory
 from spade_core.selfplay.contamination import open_guard
-from spade_core.selfplay.iteration import Components, PhaseTimer, Proposal, dedupe
+from spade_core.phases import PhaseTimer
+from spade_core.selfplay.dedupe import dedupe
+from spade_core.selfplay.proposal import Proposal
+from spade_core.selfplay.setup import Components
 from spade_core.selfplay.metrics import iteration_metrics
 from fakes.cli import ROOT
 

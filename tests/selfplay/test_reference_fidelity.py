@@ -15,7 +15,7 @@ import pytest
 from spade_core.config.schema import LoopSection
 from spade_core.interfaces import EnvIteration, EstimateInput
 from spade_core.records import EnvProgram
-from spade_core.selfplay.samples import env_reward_scale
+from spade_core.selfplay.designer_reward import env_reward_scale
 
 from plugins.estimators import Blend, BlendOptions, LearningProgress, LearningProgressOptions, \
     LearningProgressPerStep, LearningProgressPerStepOptions, Regret, RegretOptions
@@ -176,8 +176,12 @@ def _play_window(timeouts: str):
     per iteration, and the window."""
     from envmemory.nomemory import NoMemory
     from spade_core.records import DesignTarget, Document, EnvStatus, Verdict
-    from spade_core.selfplay.iteration import (
-        Components, Proposal, _drop_failed, estimate, window_replays)
+    from spade_core.selfplay.environments import window_replays
+    from spade_core.selfplay.estimate import estimate
+    from spade_core.selfplay.play import _drop_failed
+    from spade_core.selfplay.proposal import Proposal
+    from spade_core.selfplay.remember import remember
+    from spade_core.selfplay.setup import Components
     from spade_core.selfplay.window import HeldDesign, Window
 
     from fakes.selfplay import FakeFamily
@@ -212,6 +216,7 @@ def _play_window(timeouts: str):
             proposals = [p for p in proposals if p.unhinted or p.failed]
             played[iteration] = {name_of[p.env_id] for p in proposals}
             estimate(c, loop, proposals, iteration)
+            remember(c, proposals, iteration)
     window = Window(start=8, env_ids=[ids[n] for n in ("a1", "a2", "b1", "b2")],
                     designs=[HeldDesign(env_id=ids[n], family=family.name, skill=SCRIPT[n][0],
                                         messages=[{"role": "assistant", "content": n}])
@@ -231,7 +236,7 @@ def _weighted_slope_by_hand(ys: list[float], ns: list[int]) -> float:
 
 
 def test_a_recorded_window_through_the_window_machinery():
-    from spade_core.selfplay.window import release
+    from spade_core.selfplay.designer_reward import release
 
     memory, played, window, name_of = _play_window("start")
     # b2 timed out in the window's first iteration, b1 at iteration 10: neither is played again
@@ -294,7 +299,7 @@ def test_a_recorded_window_through_the_window_machinery():
 
 
 def test_timeouts_anywhere_in_the_window_as_an_option():
-    from spade_core.selfplay.window import release
+    from spade_core.selfplay.designer_reward import release
 
     memory, played, window, name_of = _play_window("window")
     assert played[11] == {"a1", "a2", "b1", "b2"}  # timed-out games keep being played

@@ -116,7 +116,7 @@ def test_the_tool_use_family_audits_solvability():
 
 
 def test_the_reset_gate_is_not_applied_in_iteration_0(monkeypatch):
-    import spade_core.selfplay.iteration as iteration
+    import spade_core.selfplay.design as design
 
     seen = []
 
@@ -124,9 +124,9 @@ def test_the_reset_gate_is_not_applied_in_iteration_0(monkeypatch):
         seen.append(options.reset_gate)
         return [Verdict(True, "ok", "valid") for _ in programs]
 
-    monkeypatch.setattr(iteration, "validate", fake_validate)
+    monkeypatch.setattr(design, "validate", fake_validate)
     c = SimpleNamespace(sandbox=None, validation=ValidationOptions(reset_gate=True))
     proposal = SimpleNamespace(family=FakeFamily(), program="x", verdict=None)
     for n in (0, 1, 2):
-        iteration._validate(c, [proposal], n)
+        design._validate(c, [proposal], n)
     assert seen == [False, True, True]
