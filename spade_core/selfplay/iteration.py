@@ -40,7 +40,6 @@ from typing import Any
 from spade_core.interfaces import EnvRecord, TrainingSample
 from spade_core.phases import CountingBackend, PhaseTimer, tokens_by_role
 from spade_core.records import EnvStatus
-from spade_core.selfplay.artifacts import write_iteration
 from spade_core.selfplay.dedupe import dedupe
 from spade_core.selfplay.design import design
 from spade_core.selfplay.designer_reward import Delayed, release_window
@@ -58,6 +57,7 @@ from spade_core.selfplay.pipeline import pipeline_figures
 from spade_core.selfplay.play import play, play_sessions
 from spade_core.selfplay.proposal import Proposal
 from spade_core.selfplay.remember import remember
+from spade_core.selfplay.run_files import write_iteration
 from spade_core.selfplay.samples import build_samples
 from spade_core.selfplay.setup import Components, SelfPlayRun
 from spade_core.selfplay.train import train
