@@ -16,7 +16,7 @@ import pytest
 from fakes.cli import ROOT
 from fakes.in_process import FakePartialFamily
 
-from spade_core.errors import ConfigError, SandboxError
+from spade_core.errors import SandboxError
 from spade_core.plugins import load_plugins
 from spade_core.validation import ValidationOptions, validate
 
@@ -276,24 +276,6 @@ def test_the_options_refuse_unknown_keys_and_the_shorthand_builds():
     assert RaySandboxOptions().process_options()["workers"] == 1
 
 
-def test_selecting_ray_without_ray_is_a_config_error_saying_how_to_install(monkeypatch):
-    import importlib.util
-
-    from sandbox import plugin as sandbox_plugin
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(sandbox_plugin.importlib.util, "find_spec",
-                        lambda name, *a: None if name == "ray" else real(name, *a))
-    with pytest.raises(ConfigError, match=r"pip install 'spade-rl\[ray\]'"):
-        load_plugins().registry.build("sandbox", "ray", {}, "sandbox")
-
-
-def test_loading_the_plugins_does_not_import_ray():
-    code = ("import sys; from spade_core.plugins import load_plugins; load_plugins(); "
-            "import sandbox.plugin; assert 'ray' not in sys.modules, 'ray imported'")
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
-
-
 SLOW = '''
 class SlowEnv:
     def reset(self, seed=None):
@@ -399,3 +381,4 @@ def test_losing_a_node_loses_no_session():
     assert [o.split()[1] for o in result["second"]] == ["2"] * 8, result["second"]
     assert result["ray"]["sessions_recovered"] == 4
     assert result["ray"]["actors"] == 2
+
