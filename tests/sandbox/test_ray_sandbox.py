@@ -312,7 +312,7 @@ import json, sys
 import ray
 from ray.cluster_utils import Cluster
 sys.path[:0] = sys.argv[1:4]  # the checkout, tests/ (for fakes), tests/sandbox/
-from test_ray import GAME
+from test_ray_sandbox import GAME
 from sandbox.options import RaySandboxOptions
 from sandbox.plugin import build_ray_sandbox
 
