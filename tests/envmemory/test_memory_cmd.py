@@ -1,4 +1,4 @@
-"""``spade memory stats|search|export`` and a small ``spade bench memory``."""
+"""``spade memory stats|search|export``: the store read while a writer holds it, and light help."""
 
 from __future__ import annotations
 

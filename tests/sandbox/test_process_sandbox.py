@@ -3,6 +3,7 @@
 
 Instances must behave exactly as if each had its own worker; a program error ends only its own
 instance, while a timeout, memory exhaustion, a forbidden construct or a crash ends them all.
+Also: hundreds of sessions at once, one worker each, all gone once closed.
 """
 
 from __future__ import annotations
