@@ -12,7 +12,7 @@ ray = pytest.importorskip("ray")
 def test_the_benchmark_runs_the_same_episodes_through_both(cluster):
     from sandbox.ray_bench import measure_ray
 
-    # The module's sandbox holds the cluster's 2 CPUs: these actors reserve none.
+    # The ray sandbox tests' actors may hold the cluster's 2 CPUs: these actors reserve none.
     figures = measure_ray(rounds=1, instances=2, steps=20, episodes=2,
                           ray_options={"cpus_per_actor": 0})
     assert figures["same_episodes"] is True
