@@ -1,19 +1,13 @@
-"""The compile policy and runtime guards, in-process (no OS isolation needed to test the filter)."""
+"""The compile policy, in-process (no OS isolation needed to test the filter): ordinary
+environment code is accepted, forbidden constructs are named with their line."""
 
 from __future__ import annotations
 
 import pytest
 
-from sandbox.guards import SandboxViolation, program_globals
+from fakes.restricted import run_restricted as run
+
 from sandbox.policy import CompileFailure, compile_program
-
-
-def run(source: str) -> dict:
-    code = compile_program(source)
-    assert not isinstance(code, CompileFailure), code
-    env = program_globals()
-    exec(code, env)
-    return env
 
 
 ACCEPTED = {
@@ -200,115 +194,3 @@ def test_syntax_errors_are_syntax():
     huge = compile_program("x = 1\n" * 100_000)
     assert isinstance(huge, CompileFailure) and "limit" in huge.message
 
-
-REFUSED_AT_RUN_TIME = [
-    "getattr((), '__cla' + 'ss__')",
-    "'{0.__class__}'.format(1)",
-    "str.format('{0.__class__}', 1)",
-    "'{x.__class__}'.format_map({'x': 1})",
-    "import random\nrandom.random = None",
-    "import json\nsetattr(json, 'dumps', None)",
-    "import random\nrandom.Random.random = None",
-    "import random\nrandom.Random(1)._randbelow(3)",
-    "try:\n    (1).nope\nexcept AttributeError as e:\n    e.obj",
-    "g = (i for i in [])\ngetattr(g, 'gi_' + 'frame')",
-    "type('X', (), {'__annotations__': {'a': int}})",
-    "import functools, random\nfunctools.wraps(len)(random.Random)",
-    "import dataclasses, random\ndataclasses.dataclass(random.Random)",
-    "from typing import TypedDict\nfrom dataclasses import dataclass\n"
-    "dataclass(TypedDict('T', {'a b': int}))",
-]
-
-
-@pytest.mark.parametrize("source", REFUSED_AT_RUN_TIME)
-def test_runtime_guards_refuse(source):
-    code = compile_program(source)
-    assert not isinstance(code, CompileFailure), code
-    with pytest.raises(SandboxViolation):
-        exec(code, program_globals())
-
-
-def test_type_still_answers_isinstance_and_one_argument_calls():
-    env = run("RESULT = (type(3) is int, isinstance(int, type), issubclass(bool, int), "
-              "type(type(3)).__name__)")
-    assert env["RESULT"] == (True, True, True, "type")
-
-
-def test_modules_are_filtered_stand_ins():
-    env = run("import dataclasses, typing, random\nA = dataclasses\nB = typing\nC = random")
-    assert not hasattr(env["A"], "sys") and not hasattr(env["A"], "inspect")
-    assert not hasattr(env["B"], "get_type_hints")
-    assert not hasattr(env["C"], "_os")
-    code = compile_program("from typing import get_type_hints")
-    with pytest.raises(SandboxViolation):
-        exec(code, program_globals())
-
-
-# -- operator (issue 17): the operator functions are allowed, methodcaller is not ----------------
-
-OPERATOR_ENV = '''
-import operator
-from operator import itemgetter, attrgetter
-
-
-class CalcEnv:
-    OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "<": operator.lt}
-
-    def __init__(self, **kwargs):
-        self.reset()
-
-    def reset(self, seed=None):
-        self.a, self.b, self.op = 3, 4, "*"
-        pairs = sorted([(2, "b"), (1, "a")], key=itemgetter(0))
-        self.label = attrgetter("op")(self) + pairs[0][1]
-        self.answer = self.OPS[self.op](self.a, self.b)
-        return f"What is {self.a} {self.op} {self.b}? Answer with the number.", {}
-
-    def solution(self):
-        return [str(self.answer)]
-
-    def step(self, action):
-        ok = action.strip() == str(self.answer)
-        return ("correct" if ok else "wrong", 1.0 if ok else 0.0, True, False, {})
-'''
-
-
-@pytest.fixture(scope="module")
-def process_sandbox():
-    from spade_core.plugins import load_plugins
-
-    box = load_plugins().registry.build("sandbox", "process", {"workers": 1}, "test")
-    yield box
-    box.close()
-
-
-@pytest.mark.timeout(120)
-def test_operator_programs_validate_and_methodcaller_is_refused(process_sandbox):
-    from spade_core.validation import validate
-
-    withheld_import = OPERATOR_ENV.replace("attrgetter\n", "attrgetter, methodcaller\n", 1)
-    withheld_read = OPERATOR_ENV.replace('attrgetter("op")(self)',
-                                         'operator.methodcaller("upper")("x")')
-    dunder_getter = OPERATOR_ENV.replace('attrgetter("op")(self)',
-                                         'attrgetter("__class__")(self).__name__')
-    ok, imported, read, getter = validate(
-        process_sandbox, [OPERATOR_ENV, withheld_import, withheld_read, dunder_getter])
-    assert ok.valid, ok
-    for verdict in (imported, read):
-        assert not verdict.valid and verdict.category == "forbidden", verdict
-        assert "operator.methodcaller is not available in the sandbox" in verdict.message
-        assert "calls any method by name" in verdict.message
-    assert imported.line == 3  # refused when compiled, with its line
-    assert not getter.valid and getter.category == "forbidden"
-    assert '"__class__" is forbidden' in getter.message
-
-
-def test_operator_stand_in_holds_the_operators_and_a_guarded_attrgetter():
-    import operator
-
-    env = run("import operator\nOP = operator\nGET = operator.attrgetter('real', 'imag')(3)")
-    assert env["OP"].add is operator.add and env["OP"].itemgetter is operator.itemgetter
-    assert env["GET"] == (3, 0)
-    assert env["OP"].attrgetter is not operator.attrgetter
-    with pytest.raises(SandboxViolation, match="dunder"):
-        run("import operator\noperator.attrgetter('__class__.__subclasses__')(1)")

@@ -1,5 +1,6 @@
 """The host side of a session against a fake worker channel that sends whatever a compromised
-worker could send: every bad reply becomes a verdict, never another exception."""
+worker could send: every bad reply becomes a verdict, never another exception. And the session
+API on the real sandbox: a failure is final."""
 
 from __future__ import annotations
 
@@ -124,3 +125,38 @@ def test_the_episode_budget_counts_time_in_calls_not_between_them():
         session.step("b")     # would pass 0.12 s
     assert failed.value.verdict.category == "timeout"
     assert "episode" in failed.value.verdict.message
+
+
+@pytest.fixture
+def sandbox(limited_sandbox):
+    return limited_sandbox
+
+
+@pytest.mark.timeout(120)
+def test_session_api_and_failure_is_final(sandbox):
+    program = '''
+class EchoEnv:
+    def reset(self, seed=None):
+        self.n = 0
+        return f"seed={seed}", {"seed": seed}
+    def step(self, action):
+        self.n += 1
+        if action == "boom":
+            raise ValueError("boom")
+        return action.upper(), 0.5, self.n >= 2, False, {"n": self.n}
+    def solution(self):
+        return ["a", "b"]
+'''
+    session = sandbox.open(program)
+    assert session.reset(3) == ("seed=3", {"seed": 3})
+    result = session.step("hi")
+    assert (result.observation, result.reward, result.terminated, result.truncated,
+            result.info) == ("HI", 0.5, False, False, {"n": 1})
+    assert session.solution() == ["a", "b"]
+    with pytest.raises(SandboxError) as failed:
+        session.step("boom")
+    assert failed.value.verdict.category == "runtime_error"
+    assert failed.value.verdict.line == 9  # the source starts with a blank line
+    with pytest.raises(SandboxError):
+        session.step("again")
+    session.close()

@@ -28,7 +28,7 @@ from plugins.evals.livecodebench_suite import LiveCodeBenchSuite, extract_code, 
 from sandbox.build import build_sandbox
 from sandbox.options import ProcessSandboxOptions
 
-CORPUS = Path(__file__).parent / "corpus" / "code_solutions"
+CORPUS = Path(__file__).parents[1] / "sandbox" / "corpus" / "code_solutions"
 HOSTILE = sorted(CORPUS.glob("*.py"))
 DATA = Path(__file__).parents[1] / "plugins" / "evals" / "data"
 FIXTURE = DATA / "livecodebench_fixture.jsonl"

@@ -1,5 +1,6 @@
-"""Crash safety: kill -9 a writer at random moments; the store keeps every committed record and
-the index reloads consistent with it. A reader works while the writer writes."""
+"""The record store's crash safety: kill -9 a writer at random moments; the store keeps every
+committed record and the index reloads consistent with it. A reader works while the writer
+writes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``ray`` sandbox on a local Ray cluster (``ray.init(num_cpus=2)``, shared by the module):
+"""The ``ray`` sandbox on a local Ray cluster (``ray.init(num_cpus=2)``, the folder's ``cluster``):
 the same verdicts and episode rewards as the ``process`` sandbox, batched calls routed per actor,
 programs sent once per actor, and actors lost mid-rollout without losing or duplicating an
 episode."""
@@ -16,7 +16,7 @@ import pytest
 from fakes.cli import ROOT
 from fakes.in_process import FakePartialFamily
 
-from spade_core.errors import ConfigError, SandboxError
+from spade_core.errors import SandboxError
 from spade_core.plugins import load_plugins
 from spade_core.validation import ValidationOptions, validate
 
@@ -74,13 +74,6 @@ class SuicideEnv:
     def solution(self):
         return "x"
 '''
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
-    yield
-    ray.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -268,32 +261,6 @@ def test_a_lost_actor_is_found_by_sessions_not_in_the_failing_call(boxes):
     a.close()
 
 
-def test_the_options_refuse_unknown_keys_and_the_shorthand_builds():
-    from sandbox.options import RaySandboxOptions
-
-    with pytest.raises(ValueError, match="actor_per_node"):
-        RaySandboxOptions(actor_per_node=2)
-    assert RaySandboxOptions().process_options()["workers"] == 1
-
-
-def test_selecting_ray_without_ray_is_a_config_error_saying_how_to_install(monkeypatch):
-    import importlib.util
-
-    from sandbox import plugin as sandbox_plugin
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(sandbox_plugin.importlib.util, "find_spec",
-                        lambda name, *a: None if name == "ray" else real(name, *a))
-    with pytest.raises(ConfigError, match=r"pip install 'spade-rl\[ray\]'"):
-        load_plugins().registry.build("sandbox", "ray", {}, "sandbox")
-
-
-def test_loading_the_plugins_does_not_import_ray():
-    code = ("import sys; from spade_core.plugins import load_plugins; load_plugins(); "
-            "import sandbox.plugin; assert 'ray' not in sys.modules, 'ray imported'")
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
-
-
 SLOW = '''
 class SlowEnv:
     def reset(self, seed=None):
@@ -340,26 +307,12 @@ def test_an_actor_killed_during_a_batched_call_replays_and_counts_each_step_once
         s.close()
 
 
-@pytest.mark.slow
-def test_the_benchmark_runs_the_same_episodes_through_both(cluster):
-    from sandbox.ray_bench import measure_ray
-
-    # The module's sandbox holds the cluster's 2 CPUs: these actors reserve none.
-    figures = measure_ray(rounds=1, instances=2, steps=20, episodes=2,
-                          ray_options={"cpus_per_actor": 0})
-    assert figures["same_episodes"] is True
-    assert figures["ray"]["batched"]["episodes"] == figures["process"]["batched"]["episodes"]
-    assert set(figures["overhead"]) >= {"batched_ratio", "batched_us_per_step",
-                                        "step_round_trip_ratio", "one_at_a_time_ratio"}
-    assert ray.is_initialized()  # the benchmark used the connected cluster and left it up
-
-
 NODE_LOSS = r'''
 import json, sys
 import ray
 from ray.cluster_utils import Cluster
 sys.path[:0] = sys.argv[1:4]  # the checkout, tests/ (for fakes), tests/sandbox/
-from test_ray import GAME
+from test_ray_sandbox import GAME
 from sandbox.options import RaySandboxOptions
 from sandbox.plugin import build_ray_sandbox
 
@@ -399,3 +352,4 @@ def test_losing_a_node_loses_no_session():
     assert [o.split()[1] for o in result["second"]] == ["2"] * 8, result["second"]
     assert result["ray"]["sessions_recovered"] == 4
     assert result["ray"]["actors"] == 2
+

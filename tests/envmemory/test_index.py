@@ -1,0 +1,42 @@
+"""The dedupe index: exact search switching to IVF (retrained with more lists as it grows), and its
+files catching up with the store's rows saved after them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from envmemory.index import DedupeIndex, IndexConfig, IndexFiles
+
+
+def test_pool_index_catches_up_with_rows_saved_after_it(tmp_path: Path) -> None:
+    config = IndexConfig(dim=8)
+    pool = DedupeIndex(config)
+    rows = np.eye(8, dtype=np.float32)
+    pool.add(np.arange(1, 5), rows[:4])
+    files = IndexFiles(tmp_path, "test/8")
+    files.save(pool)
+    stored = {i + 1: rows[i] for i in range(8)}
+
+    def after(w):
+        ids = np.array([i for i in stored if i > w], dtype=np.int64)
+        yield ids, np.stack([stored[i] for i in ids])
+
+    loaded, how = files.load(config, lambda w: sum(1 for i in stored if i <= w), after)
+    assert how == "loaded, 4 added from the store" and loaded.ntotal == 8
+    assert list(tmp_path.glob("pool-*.faiss")) == [tmp_path / "pool-1.faiss"]
+
+
+def test_ivf_retrains_with_more_lists_as_the_pool_grows() -> None:
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((1700, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    pool = DedupeIndex(IndexConfig(dim=32, switch_size=100))
+    for lo in range(0, 1700, 50):
+        pool.add(np.arange(lo + 1, lo + 51), vectors[lo:lo + 50])
+    info = pool.describe()
+    assert info["kind"] == "ivf" and info["trained_size"] == 1600 and info["ntotal"] == 1700
+    pool.index.nprobe = pool.index.nlist  # exhaustive: every vector must still be there
+    sims, ids = pool.search(vectors[[0, 777, 1699]], 1)
+    assert ids[:, 0].tolist() == [1, 778, 1700]

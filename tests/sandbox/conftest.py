@@ -1,0 +1,38 @@
+"""Real sandboxes (and a local Ray cluster) shared by the test files of this folder: each is
+started once for the folder, however many files use it."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="package")
+def limited_sandbox():
+    """Two fork servers with tight limits (3 s per call, 20 s per episode, 384 MB): escapes,
+    hung and crashing workers, sessions by the hundred."""
+    from sandbox.plugin import ProcessSandboxOptions, build_sandbox
+
+    box = build_sandbox(ProcessSandboxOptions(workers=2, load_seconds=3, reset_seconds=3,
+                                              step_seconds=3, episode_seconds=20,
+                                              memory_mb=384))
+    yield box
+    box.close()
+
+
+@pytest.fixture(scope="package")
+def two_server_sandbox():
+    """Two fork servers with the default limits: instances sharing a worker, batched calls."""
+    from sandbox.plugin import ProcessSandboxOptions, build_sandbox
+
+    box = build_sandbox(ProcessSandboxOptions(workers=2))
+    yield box
+    box.close()
+
+
+@pytest.fixture(scope="package")
+def cluster():
+    """A local Ray cluster of 2 CPUs (the ``ray`` sandbox's tests and benchmark)."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
+    yield
+    ray.shutdown()
