@@ -59,3 +59,20 @@ def test_server_options_need_exactly_one_of_url_and_launch():
     assert check(good, context) == []
     missing_dir = backend_options.VLLMServerOptions(url="http://x", weights_dir="/no/such/dir")
     assert any("weights_dir" in p for p in check(missing_dir, context))
+
+
+def test_every_backend_is_registered_with_its_options_and_preflight_and_bench_as_a_command():
+    from spade_core.cli import load_commands
+
+    loaded = load_test_plugins(backends_plugin)
+    expected = {"transformers": (backend_options.TransformersOptions,
+                                 backends_plugin.preflight_transformers),
+                "openai": (backend_options.OpenAIOptions, backends_plugin.preflight_openai),
+                "vllm": (backend_options.VLLMOptions, backends_plugin.preflight_vllm),
+                "vllm-server": (backend_options.VLLMServerOptions,
+                                backends_plugin.preflight_vllm_server)}
+    for name, (options, preflight) in expected.items():
+        component = loaded.registry.components[("generation_backend", name)]
+        assert (component.options, component.preflight) == (options, preflight)
+    commands = load_commands(loaded)
+    assert commands.commands["bench generation"].plugin == "plugins.backends.plugin"
