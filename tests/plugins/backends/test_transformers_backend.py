@@ -1,38 +1,16 @@
 """The transformers backend on the real bundled model (SmolLM2-135M-Instruct): batched greedy and
-sampled generation, token ids and log-probabilities, tools, plugin wiring and errors."""
+sampled generation, token ids and log-probabilities, tools, sampling options, chat template
+variables and errors."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 import torch
-from fakes.bundled_model import bundled_backend, bundled_model
+from fakes.backend_conversations import CONVERSATIONS
+from fakes.bundled_model import bundled_model
 
-from plugins.backends import options as backend_options
-from plugins.backends import plugin as backends_plugin
-from plugins.backends.errors import GenerationError, ModelSourceError
-from plugins.backends.model_source import resolve_model
-from spade_core.components import BuildContext
-from spade_core.errors import ConfigError, PluginError
-from spade_core.testing import check_component, load_test_plugins
-
-CONVERSATIONS = [
-    [{"role": "user", "content": "What is the capital of France?"}],
-    [{"role": "system", "content": "You write Python."},
-     {"role": "user", "content": "Write a function that adds two numbers."}],
-]
-ADD_TOOL = {"type": "function", "function": {
-    "name": "add_numbers", "description": "Add two integers.",
-    "parameters": {"type": "object", "properties": {"a": {"type": "integer"},
-                                                    "b": {"type": "integer"}},
-                   "required": ["a", "b"]}}}
-
-
-@pytest.fixture(scope="module")
-def backend():
-    return bundled_backend()
+from plugins.backends.errors import GenerationError
+from spade_core.errors import ConfigError
 
 
 def test_greedy_batch_is_deterministic_and_consistent(backend):
@@ -91,42 +69,6 @@ def test_batching_keeps_order_across_chunks(backend):
     convs = [[{"role": "user", "content": q}] for q in questions]
     gens = backend.generate(convs, max_new_tokens=2, temperature=0.0)
     assert [g.prompt_ids for g in gens] == [backend.formatter.encode(c) for c in convs]
-
-
-def test_tools_use_a_tool_aware_template(backend):
-    """SmolLM2's own template drops tools; the ChatML tools template renders them."""
-    conv = [{"role": "user", "content": "Add 2 and 3."}]
-    plain = backend.tokenizer.decode(backend.formatter.encode(conv))
-    assert "add_numbers" not in plain
-    [g] = backend.generate([conv], max_new_tokens=8, temperature=0.0, tools=[ADD_TOOL])
-    prompt = backend.tokenizer.decode(g.prompt_ids)
-    assert '"name": "add_numbers"' in prompt and "<tool_call>" in prompt
-    assert prompt.startswith("<|im_start|>system\n") and prompt.endswith("<|im_start|>assistant\n")
-    # a multi-turn tool exchange renders as a prefix-preserving continuation
-    follow = conv + [
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"type": "function", "function": {"name": "add_numbers",
-                                              "arguments": {"a": 2, "b": 3}}}]},
-        {"role": "tool", "content": "5"}]
-    longer = backend.formatter.render(follow, [ADD_TOOL])
-    assert longer.startswith(prompt.removesuffix("<|im_start|>assistant\n"))
-    assert '<tool_call>\n{"name": "add_numbers", "arguments": {"a": 2, "b": 3}}\n</tool_call>' in longer
-    assert "<tool_response>\n5\n</tool_response>" in longer
-
-
-def test_trl_template_can_be_chosen_for_tools():
-    from transformers import AutoTokenizer
-
-    from plugins.backends.chat_format import ChatFormatter
-
-    tokenizer = AutoTokenizer.from_pretrained(bundled_model().path)
-    formatter = ChatFormatter(tokenizer, tool_chat_template="trl:qwen2_5")
-    text = formatter.render([{"role": "user", "content": "hi"}], [ADD_TOOL])
-    assert "<tools>" in text and "add_numbers" in text
-    with pytest.raises(ConfigError, match="trl ships no chat template 'nope'"):
-        ChatFormatter(tokenizer, tool_chat_template="trl:nope").tool_template()
-    with pytest.raises(ConfigError, match="not builtin:NAME"):
-        ChatFormatter(tokenizer, chat_template="no-such-template.jinja")
 
 
 def test_top_k_one_and_a_tiny_top_p_sample_the_greedy_reply(backend):
@@ -196,63 +138,3 @@ def test_invalid_requests_are_clear_errors(backend):
     with pytest.raises(GenerationError, match="conversation 1"):
         backend.generate([CONVERSATIONS[0], []], max_new_tokens=2, temperature=0.0)
     assert backend.generate([], max_new_tokens=2, temperature=0.0) == []
-
-
-def test_bad_model_specs_name_the_path(tmp_path):
-    with pytest.raises(ModelSourceError, match="no such file or directory") as info:
-        resolve_model(str(tmp_path / "missing-model"))
-    assert str(tmp_path / "missing-model") in str(info.value)
-    with pytest.raises(ModelSourceError, match="has no config.json"):
-        resolve_model(str(tmp_path))
-    with pytest.raises(ModelSourceError, match="unknown bundled model 'gpt-5'"):
-        resolve_model("bundled:gpt-5")
-    with pytest.raises(ModelSourceError, match="never downloads"):
-        resolve_model("hf:spade-rl-tests/does-not-exist")
-    broken = tmp_path / "broken"
-    broken.mkdir()
-    (broken / "config.json").write_text("{not json")
-    from plugins.backends.transformers_backend import TransformersBackend
-
-    with pytest.raises(ModelSourceError, match=str(broken)):
-        TransformersBackend(broken)
-
-
-def test_plugin_builds_from_the_run_model():
-    """Options ``model: null`` use BuildContext.model (the run's model.path)."""
-    loaded = load_test_plugins(backends_plugin)
-    backend = check_component(loaded, "generation_backend", "transformers",
-                              context=BuildContext(model=str(bundled_model().path)))
-    assert backend.model_dir == bundled_model().path
-    [g] = backend.generate(CONVERSATIONS[:1], max_new_tokens=3, temperature=0.0)
-    assert g.completion_ids
-    backend.close()
-
-
-def test_plugin_reports_a_bad_model_with_the_component_name():
-    loaded = load_test_plugins(backends_plugin)
-    component = loaded.registry.components[("generation_backend", "transformers")]
-    options = backend_options.TransformersOptions(model="/nonexistent/model-dir")
-    with pytest.raises(ConfigError, match="generation backend 'transformers'.*nonexistent"):
-        component.build(options, BuildContext())
-    with pytest.raises(Exception, match="extra"):
-        backend_options.TransformersOptions(modle="typo")
-
-
-def test_registration_module_is_light():
-    code = ("import sys, plugins.backends.plugin\n"
-            "heavy = [m for m in ('torch', 'transformers', 'vllm', 'trl') if m in sys.modules]\n"
-            "print(','.join(heavy))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == ""
-
-
-def test_bench_generation_counts_real_tokens(backend):
-    from plugins.backends.bench import bench_generation
-
-    results = bench_generation(backend, batch_sizes=(1, 2), max_new_tokens=4, warmup=False)
-    assert [r.batch_size for r in results] == [1, 2]
-    for r in results:
-        assert r.requests == 2 and 2 <= r.completion_tokens <= 8
-        assert r.seconds > 0 and r.tokens_per_second == pytest.approx(
-            r.completion_tokens / r.seconds, rel=0.05)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 from plugins.corpora.folder import FolderSampler
 from plugins.corpora.options import FolderOptions
@@ -83,11 +82,3 @@ def test_file_that_is_not_utf8(tmp_path: Path) -> None:
     (tmp_path / "bad.txt").write_bytes(b"caf\xe9 au lait")
     with pytest.raises(ConfigError, match=r"bad\.txt: not UTF-8"):
         FolderSampler(FolderOptions(path=str(tmp_path)), seed=0)
-
-
-def test_extension_option_is_validated() -> None:
-    assert FolderOptions(extensions=["TXT", ".Md"]).extensions == [".txt", ".md"]
-    with pytest.raises(ValidationError):
-        FolderOptions(extensions=["."])
-    with pytest.raises(ValidationError):
-        FolderOptions(extensions=[])

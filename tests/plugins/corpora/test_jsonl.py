@@ -1,4 +1,4 @@
-"""The ``jsonl`` corpus sampler: formats, ids, truncation, errors, and its registration."""
+"""The ``jsonl`` corpus sampler: formats, ids, truncation, errors."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
-from plugins.corpora.base import truncate_words
 from plugins.corpora.jsonl import JsonlSampler
 from plugins.corpora.options import JsonlOptions
 from plugins.corpora.paths import BUNDLED_CORPUS
@@ -63,17 +61,6 @@ def test_truncation_keeps_formatting_before_the_cut(tmp_path: Path) -> None:
     assert doc.meta["words"] == 11 and doc.meta["truncated"] is True
     whole = JsonlSampler(JsonlOptions(path=str(path), max_words=None), seed=0).document(0)
     assert whole.text == text and whole.meta["truncated"] is False
-
-
-@pytest.mark.parametrize(("text", "limit", "expected"), [
-    ("a b c", 3, "a b c"),
-    ("a b c", 2, "a b"),
-    ("  lead  and trail  ", 1, "  lead"),
-    ("", 4, ""),
-    ("one\ntwo\n", 10, "one\ntwo\n"),
-])
-def test_truncate_words(text: str, limit: int, expected: str) -> None:
-    assert truncate_words(text, limit)[0] == expected
 
 
 def test_relative_path_resolves_against_cwd(tmp_path: Path,
@@ -162,15 +149,6 @@ def test_file_changed_after_scan_is_reported(tmp_path: Path) -> None:
     path.write_text("garbage\n" * 4)
     with pytest.raises(ConfigError, match="changed after the sampler read it"):
         sampler.document(1)
-
-
-def test_options_are_strict() -> None:
-    with pytest.raises(ValidationError):
-        JsonlOptions.model_validate({"pathh": "x.jsonl"})
-    with pytest.raises(ValidationError):
-        JsonlOptions.model_validate({"max_words": 0})
-    with pytest.raises(ValidationError):
-        JsonlOptions.model_validate({"sampling": "random"})
 
 
 FIXTURE = [

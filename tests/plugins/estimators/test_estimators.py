@@ -1,6 +1,7 @@
 """Estimators with history: the one ``estimate(data)`` call with its versioned input, the loop
 handing each environment its earlier iterations, and the history-aware built-ins' formulas on hand-made
-histories (``docs/estimators.md``)."""
+histories (``docs/estimators.md``), and the field's curriculum signals on inputs worked out by
+hand against each paper's formula."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 import plugins.designer.plugin as designer_plugin
 import plugins.estimators as estimators_plugin
+from plugins.estimators import AlphaCurriculum, AlphaCurriculumOptions, Learnability, _Options
 import plugins.trainers.plugin as trainers_plugin
 from spade_core.components import BuildContext
 from spade_core.config.load import resolve_config
@@ -370,3 +372,32 @@ def test_the_guide_history_example_passes_the_checker_and_reads_the_history():
     assert first.designer_reward == 0.5 and "win_rise" not in first.figures
     later = estimate(trend, [1.0, 0.0], [play(0, [0.0, 0.0])], hinted=[1.0, 1.0])
     assert later.figures["win_rise"] == 0.5 and later.designer_reward == 0.5 + 0.5
+
+
+# -- the field's curriculum signals, on inputs worked out by hand against each paper's formula ---
+
+SIGNALS_ENV = EnvProgram(source="class E: pass", family="f")
+
+
+def reward(estimator, unhinted, hinted=(1.0, 1.0)):
+    return estimator.estimate(EstimateInput(env=SIGNALS_ENV, hinted=hinted, unhinted=unhinted)
+                              ).designer_reward
+
+
+def test_alpha_curriculum_is_exp_of_minus_beta_times_the_squared_gap_to_alpha():
+    # GenEnv (arXiv 2512.19682): R = exp(-beta * (p - alpha)^2).
+    est = AlphaCurriculum(AlphaCurriculumOptions(alpha=0.5, beta=2.0))
+    assert reward(est, [1.0, 0.0, 1.0, 0.0]) == 1.0                    # p = 0.5
+    assert reward(est, [1.0, 0.0, 0.0, 0.0]) == pytest.approx(math.exp(-2.0 * 0.0625))  # 0.25
+    assert reward(est, [0.0, 0.0]) == pytest.approx(math.exp(-0.5))      # p = 0
+    sharp = AlphaCurriculum(AlphaCurriculumOptions(alpha=0.25, beta=10.0))
+    assert reward(sharp, [1.0, 1.0, 1.0, 1.0]) == pytest.approx(math.exp(-10.0 * 0.5625))
+
+
+def test_learnability_is_azr_one_minus_mean_success_strictly_inside_0_1():
+    # Absolute Zero: r = 1 - p when 0 < p < 1, else 0.
+    est = Learnability(_Options())
+    assert reward(est, [1.0, 0.0, 0.0, 0.0]) == 0.75
+    assert reward(est, [1.0, 1.0, 1.0, 0.0]) == 0.25
+    assert reward(est, [1.0, 1.0]) == 0.0
+    assert reward(est, [0.0, 0.0]) == 0.0

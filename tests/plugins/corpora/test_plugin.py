@@ -1,54 +1,17 @@
-"""The bundled grounding corpus, the plugin's registration, and its light import."""
+"""The corpora plugin: three samplers registered through its entry point, each passing the
+component contract check, the run seed taken unless the options set one, and a light import."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-from collections import Counter
+from pathlib import Path
 
-from plugins.corpora.jsonl import JsonlSampler
 from plugins.corpora.options import JsonlOptions
-from plugins.corpora.paths import BUNDLED_CORPUS
+from plugins.corpora.plugin import build_jsonl
 from spade_core.components import BuildContext
 
-TOPICS = {"math", "logic", "algorithms", "cognition", "tool-use"}
-
-
-def records() -> list[dict]:
-    with BUNDLED_CORPUS.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def test_bundled_corpus_has_200_documents_with_unique_ids() -> None:
-    rows = records()
-    assert len(rows) >= 200
-    ids = [r["id"] for r in rows]
-    assert len(set(ids)) == len(ids), [i for i, n in Counter(ids).items() if n > 1]
-    assert all(set(r) == {"id", "topic", "text"} for r in rows)
-
-
-def test_bundled_documents_are_short_and_cover_every_topic() -> None:
-    rows = records()
-    lengths = [len(r["text"].split()) for r in rows]
-    assert min(lengths) >= 60 and max(lengths) <= 150
-    counts = Counter(r["topic"] for r in rows)
-    assert set(counts) == TOPICS
-    assert min(counts.values()) >= 30
-    texts = [r["text"] for r in rows]
-    assert len(set(texts)) == len(texts)
-
-
-def test_bundled_corpus_loads_through_the_sampler_with_topics() -> None:
-    sampler = JsonlSampler(JsonlOptions(), seed=0)
-    assert len(sampler) == len(records())
-    docs = sampler.sample(5)
-    assert all(d.meta["topic"] in TOPICS and d.text for d in docs)
-
-
-def test_licence_file_ships_next_to_the_corpus() -> None:
-    licence = (BUNDLED_CORPUS.parent / "LICENSE.md").read_text(encoding="utf-8")
-    assert "Apache" in licence and "CC0" in licence and "original work" in licence
+from fakes.corpora import ids
 
 
 def test_plugin_registers_three_samplers_through_its_entry_point() -> None:
@@ -91,3 +54,11 @@ def test_every_sampler_passes_the_component_contract_check(tmp_path) -> None:
     for sampler in built:
         assert isinstance(sampler, CorpusSampler)
         assert len(sampler.sample(3)) == 3
+
+
+def test_factory_takes_the_run_seed_unless_options_set_one(corpus: Path) -> None:
+    from_run = build_jsonl(JsonlOptions(path=str(corpus)), BuildContext(seed=11))
+    explicit = build_jsonl(JsonlOptions(path=str(corpus), seed=11), BuildContext(seed=99))
+    other = build_jsonl(JsonlOptions(path=str(corpus)), BuildContext(seed=12))
+    assert from_run.seed == explicit.seed == 11
+    assert ids(from_run.sample(20)) == ids(explicit.sample(20)) != ids(other.sample(20))

@@ -1,4 +1,6 @@
-"""Draw order of every built-in sampler kind: seeded, uniform or shuffled, and resumable."""
+"""What every built-in sampler shares (``IndexedSampler``): the draw order, seeded, uniform or
+shuffled, and resumable, for each sampler kind; and the truncation of documents to a word
+count."""
 
 from __future__ import annotations
 
@@ -8,30 +10,19 @@ from pathlib import Path
 
 import pytest
 
+from plugins.corpora.base import truncate_words
 from plugins.corpora.folder import FolderSampler
 from plugins.corpora.jsonl import JsonlSampler
 from plugins.corpora.options import FolderOptions, JsonlOptions
-from plugins.corpora.plugin import build_folder, build_jsonl
+from plugins.corpora.plugin import build_folder
 from spade_core.components import BuildContext
 from spade_core.errors import ConfigError
 
-N_DOCS = 12
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    path = tmp_path / "c.jsonl"
-    path.write_text("".join(json.dumps({"id": f"d{i}", "text": f"document number {i}"}) + "\n"
-                            for i in range(N_DOCS)))
-    return path
+from fakes.corpora import N_DOCS, ids
 
 
 def make(corpus: Path, seed: int = 5, sampling: str = "uniform") -> JsonlSampler:
     return JsonlSampler(JsonlOptions(path=str(corpus), sampling=sampling), seed=seed)
-
-
-def ids(docs: list) -> list[str]:
-    return [d.id for d in docs]
 
 
 @pytest.mark.parametrize("sampling", ["uniform", "shuffle"])
@@ -109,14 +100,6 @@ def test_resume_refuses_a_state_of_another_sampler_kind(corpus: Path, tmp_path: 
         make(corpus).load_state_dict(state)
 
 
-def test_factory_takes_the_run_seed_unless_options_set_one(corpus: Path) -> None:
-    from_run = build_jsonl(JsonlOptions(path=str(corpus)), BuildContext(seed=11))
-    explicit = build_jsonl(JsonlOptions(path=str(corpus), seed=11), BuildContext(seed=99))
-    other = build_jsonl(JsonlOptions(path=str(corpus)), BuildContext(seed=12))
-    assert from_run.seed == explicit.seed == 11
-    assert ids(from_run.sample(20)) == ids(explicit.sample(20)) != ids(other.sample(20))
-
-
 def test_folder_sampler_is_seeded_and_resumable(tmp_path: Path) -> None:
     for i in range(6):
         (tmp_path / f"f{i}.md").write_text(f"file {i}")
@@ -128,3 +111,14 @@ def test_folder_sampler_is_seeded_and_resumable(tmp_path: Path) -> None:
     resumed = build_folder(opts, BuildContext(seed=3))
     resumed.load_state_dict(again.state_dict())
     assert ids(resumed.sample(12)) == expected[8:]
+
+
+@pytest.mark.parametrize(("text", "limit", "expected"), [
+    ("a b c", 3, "a b c"),
+    ("a b c", 2, "a b"),
+    ("  lead  and trail  ", 1, "  lead"),
+    ("", 4, ""),
+    ("one\ntwo\n", 10, "one\ntwo\n"),
+])
+def test_truncate_words(text: str, limit: int, expected: str) -> None:
+    assert truncate_words(text, limit)[0] == expected
