@@ -45,3 +45,13 @@ def scoring_sandbox():
     box = build_sandbox(ProcessSandboxOptions(workers=2))
     yield box
     box.close()
+
+
+@pytest.fixture(scope="session")
+def known_experiment(tmp_path_factory):
+    """A small experiment on the fake self-play loop, run once for the experiment page's tests
+    and its browser test: the folder of the finished experiment (``results.json``,
+    ``runs/<arm>/seed-<s>/``; ``fakes.experiment.run_known_experiment``)."""
+    from fakes.experiment import run_known_experiment
+
+    return run_known_experiment(tmp_path_factory.mktemp("known-experiment"))

@@ -1,9 +1,12 @@
-"""Test support: a suite scored through its real scorer by the three named fake backends."""
+"""Test support: a built-in suite built for a test, and scored through its real scorer by the
+three named fake backends."""
 
 from __future__ import annotations
 
+from spade_core.components import BuildContext
 from spade_core.eval.scores import run_suite
 from spade_core.interfaces import EvalSettings, EvalSuite
+from spade_core.testing import load_test_plugins
 
 from fakes.eval_backends import FakeGoldBackend, FakeHalfBackend, FakeWrongBackend
 
@@ -18,3 +21,12 @@ def three_ways(suite: EvalSuite, limit: int, settings: EvalSettings) -> tuple[fl
         assert result.overall.items == limit
         figures.append(result.overall.pass_at_1)
     return tuple(figures)
+
+
+def build_suite(name: str, options: dict | None, context: BuildContext) -> EvalSuite:
+    """The built-in eval suite ``name`` built with ``options`` in ``context`` (the evals plugin
+    alone loaded)."""
+    import plugins.evals.plugin as evals_plugin
+
+    loaded = load_test_plugins(evals_plugin)
+    return loaded.registry.build("eval_suite", name, options or {}, "test", context)

@@ -176,3 +176,8 @@ def strip_curriculum(run_dir: Path) -> Path:
         return {k: v for k, v in details.items() if k not in CURRICULUM_ENV_KEYS}
 
     return _rewrite(run_dir, metrics, envs)
+
+
+def env_details(run_dir: Path) -> dict[str, dict]:
+    """The run's environment details (``envs/<id>.json``) by id."""
+    return {p.stem: json.loads(p.read_text()) for p in run_dir.glob("envs/*.json")}

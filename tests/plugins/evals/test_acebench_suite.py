@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -26,12 +25,6 @@ from spade_core.testing import load_test_plugins
 import plugins.evals.plugin as evals_plugin
 from fakes.eval_backends import FakeGoldBackend, FakeHalfBackend, FakeScenarioUser
 from fakes.eval_runs import three_ways
-from plugins.evals.acebench_checker import (
-    decode_calls,
-    end_state_verdict,
-    process_accuracy,
-    special_verdict,
-)
 from plugins.evals.acebench_suite import CATEGORIES
 
 DATA = Path(__file__).parent / "data" / "acebench"
@@ -105,30 +98,6 @@ def test_normal_checker_rules(reply, ok):
     suite = _suite({"categories": ["normal_single_turn_single_function"]})
     item = suite.items(None, 0)[0]
     assert suite.score(item, reply) == (1.0 if ok else 0.0)
-
-
-def test_special_wording_and_process_accuracy():
-    assert special_verdict("special_error_param", {"days": ["three-ish"]},
-                           '["There is incorrect value (three-ish) for the parameters (days)"]')
-    assert not special_verdict("special_error_param", {"days": ["three-ish"]},
-                               "There is incorrect value (3) for days")
-    assert not special_verdict("special_incomplete", {"Api": ["a", "b"]},
-                               "Missing necessary parameters (a) for the api (Api)")
-    assert special_verdict("special_irrelevant", "x", "Due to the limitations of the function")
-    assert process_accuracy(["[a()]", "[b()]"], ["[b()]", "[a()]"]) == 0.5
-    assert process_accuracy(["[a()]", "[b()]"], ["[x()]", " [a()]", "[b()] "]) == 1.0
-    assert process_accuracy([["[z()]"], ["[a()]"]], ["[a()]"]) == 1.0
-
-
-def test_hostile_replies_are_not_run_and_stay_cheap():
-    started = time.perf_counter()
-    for reply in ("[__import__('os').system('echo hi')]", "[f(x=(lambda: 1)())]",
-                  "[" * 100_000, "[f(a=" + "[" * 500 + "]" * 500 + ")]",
-                  "[f(x=9**9**9**9)]", "[f(**{'a': 1})]"):
-        calls = decode_calls(reply)
-        assert calls is None or all(isinstance(c, dict) for c in calls)
-    assert decode_calls("[f(x=9**9**9**9)]") == [{"f": {"x": "9 ** 9 ** 9 ** 9"}}]
-    assert time.perf_counter() - started < 2.0
 
 
 def test_missing_data_fails_clearly(tmp_path):
@@ -317,21 +286,6 @@ def test_hostile_scenario_code_and_calls_stay_in_the_sandbox(tmp_path, scoring_s
     assert three_ways(_suite({"data": str(_clone(tmp_path / "good")),
                               "categories": ["agent_multi_turn"]}, scoring_sandbox),
                       1, SETTINGS)[0] == 1.0
-
-
-def test_end_state_checker_follows_acebench():
-    truth = [{"BaseApi": {"wifi": True}}, {"ReminderAPI": {"reminder_list": {"1": {"a": 1}}}},
-             {"MessageApi": {"inbox": {"1": {"m": "x"}}}}]
-    state = [{"BaseApi": {"wifi": True}}, {"ReminderApi": {"reminder_list": {}}},
-             {"MessageApi": {"inbox": {"1": {"m": "x"}, "2": {"m": "y"}}}}]
-    # ReminderAPI names no state class, so (as in ACEBench) it is not checked; extra inbox
-    # entries pass (only the expected keys of a dict attribute are compared).
-    assert end_state_verdict(truth, state)
-    assert not end_state_verdict(truth, state[:2])  # wrong number of classes
-    assert not end_state_verdict(truth, [state[0], state[1], {"MessageApi": {"inbox": {}}}])
-    assert not end_state_verdict(truth, [{"BaseApi": {"wifi": False}}, *state[1:]])
-    assert not end_state_verdict(truth, [{"BaseApi": {"wifi": True, "x": 1}}, *state[1:]])
-    assert not end_state_verdict(truth, [])
 
 
 class FakeUserPlugin:

@@ -1,10 +1,12 @@
 """The reasoning-gym suite's protocols and scoring: the reference protocol's 8 episodes per hard
 dataset through ``spade eval`` and the RQ1 table (a scripted sandbox and backend, fast), its draws,
 prompt and answer reading against reasoning-gym itself (the real sandbox, a few datasets), and
-replies scored in the instance that generated their item."""
+replies scored in the instance that generated their item; gold, wrong and half-right replies
+through the real scorers, the buckets, the Appendix A.3 parameters, overrides and exclusions."""
 
 from __future__ import annotations
 
+import ast
 import json
 import random
 from collections import Counter
@@ -12,16 +14,37 @@ from collections import Counter
 import pytest
 
 from spade_core.cli import main
+from spade_core.components import BuildContext
 from spade_core.hookspecs import hookimpl
+from spade_core.interfaces import EvalSettings, EvalSuite
 from spade_core.testing import load_builtin_plugins
 
 from fakes.cli import ROOT
 from fakes.eval_backends import FakeEvenEpisodeBackend
+from fakes.eval_runs import build_suite, three_ways
 from fakes.in_process import FakeItemsSandbox
 
 pytest.importorskip("reasoning_gym")
 
 QUICKSTART = str(ROOT / "configs" / "quickstart.yaml")
+SETTINGS = EvalSettings(samples=1, max_new_tokens=16, seed=0, max_turns=12)
+
+
+@pytest.fixture(autouse=True)
+def _sandbox(scoring_sandbox):
+    global SANDBOX
+    SANDBOX = scoring_sandbox
+
+
+SANDBOX = None
+
+
+def _suite(name: str, options: dict | None = None) -> EvalSuite:
+    return build_suite(name, options, BuildContext(components={"sandbox": SANDBOX}))
+
+
+def _three_ways(suite: EvalSuite, limit: int) -> tuple[float, ...]:
+    return three_ways(suite, limit, SETTINGS)
 
 
 def _plugins(sandbox, backend):
@@ -150,3 +173,98 @@ def test_replies_are_scored_in_the_instance_that_generated_their_item(scoring_sa
     finally:
         suite.close()
     assert suite._desks == []
+
+
+def test_reasoning_gym_gold_wrong_half():
+    assert _three_ways(_suite("reasoning-gym"), 8) == (1.0, 0.0, 0.5)
+
+
+def test_reasoning_gym_items_cover_every_bucket_and_are_fixed_for_a_seed():
+    suite = _suite("reasoning-gym")
+    items = suite.items(8, 3)
+    assert [i.bucket for i in items[:4]] == ["math", "algorithmic", "cognition", "logic"]
+    assert [i.text for i in items] == [i.text for i in _suite("reasoning-gym").items(8, 3)]
+    assert [i.text for i in items] != [i.text for i in suite.items(8, 4)]
+
+
+def test_reasoning_gym_scores_by_the_dataset_scorer():
+    suite = _suite("reasoning-gym", {"buckets": ["math"]})
+    item = suite.items(1, 0)[0]
+    answer = item.gold[0].removeprefix("\\boxed{").removesuffix("}")
+    assert suite.score(item, f"Working... so the answer is \\boxed{{{answer}}}") == 1.0
+    assert suite.score(item, f"<answer>{answer}</answer>") == 1.0
+    assert suite.score(item, "\\boxed{0.123456}") < 1.0
+
+
+def test_reasoning_gym_spade_eval_uses_the_appendix_a3_parameters(monkeypatch, capsys):
+    """``spade eval configs/quickstart.yaml --suite reasoning-gym --limit 20 --json``: every
+    dataset the suite generates runs at its published hard parameters (the data file, and a few
+    values checked by hand against the reference's ``rg_a3_hard.py``)."""
+    import json
+    
+    from spade_core.cli import main
+    from spade_core.hookspecs import hookimpl
+
+    from fakes.eval_backends import FakeWrongBackend
+    from plugins.evals.reasoning_gym_suite import A3_DATA, ReasoningGymSuite
+
+    class FakeBackendPlugin:
+        @hookimpl
+        def register_generation_backends(self, register):
+            register("fake-wrong", lambda options, context: FakeWrongBackend())
+
+    built: dict[str, str] = {}
+    original = ReasoningGymSuite.program
+
+    def spy(self, spec):
+        built[spec.name] = original(self, spec)
+        return built[spec.name]
+
+    monkeypatch.setattr(ReasoningGymSuite, "program", spy)
+    plugins = load_builtin_plugins(FakeBackendPlugin())
+    assert main(["eval", str(ROOT / "configs" / "quickstart.yaml"), "--set", "backend=fake-wrong",
+                 "--suite", "reasoning-gym", "--limit", "20", "--json"], plugins=plugins) == 0
+    [suite] = json.loads(capsys.readouterr().out)["suites"]
+    assert suite["overall"]["items"] == 20 and suite["skipped"] == {}
+    assert {b: s["items"] for b, s in suite["buckets"].items()} == {
+        "math": 5, "algorithmic": 5, "cognition": 5, "logic": 5}
+    published = {name: (bucket, config) for bucket, datasets in
+                 json.loads(A3_DATA.read_text())["buckets"].items()
+                 for name, config in datasets.items()}
+    assert len(published) == 100
+    played = {row["id"].split("/")[0] for row in suite["items"]}
+    assert len(played) == 20 and played <= set(built)
+    for row in suite["items"]:
+        name = row["id"].split("/")[0]
+        assert row["bucket"] == published[name][0]
+        source = built[name]
+        config = ast.literal_eval(source.split("config = ", 1)[1]) if published[name][1] else {}
+        assert config == published[name][1], name
+    # By hand, from the reference's A3_HARD_CONFIGS and RG_GOLDEN_GOOSE.
+    assert published["leg_counting"] == ("math", {"max_animals": 30, "max_instances": 256,
+                                                  "min_animals": 20, "min_instances": 64})
+    assert published["knights_knaves"][0] == "logic"
+    assert published["rush_hour"] == ("cognition", {"max_moves": 50, "min_moves": 25})
+    assert published["count_primes"] == ("algorithmic", {"max_n": 50000, "min_n": 10000})
+    assert published["syllogism"] == ("logic", {"allow_all": True, "allow_no": True,
+                                                "allow_some": False, "allow_some_not": False})
+    assert {"leg_counting", "rush_hour", "count_primes", "syllogism"} <= played
+
+
+def test_reasoning_gym_overrides_exclude_and_unknown_datasets_are_reported(monkeypatch):
+    from plugins.evals import reasoning_gym_suite as rg
+
+    suite = _suite("reasoning-gym", {"buckets": ["logic"], "exclude": ["acre"],
+                                     "overrides": {"aiw": {"max_entities": 4}}})
+    specs = {d.name: d.config for d in suite.buckets["logic"]}
+    assert "acre" not in specs and specs["aiw"]["max_entities"] == 4
+    assert specs["aiw"]["task_type_weights"] == [0.5, 0.25, 0.25]
+    with pytest.raises(Exception, match="not one of the hard datasets"):
+        _suite("reasoning-gym", {"overrides": {"nope": {}}})
+    # A dataset or a parameter the installed reasoning-gym lacks is left out with its reason.
+    monkeypatch.setitem(rg.HARD_BUCKETS, "logic", (
+        *rg.HARD_BUCKETS["logic"], rg.HardDataset("no_such_dataset"),
+        rg.HardDataset("syllogism", {"no_such_key": 1})))
+    suite = _suite("reasoning-gym", {"buckets": ["logic"]})
+    assert "not a dataset" in suite.skipped["no_such_dataset"]
+    assert "no_such_key" in suite.skipped["syllogism"]

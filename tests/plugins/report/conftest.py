@@ -1,14 +1,30 @@
-"""A small experiment on the fake self-play loop, run once for the experiment page's tests and
-its browser test (``fakes.experiment.run_known_experiment``)."""
+"""The report tests' shared runs, each made once for the folder: a finished run of the fake
+self-play loop, its page, and its page with the curriculum's records added."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
+from plugins.report import build_report
 
-@pytest.fixture(scope="session")
-def known_experiment(tmp_path_factory):
-    """The folder of the finished experiment (``results.json``, ``runs/<arm>/seed-<s>/``)."""
-    from fakes.experiment import run_known_experiment
+from fakes.report_runs import add_curriculum, make_report_run
 
-    return run_known_experiment(tmp_path_factory.mktemp("known-experiment"))
+
+@pytest.fixture(scope="package")
+def finished_run(tmp_path_factory):
+    return make_report_run(tmp_path_factory.mktemp("finished"))
+
+
+@pytest.fixture(scope="package")
+def finished_html(finished_run, tmp_path_factory):
+    out = build_report(finished_run, tmp_path_factory.mktemp("out") / "report.html")
+    return out.read_text()
+
+
+@pytest.fixture(scope="package")
+def curriculum_html(finished_run, tmp_path_factory):
+    run_dir = add_curriculum(shutil.copytree(finished_run,
+                                             tmp_path_factory.mktemp("curriculum") / "run"))
+    return build_report(run_dir, run_dir / "report.html").read_text()

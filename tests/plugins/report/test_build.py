@@ -1,7 +1,8 @@
-"""``spade report``: reading run directories (finished, in progress, odd) and the page it writes.
+"""``spade report``: the page it writes of run directories (finished, in progress, odd).
 
-Run directories come from the real self-play loop with fake components (``fakes/report_runs.py``);
-the browser itself is exercised in ``test_report_browser.py``.
+Run directories come from the real self-play loop with fake components (``fakes/report_runs.py``,
+the shared ones in this folder's ``conftest.py``); the browser itself is exercised in
+``tests/scenarios/test_report_in_a_browser.py``.
 """
 
 from __future__ import annotations
@@ -9,8 +10,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 
 import pytest
 
@@ -19,39 +18,12 @@ from spade_core.hookspecs import hookimpl
 from plugins.report import build_report
 from plugins.report.rundata import load_run
 
-from fakes.cli import ROOT, run_spade
-from fakes.report_runs import FAKE_FAMILY_SKILLS, add_curriculum, make_report_run, strip_curriculum
+from fakes.report_runs import env_details as _envs
+from fakes.report_runs import make_report_run, strip_curriculum
 
 PLOT_IDS = ("plot-regret", "plot-counts", "plot-success", "plot-verdicts", "plot-phases",
             "plot-family-curves", "plot-family-status", "plot-family-verdicts",
             "plot-family-success")
-
-
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory):
-    return make_report_run(tmp_path_factory.mktemp("finished"))
-
-
-@pytest.fixture(scope="module")
-def finished_html(finished_run, tmp_path_factory):
-    out = build_report(finished_run, tmp_path_factory.mktemp("out") / "report.html")
-    return out.read_text()
-
-
-def _envs(run_dir):
-    return {p.stem: json.loads(p.read_text()) for p in run_dir.glob("envs/*.json")}
-
-
-def test_load_run_reads_every_file(finished_run):
-    data = load_run(finished_run)
-    assert data.status == "completed" and not data.warnings
-    assert [m["iteration"] for m in data.metrics] == [0, 1]
-    assert {e.id for e in data.envs} == set(_envs(finished_run))
-    assert data.families == ["fake-qa", "fake-riddle"]
-    assert set(data.statuses) == {"frontier", "mastered", "too_hard", "duplicate", "rejected"}
-    frontier = next(e for e in data.envs if e.status == "frontier")
-    assert frontier.regret == 1.0 and frontier.success_unhinted == 0.0
-    assert frontier.success_hinted == 1.0 and "class QAEnv" in frontier.source
 
 
 def test_page_is_self_contained(finished_html):
@@ -75,17 +47,6 @@ def test_page_holds_every_plot_and_environment(finished_run, finished_html):
     assert '<span class="k">class</span>' in finished_html
     assert "Think, then box the number." in finished_html
     assert "traj-unhinted" in finished_html and "traj-hinted" in finished_html
-
-
-def test_neighbours_come_from_the_memory(finished_run, finished_html):
-    envs = _envs(finished_run)
-    duplicate = next(d for d in envs.values() if d["status"] == "duplicate")
-    card = finished_html.split(f'id="env-{duplicate["id"]}"')[1].split("</details>")[0]
-    neighbours = card.split("Nearest neighbours in memory")[1]
-    first = re.search(r"<li>([0-9.]+) · <a href=\"#env-([0-9a-f]+)\">", neighbours)
-    assert first, neighbours[:400]
-    assert first.group(2) == duplicate["duplicate_of"]
-    assert float(first.group(1)) == pytest.approx(duplicate["duplicate_similarity"], abs=1e-3)
 
 
 def _in_progress_copy(finished_run, tmp_path):
@@ -125,41 +86,6 @@ def test_run_in_progress_and_unknown_fields(finished_run, tmp_path):
     assert 'id="env-feedbeeffeedbeef"' not in html and f'id="env-{changed}"' in html
 
 
-def test_trainer_figures_are_plotted_losses_first(tmp_path):
-    from plugins.report.plots import MAX_TRAIN_PLOTS, render_plots
-
-    run_dir = tmp_path / "trained"
-    run_dir.mkdir()
-    train = {f"trl/extra_{i}": float(i) for i in range(12)}
-    train.update(loss=0.5, grad_norm=2.0, agent={"mean_reward": 0.25}, note="text is skipped")
-    with (run_dir / "metrics.jsonl").open("w") as fh:
-        for i in range(3):
-            fh.write(json.dumps({"iteration": i, "mean_regret": 0.1, "train": train}) + "\n")
-    plot = next(p for p in render_plots(load_run(run_dir)) if p.id == "plot-train")
-    titles = re.findall(r"<text[^>]*>([^<]*)</text>", plot.svg)
-    titles = [t for t in titles if "/" in t or t in ("loss", "grad_norm")]
-    assert titles[:3] == ["loss", "agent/mean_reward", "grad_norm"]
-    assert len(titles) == MAX_TRAIN_PLOTS and "note" not in plot.svg
-
-
-def test_pipeline_seconds_are_plotted_only_when_the_run_has_them(tmp_path):
-    from plugins.report.plots import render_plots
-
-    run_dir = tmp_path / "async"
-    run_dir.mkdir()
-    pipeline = {"generator_busy_seconds": 3.0, "generator_idle_seconds": 0.5,
-                "trainer_busy_seconds": 2.0, "trainer_idle_seconds": 1.5, "staleness_max": 1}
-    with (run_dir / "metrics.jsonl").open("w") as fh:
-        for i in range(2):
-            fh.write(json.dumps({"iteration": i, "pipeline": pipeline,
-                                 "train": {"tis_mean_weight": 0.97}}) + "\n")
-    plot = next(p for p in render_plots(load_run(run_dir)) if p.id == "plot-pipeline")
-    for label in ("generator idle", "trainer busy", "staleness max", "mean importance weight"):
-        assert label in plot.svg
-    (run_dir / "metrics.jsonl").write_text(json.dumps({"iteration": 0, "mean_regret": 0.1}))
-    assert "plot-pipeline" not in [p.id for p in render_plots(load_run(run_dir))]
-
-
 def test_run_that_just_started(tmp_path):
     run_dir = tmp_path / "fresh"
     (run_dir / "envs").mkdir(parents=True)
@@ -196,42 +122,6 @@ def test_max_envs_keeps_the_latest(finished_run, tmp_path):
     assert html.count('<details class="env"') == 2 and "older environment(s) left out" in html
 
 
-@pytest.mark.slow
-def test_cli_writes_the_report(finished_run, tmp_path):
-    out = tmp_path / "cli.html"
-    result = run_spade("report", str(finished_run), "--out", str(out), "--neighbours", "2")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == str(out) and out.stat().st_size > 10_000
-    assert out.read_text().count("<li>") >= 2
-
-
-def test_cli_default_output_is_in_the_run_dir(finished_run, tmp_path, capsys):
-    run_dir = tmp_path / "copy"
-    shutil.copytree(finished_run, run_dir)
-    assert main(["report", str(run_dir), "--neighbours", "0"]) == 0
-    assert capsys.readouterr().out.strip() == str(run_dir / "report.html")
-    assert (run_dir / "report.html").stat().st_mode & 0o777 == 0o644
-
-
-@pytest.mark.parametrize("args, message", [
-    (["/no/such/run"], "is not a directory"),
-    ([str(ROOT / "docs")], "is not a run directory"),
-    (["--neighbours", "-1", str(ROOT)], "must be 0 or more"),
-])
-def test_cli_usage_errors(args, message):
-    result = run_spade("report", *args)
-    assert result.returncode == 2 and message in result.stderr, result.stderr
-
-
-def test_modules_stay_light_at_import():
-    code = ("import sys, plugins.report.plugin, plugins.report, plugins.console.plugin; "
-            "heavy = [m for m in ('matplotlib', 'jinja2', 'pygments', 'numpy', 'envmemory', "
-            "'torch', 'rich.table') if m in sys.modules]; print(heavy)")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            cwd=ROOT, timeout=60)
-    assert result.stdout.strip() == "[]", result.stdout + result.stderr
-
-
 def test_report_builds_when_the_memory_plugin_is_not_installed(finished_run, tmp_path):
     import yaml
 
@@ -256,12 +146,6 @@ def _table(html, table_id):
 
 def _copy(finished_run, tmp_path, name):
     return shutil.copytree(finished_run, tmp_path / name)
-
-
-@pytest.fixture(scope="module")
-def curriculum_html(finished_run, tmp_path_factory):
-    run_dir = add_curriculum(_copy(finished_run, tmp_path_factory.mktemp("curriculum"), "run"))
-    return build_report(run_dir, run_dir / "report.html").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -312,28 +196,6 @@ def test_memory_pools_over_iterations(finished_run, curriculum_html):
     tile = curriculum_html.split('id="pool-tile"')[1].split("</div></div>")[0]
     last = rows[-1]
     assert f'{last["frontier_size"]} / {last["envs_mastered_total"]}' in tile
-
-
-def test_pool_plot_counts_retirements_cumulatively():
-    from plugins.report.plots import _cumulative
-
-    rows = [{"iteration": 0, "envs_retired": 1}, {"iteration": 1}, {"iteration": 2,
-                                                                    "envs_retired": 0},
-            {"iteration": 3, "envs_retired": 2}]
-    assert _cumulative(rows, "envs_retired") == ([0, 2, 3], [1.0, 1.0, 3.0])
-
-
-def test_cards_show_skill_level_and_repairs(finished_run, curriculum_html):
-    for env_id, details in _envs(finished_run).items():
-        card = curriculum_html.split(f'id="env-{env_id}"')[1].split("<h3>Verdict</h3>")[0]
-        skill = FAKE_FAMILY_SKILLS[details["family"]]
-        assert f'data-skill="{skill}"' in card
-        assert f"<dt>skill</dt><dd>{skill}</dd>" in card
-        assert f"<dt>level</dt><dd>{details['iteration'] + 1}</dd>" in card
-        assert f"<dt>repair turns</dt><dd>{details['repairs']}</dd>" in card
-        assert "<dt>repairs</dt>" not in card  # not listed again among the unknown fields
-    options = curriculum_html.split('id="filter-skill"')[1].split("</select>")[0]
-    assert re.findall(r'<option value="([^"]*)">', options) == ["", "arithmetic", "logic"]
 
 
 def test_a_run_from_before_the_curriculum(old_html):
@@ -448,28 +310,3 @@ def test_a_run_that_played_nothing_is_not_a_green_completed(finished_run, tmp_pa
     assert 'last mean regret (nothing played)' in html
     played = build_report(finished_run, tmp_path / "ok.html").read_text()
     assert "nothing played" not in played and 'id="nothing-played"' not in played
-
-
-def test_cards_show_the_latest_play_history_document_and_prompt(finished_run, finished_html):
-    replays = [json.loads(line) for line in
-               (finished_run / "replays.jsonl").read_text().splitlines()]
-    assert replays, "the fake run replays a frontier environment"
-    replayed = replays[-1]
-    details = _envs(finished_run)[replayed["id"]]
-    card = finished_html[finished_html.index(f'id="env-{replayed["id"]}"'):]
-    card = card[:card.index("</details>\n<details") if "</details>\n<details" in card
-                else len(card)]
-    summary = card[:card.index("</summary>")]
-    regret = replayed["difficulty"]["figures"]["regret"]
-    assert (f"played last in iteration {replayed['iteration']} (proposed in "
-            f"{details['iteration']}, replayed") in summary
-    assert f"regret {regret:.3f}" in summary
-    history = card[card.index('class="grid history"'):]
-    history = history[:history.index("</table>")]
-    assert history.count("<tr>") == 1 + 1 + sum(r["id"] == replayed["id"] for r in replays)
-    assert ">proposal<" in history and ">replay<" in history
-    # the grounding document and the designer's prompt, stored at proposal time
-    assert details["doc_text"] and details["doc_chars"] == len(details["doc_text"])
-    assert details["designer_prompt"] and details["designer_prompt"][-1]["content"]
-    assert 'class="text doc-text">' + details["doc_text"] in card
-    assert "Designer prompt (" in card

@@ -1,7 +1,7 @@
 """``spade report`` on an experiment folder: the page of a small experiment run on the fake
 self-play loop (arms whose held-out success per seed is known, ``fakes/experiment.py``) holds the
 table's figures, the curves per suite and bucket, the checks, the compute per arm and links to
-each run's own report. The page in a browser: ``test_browser.py``."""
+each run's own report. The page in a browser: ``tests/scenarios/test_report_in_a_browser.py``."""
 
 from __future__ import annotations
 

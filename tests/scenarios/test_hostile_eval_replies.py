@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -19,7 +18,7 @@ from fakes.cli import ROOT
 from fakes.hostile import FakeHostileBackend
 
 CONFIG = ROOT / "configs" / "quickstart.yaml"
-DATA = Path(__file__).parent / "data"
+DATA = ROOT / "tests" / "plugins" / "evals" / "data"
 
 
 def _plugins():

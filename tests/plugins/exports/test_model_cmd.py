@@ -1,0 +1,31 @@
+"""``spade export-model``: its options reach the export and its result is printed as a line or as
+JSON, the base model on stderr. (The export itself: test_model.py.)"""
+
+from __future__ import annotations
+
+import json
+
+from spade_core.cli import main
+
+import plugins.exports.model as model
+
+
+def test_options_reach_the_export_and_the_result_is_printed(monkeypatch, tmp_path, capsys):
+    calls = []
+
+    def fake_export(run_dir, out, **options):
+        calls.append((run_dir, out, options))
+        return {"kind": "merged model", "checkpoint": "iter-000002", "out": out,
+                "base_model": "tiny-base"}
+
+    monkeypatch.setattr(model, "export_model", fake_export)
+    out = str(tmp_path / "out")
+    assert main(["export-model", "run", "--out", out, "--merge", "--checkpoint", "1",
+                 "--json"]) == 0
+    printed = capsys.readouterr()
+    assert json.loads(printed.out)["checkpoint"] == "iter-000002"
+    assert "# base model: tiny-base" in printed.err
+    assert calls == [("run", out, {"merge": True, "checkpoint": 1, "model": None})]
+    assert main(["export-model", "run", "--out", out, "--model", "other"]) == 0
+    assert capsys.readouterr().out == f"exported merged model from iter-000002 to {out}\n"
+    assert calls[-1][2] == {"merge": False, "checkpoint": None, "model": "other"}
