@@ -1,5 +1,6 @@
 """spade_core/cli (the package): the ``spade`` CLI as a user meets it: help, version, errors,
-start-up weight, a closed stdout (each command's own tests: tests/core/cli/test_<command>_cmd.py)."""
+start-up weight, a closed stdout (each command's own tests:
+tests/core/cli/test_<command>_cmd.py)."""
 
 from __future__ import annotations
 
