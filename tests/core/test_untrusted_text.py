@@ -25,6 +25,7 @@ from spade_core.selfplay.hints import answer_claims, clean_hint, contradicts_ans
 from spade_core.messages import printable
 from spade_core.untrusted_text import MAX_JSON_DEPTH, load_json, parse_python, valid_unicode
 
+
 SURROGATES = "\udfff\ud800"
 #: Characters hostile text is made of: anything hypothesis draws, plus what breaks parsers.
 _SPECIAL = st.sampled_from(["\x00", "\x1b[2J", "\x9b", "\r", SURROGATES, "\ud800", "[", "{",
@@ -262,20 +263,3 @@ def test_readers_stay_linear_on_thousands_of_unclosed_tags(text):
     secrets_of([text])
     contradicts_answer(text, [text], answers.answers_match)
     assert time.perf_counter() - started < 2.0
-
-
-def test_program_files_clean_surrogates_and_refuse_deep_lines_clearly(tmp_path):
-    from spade_core.errors import UsageError
-    from spade_core.program_files import read_programs
-    from spade_core.records import program_id
-
-    rows = tmp_path / "programs.jsonl"
-    rows.write_text(json.dumps({"code": "class YEnv:\n    x = '\udfff'\n",
-                                "description": "\ud800"}) + "\n")
-    [(label, code, description)] = list(read_programs(rows, None))
-    assert "\ufffd" in code and description == "\ufffd"
-    program_id(code)  # hashed and written without UnicodeEncodeError
-    deep = tmp_path / "deep.jsonl"
-    deep.write_text('{"code": ' + "[" * 5000 + "}\n")
-    with pytest.raises(UsageError, match=r"deep.jsonl:1: not JSON"):
-        list(read_programs(deep, None))

@@ -114,3 +114,41 @@ def run_known_experiment(folder):
     plugins = load_test_plugins(FakeSelfPlayPlugin(), designer_plugin, estimators_plugin,
                                 trainers_plugin, FakeKnownPlugin())
     return run_experiment(path, folder / "out", plugins=plugins, report=lambda line: None)
+
+
+def write_experiment(tmp_path, **changes):
+    """An experiment file (and its base config) in ``tmp_path``: arms ``ref`` and ``good`` of the
+    known suite, seeds 0-2, two iterations; ``changes`` replace its top-level keys."""
+    import copy
+
+    import yaml
+
+    from fakes.selfplay import FAKE_RUN_CONFIG
+
+    base = copy.deepcopy(FAKE_RUN_CONFIG)
+    base["backend"] = {"plugin": "fake-known-backend", "options": {"right": 0}}
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    spec = {"name": "t", "base": "base.yaml",
+            "arms": {"ref": {"backend.options.right": 1},
+                     "good": ["backend.options.right=2", "backend.options.odd_bonus=1"]},
+            "reference_arm": "ref", "seeds": [0, 1, 2], "budget": {"iterations": 2},
+            "heldout": {"suites": {"known": {}}, "every": 1}}
+    spec.update(changes)
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def experiment_plugins(*extra):
+    """The fake self-play loop's plugins with the known suite and backend (and ``extra``)."""
+    import plugins.designer.plugin as designer_plugin
+    import plugins.estimators as estimators_plugin
+    import plugins.trainers.plugin as trainers_plugin
+    from spade_core.testing import load_test_plugins
+
+    from fakes.selfplay import FakeSelfPlayPlugin
+
+    plugins = load_test_plugins(FakeSelfPlayPlugin(), designer_plugin, estimators_plugin,
+                                trainers_plugin, FakeKnownPlugin(), *extra)
+    assert not [p.error for p in plugins.plugins if p.error]
+    return plugins

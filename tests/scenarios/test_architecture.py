@@ -2,12 +2,15 @@
 (package ``__init__`` modules and imports inside functions included), ``spade_core`` names no
 module of ``plugins``, ``sandbox`` or ``envmemory`` (not even in a string), nothing outside
 ``spade_core/cli/`` imports the command line, the command line reaches the loop only through
-the API, no import runs back up between the core's subpackages (evaluation into the loop), and no component member is probed with
-``getattr``/``hasattr`` outside a short list."""
+the API, no import runs back up between the core's subpackages (evaluation into the loop), the
+core's foundation modules import nothing above them, and no component member is probed with
+``getattr``/``hasattr`` outside a short list. Each rule is also fed synthetic imports it must
+refuse, so a rule that stopped seeing anything would fail here too."""
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from pathlib import Path
 
@@ -178,6 +181,64 @@ def test_no_import_runs_back_up_between_the_cores_subpackages():
     assert not _runs_back_up("spade_core.selfplay.runner", "spade_core.eval.loop")
 
 
+def _synthetic_imports(tmp_path: Path, name: str, source: str) -> set[str]:
+    """What :func:`_imports` finds in ``source`` as if it were the module ``name``."""
+    path = tmp_path / f"{name.rpartition('.')[2]}.py"
+    path.write_text(source, encoding="utf-8")
+    return _imports(name, path)
+
+
+def test_every_subpackage_of_the_core_has_its_layer():
+    subpackages = {p.name for p in (ROOT / "spade_core").iterdir()
+                   if p.is_dir() and any(p.glob("*.py"))}
+    assert subpackages == set(LAYERS)
+
+
+def test_the_layer_rule_fails_on_an_import_back_up_however_it_is_written(tmp_path):
+    """Evaluation importing the loop, at module level, inside a function, for type checking
+    only, or relatively: each is seen and refused; every pair of layers only imports down."""
+    ways = {
+        "module level": "from spade_core.selfplay.runner import run\n",
+        "inside a function": "def f():\n    import spade_core.selfplay.runner\n",
+        "type checking": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                         "    from spade_core.selfplay import runner\n",
+        "relative": "from ..selfplay import runner\n",
+    }
+    for how, source in ways.items():
+        targets = _synthetic_imports(tmp_path, "spade_core.eval.synthetic", source)
+        assert "spade_core.selfplay.runner" in targets, how
+        assert any(_runs_back_up("spade_core.eval.synthetic", t) for t in targets), how
+    for low, high in itertools.combinations(LAYERS, 2):
+        assert _runs_back_up(f"spade_core.{low}.a", f"spade_core.{high}.b"), (low, high)
+        assert not _runs_back_up(f"spade_core.{high}.a", f"spade_core.{low}.b"), (low, high)
+
+
+#: The core's foundation: top-level modules every layer may use (records and errors, messages,
+#: the t quantile, atomic files, untrusted text, the launch's rank, the run's info, the phase
+#: names, the prompt texts), which import no other module of the core: no subpackage, no API.
+FOUNDATION = ("spade_core.records", "spade_core.errors", "spade_core.messages",
+              "spade_core.intervals", "spade_core.atomic_files", "spade_core.untrusted_text",
+              "spade_core.distributed", "spade_core.run_info", "spade_core.phases",
+              "spade_core.hint_prompts", "spade_core.validator_prompts")
+
+
+def _leaves_the_foundation(name: str, target: str) -> bool:
+    return (name in FOUNDATION and target.split(".")[0] == "spade_core"
+            and target not in FOUNDATION)
+
+
+def test_the_foundation_imports_nothing_above_it(tmp_path):
+    assert set(FOUNDATION) <= set(MODULES)
+    offenders = [f"{MODULES[name].relative_to(ROOT)} imports {target}" for name in FOUNDATION
+                 for target in sorted(_imports(name, MODULES[name]))
+                 if _leaves_the_foundation(name, target)]
+    assert not offenders, "\n".join(offenders)
+    upward = _synthetic_imports(tmp_path, "spade_core.intervals",
+                                "def f():\n    from spade_core.eval.scores import summarise\n")
+    assert any(_leaves_the_foundation("spade_core.intervals", t) for t in upward)
+    assert not _leaves_the_foundation("spade_core.errors", "spade_core.records")
+
+
 #: What the command line reaches only through :mod:`spade_core.api`: the loop, program
 #: validation in the sandbox, the run's memory and sandboxed scoring. The loop's benchmark is
 #: the one exception: ``spade bench loop`` dispatches to it as plugins' benchmarks are.
@@ -200,6 +261,29 @@ def test_the_command_line_calls_the_api_not_the_loop():
     assert not offenders, "\n".join(offenders)
     assert _past_the_api("spade_core.selfplay.runner") and _past_the_api("spade_core.validation")
     assert not _past_the_api("spade_core.selfplay.bench") and not _past_the_api("spade_core.api")
+
+
+def test_the_command_line_rule_fails_on_a_command_that_reaches_past_the_api(tmp_path):
+    """A synthetic command importing the loop, validation, the memory, the sandbox's scoring or
+    the gym env is refused, however it imports them; one using the API, the config and the loop's
+    benchmark passes; every entry of the table names modules that exist."""
+    reaching = {
+        "the loop": "def run(args):\n    from spade_core.selfplay.runner import run\n",
+        "the loop's package": "import spade_core.selfplay\n",
+        "program validation": "from spade_core import validation\n",
+        "the memory": "from spade_core.run_memory import open_run_memory\n",
+        "sandboxed scoring": "from ..eval.sandboxed_scoring import score_in_sandbox\n",
+        "the gym env": "def run(args):\n    import spade_core.gym_env\n",
+    }
+    for what, source in reaching.items():
+        targets = _synthetic_imports(tmp_path, "spade_core.cli.synthetic_cmd", source)
+        assert any(_past_the_api(t) for t in targets), (what, targets)
+    fine = ("from spade_core import api\nfrom spade_core.config.load import load_config\n"
+            "def run(args):\n    from spade_core.selfplay.bench import run\n")
+    targets = _synthetic_imports(tmp_path, "spade_core.cli.synthetic_cmd", fine)
+    assert targets and not any(_past_the_api(t) for t in targets), targets
+    assert all(any(m == p or m.startswith(p + ".") for m in MODULES) for p in PAST_THE_API)
+    assert all(m in MODULES for m in CLI_MAY_IMPORT)
 
 
 def test_spade_core_imports_no_implementation_package():

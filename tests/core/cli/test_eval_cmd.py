@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 from spade_core.cli import main
-from spade_core.errors import UsageError
 from spade_core.hookspecs import hookimpl
 from spade_core.testing import load_builtin_plugins
 
-from spade_core.eval.weights import trainer_folder
 from fakes.eval_backends import FakeWrongBackend
 from fakes.cli import ROOT
+from fakes.commands import help_text as _help
+
 
 #: The bfcl suite reads the data of bfcl-eval, installed without its pinned dependencies.
 needs_bfcl = pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
@@ -58,21 +57,6 @@ def test_eval_refuses_an_option_for_an_unselected_suite(capsys):
     assert status == 2 and "not selected" in capsys.readouterr().err
 
 
-def test_checkpoint_folder_resolution(tmp_path):
-    run = tmp_path / "run"
-    for n in (1, 2, 10):
-        (run / "checkpoints" / f"iter-{n:06d}" / "trainer" / "adapter").mkdir(parents=True)
-    (run / "checkpoints" / "iter-000010" / "trainer" / "adapter" /
-     "adapter_model.safetensors").write_bytes(b"")
-    latest = run / "checkpoints" / "iter-000010" / "trainer"
-    assert trainer_folder(run) == latest
-    assert trainer_folder(run / "checkpoints" / "iter-000002") == \
-        run / "checkpoints" / "iter-000002" / "trainer"
-    assert trainer_folder(latest / "adapter") == latest
-    with pytest.raises(UsageError, match="no trained weights"):
-        trainer_folder(tmp_path)
-
-
 @pytest.mark.slow
 @needs_bfcl
 def test_eval_on_the_bundled_model(capsys):
@@ -108,3 +92,7 @@ def test_save_replies_keeps_prompt_reply_answer_and_score_and_the_header_names_t
         assert len(row["replies"]) == 2
     assert main(argv[:-1], plugins=plugins) == 0
     assert capsys.readouterr().out.startswith(f"scored: {plain['model']}\n")
+
+
+def test_eval_help_says_what_a_baseline_may_be():
+    assert "--baseline DIR|FILE|base" in _help(["eval"])

@@ -1,0 +1,59 @@
+"""spade_core/experiment/results.py: the results of a finished experiment: the table's paired
+differences and intervals computed by hand, the curves, the checks that arms of one seed shared
+seeds, designs, items and compute."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+
+#: Student-t quantile t(0.975, 2 degrees of freedom), from tables.
+T_975_2 = 4.302652729911275
+
+
+def test_table_differences_and_intervals_equal_the_hand_computed(finished):
+    _, _, results, _ = finished
+    table = results["table"]
+    assert table["at_iterations"] == 2 and table["reference_arm"] == "ref"
+    overall = table["suites"]["known"]["overall"]
+    # ref answers q0 right at every seed: 1/4. good answers q0, q1 (and q2 at odd seeds).
+    assert overall["arms"]["ref"]["per_seed"] == {"0": 0.25, "1": 0.25, "2": 0.25}
+    assert overall["arms"]["good"]["per_seed"] == {"0": 0.5, "1": 0.75, "2": 0.5}
+    diffs = [0.25, 0.5, 0.25]
+    mean = sum(diffs) / 3
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / 2)
+    half = T_975_2 * sd / math.sqrt(3)
+    good = overall["vs_reference"]["good"]
+    assert good["per_seed"] == {"0": 0.25, "1": 0.5, "2": 0.25}
+    assert good["mean"] == pytest.approx(1 / 3)
+    assert good["low"] == pytest.approx(mean - half) and good["high"] == pytest.approx(mean + half)
+    assert "ref" not in overall["vs_reference"]
+    # The per-answer split: the "no" bucket shows what good gains only at odd seeds.
+    no = table["suites"]["known"]["no"]["vs_reference"]["good"]
+    assert no["per_seed"] == {"0": 0.0, "1": 0.5, "2": 0.0}
+
+
+def test_curves_start_at_the_untrained_model(finished):
+    _, _, results, _ = finished
+    curve = results["curves"]["known"]["overall"]["good"]
+    assert [p["iterations"] for p in curve] == [0, 1, 2]
+    assert curve[0]["mean"] == 0.0  # the base backend answers nothing right
+    assert curve[2]["per_seed"] == {"0": 0.5, "1": 0.75, "2": 0.5}
+    assert results["baseline"]["0"]["known"]["overall"] == 0.0
+
+
+def test_arms_of_one_seed_share_seeds_designs_items_and_compute(finished):
+    _, _, results, _ = finished
+    checks = results["checks"]
+    assert checks["same_seeds"] and checks["same_first_designs"]
+    assert checks["same_heldout_items"] and checks["budget_agrees"]
+    per_seed = checks["per_seed"]["1"]
+    assert per_seed["first_designs"]["ref"] == per_seed["first_designs"]["good"] != []
+    for run in results["runs"]:  # the fake backend returns no token ids: words are counted
+        assert run["compute"]["iterations"] == 2.0
+        assert run["compute"]["tokens_designer"] > 0 and run["compute"]["tokens_agent"] > 0
+        assert run["compute"]["tokens_eval"] == 8.0  # one word per reply: 4 items, 2 evals
+    designer = {r["compute"]["tokens_designer"] for r in results["runs"] if r["seed"] == 1}
+    assert len(designer) == 1
