@@ -7,6 +7,7 @@ failed`` in ``summary.json`` and every finished iteration's data on disk.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -88,83 +89,37 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = stde
         return resolved.run_dir() if resume is None else Path(resume)
     run_dir = _prepare_run_dir(resolved, resume)
     artifacts = RunArtifacts(run_dir)
-    checkpoint = None
-    state: dict[str, Any] = {}
-    if resume is not None:
-        checkpoint = _resume_point(run_dir, report)
-        state = read_state(checkpoint)
+    checkpoint = _resume_point(run_dir, report) if resume is not None else None
+    state: dict[str, Any] = read_state(checkpoint) if checkpoint is not None else {}
     artifacts.create(resolved.to_dict())
     context = RunInfo(run_dir=run_dir, config=resolved.to_dict(), seed=config.run.seed)
-    start = int(state.get("next_iteration", 0))
-    context.iteration = start
+    progress = _Progress(start=int(state.get("next_iteration", 0)),
+                         totals=dict(state.get("totals", {})))
+    context.iteration = progress.start
     if checkpoint is not None:
-        context.extra["resumed_from"] = start
+        context.extra["resumed_from"] = progress.start
         context.extra["checkpoint"] = str(checkpoint)
     hook = loaded.manager.hook
     opened: list[Any] = []
     status, error, started = "failed", None, time.time()
     resumable = True
-    totals: dict[str, float] = dict(state.get("totals", {}))
-    completed = start
     stop = StopRequest()
     try:
         stop.install(report)
-        report(f"spade: run directory {run_dir}"
-               + (f" (resuming at iteration {start} from {checkpoint.name})" if checkpoint else ""))
+        report(f"spade: run directory {run_dir}" + (
+            f" (resuming at iteration {progress.start} from {checkpoint.name})"
+            if checkpoint else ""))
         if launch.distributed:
             report(f"spade: main process of {launch.world_size}; the others train their shard")
         parts = open_run(resolved, loaded, artifacts, context, opened, backend=backend,
                          trainer=trainer, launch=launch)
-
-        def save(next_iteration: int, keep: int, **pending: Any) -> None:
-            _checkpoint(parts, next_iteration, totals, keep, **pending)
-
-        if checkpoint is not None:
-            note = _restore(parts, checkpoint, state, start)
-            if note:
-                report(f"spade: warning: {note}")
-        else:
-            if parts.pool is not None:
-                added = parts.pool.seed_memory(parts.components.memory)
-                report(f"spade: fixed pool of {plural(len(parts.pool.envs), 'environment')} "
-                       f"({added} new to the memory)")
-            if config.checkpoint.every:
-                save(0, config.checkpoint.keep)
-        isolation = parts.components.sandbox.isolation()
-        artifacts.append_jsonl("isolation.jsonl", {"time": time.time(), **isolation})
+        _begin(parts, checkpoint, state, progress, report)
         hook.spade_run_start(run=context)
         if config.loop.async_level:
-            pending = Generated.from_dict(state["pending"]) if state.get("pending") else None
-            if pending is not None:  # trained after the checkpoint: its row comes again
-                truncate_jsonl(run_dir / "metrics.jsonl", pending.iteration)
-            flow = AsyncLoop(parts, totals, report, int(state.get("policy_version", start)),
-                             save, stop)
-            try:
-                flow.run(start, pending)
-            finally:
-                completed = flow.completed
-            if stop.requested:
-                raise stop.stopped(completed, run_dir)
-            status = "completed"
-            return run_dir
-        last: dict[str, Any] | None = None
-        saved = start if checkpoint is not None or config.checkpoint.every else None
-        for iteration in range(start, config.run.iterations):
-            if stop.requested:  # SIGTERM: a checkpoint of what is done, then a clean stop
-                if saved != completed:
-                    save(completed, max(config.checkpoint.keep, 1))
-                raise stop.stopped(completed, run_dir)
-            context.iteration = iteration
-            metrics = run_iteration(parts, iteration, last)
-            last = metrics["pipeline"]
-            for key in TOTALS:
-                totals[key] = totals.get(key, 0) + metrics[key]
-            completed = iteration + 1
-            report(iteration_line(metrics))
-            every = config.checkpoint.every
-            if every and (completed % every == 0 or completed == config.run.iterations):
-                save(completed, config.checkpoint.keep)
-                saved = completed
+            _iterate_async(parts, state, progress, report, stop)
+        else:
+            _iterate(parts, progress, report, stop,
+                     saved=checkpoint is not None or bool(config.checkpoint.every))
         status = "completed"
     except KeyboardInterrupt:
         status, error = "interrupted", "interrupted by the user"
@@ -183,14 +138,96 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = stde
     finally:
         stop.uninstall()
         close_all(opened, report)
-        summary = {"status": status, "error": error, "iterations_completed": completed,
-                   "seconds": round(time.time() - started, 1), **totals}
+        summary = {"status": status, "error": error,
+                   "iterations_completed": progress.completed,
+                   "seconds": round(time.time() - started, 1), **progress.totals}
         if checkpoint is not None:
-            summary["resumed_from"] = start
+            summary["resumed_from"] = progress.start
         artifacts.write_summary(summary)
         hook.spade_run_end(run=context, status=status, error=error)
         report(end_message(summary, run_dir, config.run.iterations, resumable))
     return run_dir
+
+
+@dataclass
+class _Progress:
+    """Where a run is: the iteration it started at, the iterations completed, the running
+    totals of ``summary.json``."""
+
+    start: int
+    totals: dict[str, float]
+    completed: int = -1
+
+    def __post_init__(self) -> None:
+        if self.completed < 0:
+            self.completed = self.start
+
+
+def _begin(parts: SelfPlayRun, checkpoint: Path | None, state: dict[str, Any],
+           progress: _Progress, report: Reporter) -> None:
+    """A resumed run restored from its checkpoint; a fresh one with its fixed pool in the memory
+    and its iteration-0 checkpoint. The sandbox's isolation is recorded either way."""
+    config = parts.resolved.config
+    if checkpoint is not None:
+        note = _restore(parts, checkpoint, state, progress.start)
+        if note:
+            report(f"spade: warning: {note}")
+    else:
+        if parts.pool is not None:
+            added = parts.pool.seed_memory(parts.components.memory)
+            report(f"spade: fixed pool of {plural(len(parts.pool.envs), 'environment')} "
+                   f"({added} new to the memory)")
+        if config.checkpoint.every:
+            _checkpoint(parts, 0, progress.totals, config.checkpoint.keep)
+    isolation = parts.components.sandbox.isolation()
+    parts.artifacts.append_jsonl("isolation.jsonl", {"time": time.time(), **isolation})
+
+
+def _iterate(parts: SelfPlayRun, progress: _Progress, report: Reporter, stop: StopRequest,
+             saved: bool) -> None:
+    """The iterations one after another, a checkpoint every ``checkpoint.every``; on SIGTERM a
+    checkpoint of what is done (unless just taken), then :class:`RunStopped`."""
+    config = parts.resolved.config
+    every, keep = config.checkpoint.every, config.checkpoint.keep
+    last: dict[str, Any] | None = None
+    saved_at = progress.start if saved else None
+    for iteration in range(progress.start, config.run.iterations):
+        if stop.requested:  # SIGTERM: a checkpoint of what is done, then a clean stop
+            if saved_at != progress.completed:
+                _checkpoint(parts, progress.completed, progress.totals, max(keep, 1))
+            raise stop.stopped(progress.completed, parts.artifacts.run_dir)
+        parts.info.iteration = iteration
+        metrics = run_iteration(parts, iteration, last)
+        last = metrics["pipeline"]
+        for key in TOTALS:
+            progress.totals[key] = progress.totals.get(key, 0) + metrics[key]
+        progress.completed = iteration + 1
+        report(iteration_line(metrics))
+        if every and (progress.completed % every == 0
+                      or progress.completed == config.run.iterations):
+            _checkpoint(parts, progress.completed, progress.totals, keep)
+            saved_at = progress.completed
+
+
+def _iterate_async(parts: SelfPlayRun, state: dict[str, Any], progress: _Progress,
+                   report: Reporter, stop: StopRequest) -> None:
+    """The iterations with training in the background (:class:`AsyncLoop`), resuming the
+    iteration a checkpoint kept generated and untrained."""
+    pending = Generated.from_dict(state["pending"]) if state.get("pending") else None
+    if pending is not None:  # trained after the checkpoint: its row comes again
+        truncate_jsonl(parts.artifacts.run_dir / "metrics.jsonl", pending.iteration)
+
+    def save(next_iteration: int, keep: int, **kept: Any) -> None:
+        _checkpoint(parts, next_iteration, progress.totals, keep, **kept)
+
+    flow = AsyncLoop(parts, progress.totals, report,
+                     int(state.get("policy_version", progress.start)), save, stop)
+    try:
+        flow.run(progress.start, pending)
+    finally:
+        progress.completed = flow.completed
+    if stop.requested:
+        raise stop.stopped(progress.completed, parts.artifacts.run_dir)
 
 
 def _resume_point(run_dir: Path, report: Reporter) -> Path:
