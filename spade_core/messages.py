@@ -18,3 +18,16 @@ def printable(text: str) -> str:
     ``\\xNN`` escapes: text a program or a model wrote, shown on a terminal, can then not move
     the cursor, clear the screen, retitle the window or hide what follows."""
     return text.translate(_CONTROL)
+
+
+#: DEL and the C1 control characters, which ``json.dumps(..., ensure_ascii=False)`` leaves raw.
+_JSON_CONTROL = {code: f"\\u{code:04x}" for code in [0x7F, *range(0x80, 0xA0)]}
+
+
+def json_line(value: object) -> str:
+    """``value`` as one line of JSON for a terminal or a pipe: UTF-8 text kept readable, every
+    control character escaped (``json.dumps`` escapes C0 itself; DEL and C1, which a terminal may
+    act on, only appear inside strings and are escaped here as ``\\u00XX``)."""
+    import json
+
+    return json.dumps(value, ensure_ascii=False).translate(_JSON_CONTROL)

@@ -13,7 +13,6 @@ one sandbox pool, several at once, as in training.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -74,6 +73,7 @@ def _skipped(name: str, exc: Exception) -> None:
 def run(args: argparse.Namespace) -> int:
     from spade_core.api import check_programs
     from spade_core.errors import UsageError
+    from spade_core.messages import json_line
 
     programs = read_paths(args.files, args.field)
     if args.workers is not None and args.workers < 1:
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         if not row["valid"]:
             status = 1
         if args.json:
-            print(json.dumps(row, ensure_ascii=False), flush=True)
+            print(json_line(row), flush=True)
         else:
             where = f" (line {row['line']})" if row.get("line") else ""
             shown = "ok" if row["valid"] else f"INVALID [{row['category']}]"

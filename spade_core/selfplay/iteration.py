@@ -50,7 +50,7 @@ from spade_core.selfplay.environments import (
     retire_aged,
     window_replays,
 )
-from spade_core.selfplay.estimate import estimate
+from spade_core.selfplay.estimate import estimate, played
 from spade_core.selfplay.hinting import hint
 from spade_core.selfplay.metrics import iteration_metrics, window_metrics
 from spade_core.selfplay.pipeline import pipeline_figures
@@ -123,14 +123,14 @@ def generate(run: SelfPlayRun, iteration: int, timer: PhaseTimer,
     with play_sessions(c, loop, proposals, hinted=starting) as tables:
         hint(c, loop, tables, seed, timer)
         play(c, loop, tables, seed, timer)
-    # The environments estimated: those played (a rejected or duplicate proposal is not, so a
-    # run that plays nothing shows "estimate: 0/0", not every proposal as estimated).
-    played = sum(1 for p in proposals if p.status == EnvStatus.FRONTIER and p.unhinted)
-    with timer.phase("estimate", total=played):
+    # The environments estimated: those played, their failed plays included (a rejected or
+    # duplicate proposal is not, so a run that plays nothing shows "estimate: 0/0").
+    estimated = sum(1 for p in proposals if played(p))
+    with timer.phase("estimate", total=estimated):
         estimate(c, loop, proposals, iteration)
         mastered = remember(c, proposals, iteration)
         retired = retire_aged(c, loop, proposals) if windows is None else []
-        timer.advance("estimate", played)
+        timer.advance("estimate", estimated)
     announce(run, proposals, mastered)
     samples = build_samples(c.trainer, loop, iteration, proposals, windows, starting, released,
                             ledger)

@@ -27,3 +27,15 @@ def test_a_worker_s_escape_sequences_never_reach_the_terminal(process_sandbox, s
     assert "\\x1b[2J\\x1b]0;owned\\x07 gone" in verdict.message
     done = spade("check-env", str(program))
     assert "\x1b" not in done.stdout + done.stderr and "\\x1b[2J" in done.stdout
+
+
+def test_json_lines_escape_every_control_character_and_keep_text_readable():
+    import json
+
+    from spade_core.messages import json_line
+
+    value = {"message": "a\x1b[2J b\x85c\x9b31m \x7f é ✓", "n": 1}
+    line = json_line(value)
+    assert json.loads(line) == value
+    assert not any(0x7F <= ord(ch) <= 0x9F or ord(ch) < 0x20 for ch in line)
+    assert "é ✓" in line and "\\u0085" in line and "\\u007f" in line
