@@ -56,30 +56,3 @@ def test_an_environment_past_its_age_retires(tmp_path):
     assert all(r["envs_replayed"] == 0 for r in rows)
     assert [r["envs_retired"] for r in rows] == [1, 1, 1]
     assert all(r["frontier_size"] == 0 for r in rows)
-
-
-@pytest.mark.slow
-def test_every_key_a_run_writes_is_documented_in_run_files(tmp_path):
-    from fakes.cli import ROOT
-
-    doc = (ROOT / "docs" / "run-files.md").read_text()
-    run_dir, rows = _run(tmp_path)
-
-    def section(title: str) -> str:
-        return doc.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
-
-    def undocumented(keys, title):
-        return sorted(k for k in keys if f"`{k}`" not in section(title))
-
-    replays = [json.loads(line) for line in (run_dir / "replays.jsonl").read_text().splitlines()]
-    envs = [json.loads(p.read_text()) for p in (run_dir / "envs").glob("*.json")]
-    summary = json.loads((run_dir / "summary.json").read_text())
-    assert replays and envs and rows
-    assert undocumented({k for r in rows for k in r}, "`metrics.jsonl`") == []
-    assert undocumented({k for r in rows for k in r["pipeline"]}, "`metrics.jsonl`") == []
-    assert undocumented({k for e in envs for k in e}, "`envs/<id>.py` and `envs/<id>.json`") == []
-    assert undocumented({k for r in replays for k in r}, "`replays.jsonl`") == []
-    assert undocumented(summary, "`summary.json`") == []
-    difficulty = {k for r in replays + envs if r["difficulty"] for k in r["difficulty"]}
-    assert difficulty == {"figures", "designer_reward", "regret"}
-    assert undocumented(difficulty, "`replays.jsonl`") == []
