@@ -3,6 +3,8 @@ accepted and mastered, the iteration's end and each phase's progress, with fakes
 
 from __future__ import annotations
 
+from fakes.selfplay import make_run
+
 
 def test_hook_spade_iteration_end(tmp_path):
     _, recorder = make_run(tmp_path)
