@@ -1,5 +1,6 @@
 """Designing and validating proposals (spade_core.selfplay.design): rejected programs, repair turns
-and retries, through the real loop with fake backend, sandbox, memory and corpus."""
+and retries, through the real loop with fake backend, sandbox, memory and corpus; the reset gate
+applied from iteration 1 on."""
 
 from __future__ import annotations
 

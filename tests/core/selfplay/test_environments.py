@@ -1,8 +1,9 @@
-"""The frontier schedule: replay across iterations with the real process sandbox and the real FAISS memory: an
-environment proposed once is played again in later iterations, its statistics accumulate until it
-is mastered, it leaves the frontier, and a later near-duplicate proposal of it is refused by the
-memory's embedding dedupe. The agent is a scripted test fake whose success on an environment
-rises with the number of episodes of it it has played."""
+"""Environments played again and retired (spade_core.selfplay.environments), in the frontier
+schedule, with the real process sandbox and the real FAISS memory: an environment proposed once
+is played again in later iterations, its statistics accumulate until it is mastered, it leaves
+the frontier, and a later near-duplicate proposal of it is refused by the memory's embedding
+dedupe. The agent is a scripted test fake whose success on an environment rises with the number
+of episodes of it it has played."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The optional LLM validator (``validation.llm``) through the real loop with scripted fake
-backends, its verdict rule, and when the reset gate applies (issue 25)."""
+backends, and its verdict rule (issue 25)."""
 
 from __future__ import annotations
 
