@@ -89,49 +89,6 @@ def test_a_pipe_closed_after_the_first_line_ends_quietly():
     assert process.returncode in (0, 141)  # 0 when every line was already in the pipe's buffer
 
 
-# -- the end of a run (issue 17) -----------------------------------------------------------------
-
-def test_the_end_of_a_run_is_a_human_summary_with_next_steps(tmp_path):
-    from spade_core.selfplay.runner import end_message
-
-    done = end_message({"status": "completed", "error": None, "iterations_completed": 2,
-                        "seconds": 452.4, "envs_proposed": 8, "envs_valid": 7,
-                        "envs_played": 10, "envs_mastered": 1}, tmp_path, 2)
-    assert done.splitlines() == [
-        "spade: run completed after 2 of 2 iterations in 7 min 32 s: 8 environments proposed, "
-        "7 valid, 10 played, 1 mastered.",
-        f"spade: results in {tmp_path} (metrics.jsonl, summary.json, envs/)"]
-    assert "{" not in done  # no raw dict
-    one = end_message({"status": "completed", "iterations_completed": 1, "seconds": 1.0,
-                       "envs_proposed": 1}, tmp_path, 1)
-    assert "after 1 of 1 iteration in 1.0 s: 1 environment proposed," in one
-    failed = end_message({"status": "failed", "error": "ValueError: x",
-                          "iterations_completed": 1, "seconds": 3.0}, tmp_path, 4)
-    assert "run failed after 1 of 4 iterations in 3.0 s" in failed
-    assert "ValueError" not in failed  # the command prints the error itself, once
-    assert f"spade run --resume {tmp_path}" in failed
-    # a config or plugin error would happen again: no resume is suggested
-    assert "--resume" not in end_message({"status": "failed", "error": "x"}, tmp_path, 4,
-                                         resumable=False)
-
-
-def test_a_run_that_played_nothing_ends_with_a_warning_and_n_a_lines(tmp_path):
-    from spade_core.selfplay.metrics import iteration_line as _iteration_line
-    from spade_core.selfplay.runner import end_message
-
-    done = end_message({"status": "completed", "error": None, "iterations_completed": 1,
-                        "seconds": 80.0, "envs_proposed": 8, "envs_valid": 0,
-                        "envs_played": 0, "envs_mastered": 0}, tmp_path, 1)
-    assert ("spade: warning: no environment was played in 1 iteration (valid 0 of 8 "
-            "proposed): regret and success are n/a") in done
-    line = _iteration_line({"iteration": 0, "envs_proposed": 8, "envs_valid": 0,
-                            "envs_duplicate": 0, "envs_played": 0, "mean_regret": 0.0,
-                            "mean_designer_reward": -0.5, "agent_success_unhinted": 0.0,
-                            "agent_success_hinted": 0.0, "seconds": {"design": 12.25}})
-    assert "regret n/a" in line and "success n/a (nothing played: 0 of 8 proposals valid)" in line
-    assert "designer reward -0.500" in line and "0.000" not in line
-
-
 #: rst/markdown left in help texts: ``literal``, :role:`target`, **bold**.
 MARKUP = re.compile(r"``|:(?:class|func|meth|mod|data|attr|ref|doc|obj):`|\*\*\w")
 

@@ -464,3 +464,26 @@ def one_iteration(tmp_path, plugin, **loop):
     data["loop"] = {**data["loop"], **loop}
     return run(resolve_config(data, loaded.registry, "test.yaml"), loaded,
                report=lambda message: None)
+
+
+def make_run(tmp_path, overrides=None, **plugin_kwargs):
+    """A run of ``FAKE_RUN_CONFIG`` with ``FakeSelfPlayPlugin(**plugin_kwargs)`` and top-level
+    config ``overrides``; returns the run directory and the ``RecordingPlugin`` that saw it."""
+    import plugins.designer.plugin as designer_plugin
+    import plugins.estimators as estimators_plugin
+    import plugins.trainers.plugin as trainers_plugin
+    from spade_core.config.load import resolve_config
+    from spade_core.selfplay.runner import run
+    from spade_core.testing import load_test_plugins
+
+    recorder = RecordingPlugin()
+    loaded = load_test_plugins(FakeSelfPlayPlugin(**plugin_kwargs), designer_plugin,
+                               estimators_plugin, trainers_plugin, recorder)
+    assert not [p.error for p in loaded.plugins if p.error]
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"]["dir"] = str(tmp_path / "run")
+    for key, value in (overrides or {}).items():
+        data[key] = value
+    resolved = resolve_config(data, loaded.registry, "test.yaml")
+    run_dir = run(resolved, loaded, report=lambda message: None)
+    return run_dir, recorder

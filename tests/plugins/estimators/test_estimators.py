@@ -283,7 +283,7 @@ def test_the_loop_hands_each_environment_its_earlier_iterations(tmp_path):
 
 @pytest.mark.slow
 def test_a_replayed_environment_gets_its_history_from_the_faiss_memory(tmp_path):
-    """The real memory and sandbox of tests/selfplay/test_replay.py: A is proposed in iteration 0
+    """The real memory and sandbox of tests/core/selfplay/test_environments.py: A is proposed in iteration 0
     and replayed in iteration 1, once the scripted agent has learned it."""
     import envmemory.plugin as envmemory_plugin
     import sandbox.plugin as sandbox_plugin

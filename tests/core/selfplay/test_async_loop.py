@@ -1,6 +1,6 @@
-"""Asynchronous training (``loop.async_level``): the versioned backend and its ledger, the
-background trainer's staleness bound, overlap measured from the rows' timestamps, and exact
-resume after SIGKILL, on the fake self-play components."""
+"""The asynchronous loop (spade_core.selfplay.async_loop, loop.async_level): generation overlaps
+training within the staleness bound, and a SIGKILL then resume trains every sample exactly once,
+on the fake self-play components; the transformers backend is refused for it."""
 
 from __future__ import annotations
 
@@ -11,62 +11,9 @@ import time
 
 import pytest
 
-from spade_core.interfaces import Generation, GenerationBackend, TrainingSample
 from spade_core.selfplay.checkpoint import latest_checkpoint, read_state
-from spade_core.selfplay.pipeline import (
-    BackgroundTrainer,
-    Generated,
-    VersionedBackend,
-    reply_key,
-    stamp_samples,
-)
 
 from fakes.selfplay import FAKE_RUN_CONFIG, FakeScriptedBackend
-from fakes.training import FakeCountingTrainer
-
-
-class FakeEchoBackend(GenerationBackend):
-    def generate(self, conversations, **kwargs):
-        return [Generation(text=f"reply {len(c)}", logprobs=[-1.0, -2.0]) for c in conversations]
-
-
-def test_the_ledger_records_version_and_logprobs_and_stamps_each_turn():
-    backend = VersionedBackend(FakeEchoBackend(), version=3)
-    first = [{"role": "user", "content": "a"}]
-    backend.generate([first], max_new_tokens=4, temperature=1.0)
-    backend.mark(4)
-    second = first + [{"role": "assistant", "content": "reply 1"},
-                      {"role": "user", "content": "b"}]
-    backend.generate([second], max_new_tokens=4, temperature=1.0)
-    ledger = backend.take_ledger()
-    assert ledger[reply_key(first, "reply 1")] == (3, [-1.0, -2.0])
-    assert backend.take_ledger() == {}  # taken once
-    sample = TrainingSample(role="agent", reward=1.0,
-                            messages=second + [{"role": "assistant", "content": "reply 3"}])
-    unknown = TrainingSample(role="agent", reward=0.0, messages=[
-        {"role": "user", "content": "x"}, {"role": "assistant", "content": "never generated"}])
-    stamp_samples([sample, unknown], ledger, iteration=7, floor=2)
-    # the oldest version among its replies; log-probs per assistant message
-    assert sample.meta["policy_version"] == 3 and sample.meta["sample_id"] == "7:0"
-    assert sample.meta["turn_logps"] == [[1, [-1.0, -2.0]], [3, [-1.0, -2.0]]]
-    assert sample.meta["turn_versions"] == [[1, 3], [3, 4]]
-    assert unknown.meta["policy_version"] == 2 and "turn_logps" not in unknown.meta
-
-
-def test_the_background_trainer_drops_samples_older_than_the_bound():
-    trainer = FakeCountingTrainer()
-    background = BackgroundTrainer(trainer, None, level=1, version=5)
-    samples = [TrainingSample(role="agent", messages=[], reward=0.0,
-                              meta={"policy_version": v, "sample_id": f"0:{v}"})
-               for v in (5, 4, 3)]
-    held = TrainingSample(role="designer", messages=[], reward=0.0, meta={"window_start": 0})
-    background.submit(Generated(0, samples + [held], {}))
-    (done,), _ = background.collect(keep=0)
-    background.close()
-    assert done.staleness == [0, 1] and done.dropped == 1  # version 3 is 2 updates old
-    assert [t[1] for t in trainer.trained] == ["0:5", "0:4"]
-    assert trainer.samples_seen == 3  # the held design is the window's, never dropped
-    assert background.version == 6 == done.version
 
 
 def _config(run_dir, iterations, **loop):
@@ -107,25 +54,6 @@ def test_generation_overlaps_training_and_no_sample_is_older_than_the_bound(tmp_
     ids = [t[1] for t in trained["trained"]]
     assert len(ids) == len(set(ids)) > 0
     assert all(update - 1 - version <= 1 for update, _, version in trained["trained"])
-
-
-def test_the_transformers_backend_is_refused_with_the_reason():
-    from spade_core.config.load import resolve_config
-    from spade_core.errors import ConfigError
-
-    import plugins.backends.plugin as backends_plugin
-    import plugins.trainers.plugin as trainers_plugin
-    from spade_core.testing import load_test_plugins
-
-    from fakes.selfplay import FakeSelfPlayPlugin
-
-    loaded = load_test_plugins(FakeSelfPlayPlugin(), backends_plugin, trainers_plugin)
-    data = _config("unused", 2)
-    data["memory"] = "fake-memory"
-    data["backend"] = "transformers"
-    data["trainer"] = "grpo"
-    with pytest.raises(ConfigError, match="half-written weights.*vllm-server"):
-        resolve_config(data, loaded.registry, "a.yaml")
 
 
 def _lines(path):
@@ -190,3 +118,22 @@ def test_sigkill_then_resume_trains_every_sample_exactly_once(tmp_path):
     assert len(ids) == len(set(ids))  # none twice
     assert got["trained"] == want["trained"]  # none lost, each in the same update
     assert got["samples"] == want["samples"]
+
+
+def test_the_transformers_backend_is_refused_with_the_reason():
+    from spade_core.config.load import resolve_config
+    from spade_core.errors import ConfigError
+
+    import plugins.backends.plugin as backends_plugin
+    import plugins.trainers.plugin as trainers_plugin
+    from spade_core.testing import load_test_plugins
+
+    from fakes.selfplay import FakeSelfPlayPlugin
+
+    loaded = load_test_plugins(FakeSelfPlayPlugin(), backends_plugin, trainers_plugin)
+    data = _config("unused", 2)
+    data["memory"] = "fake-memory"
+    data["backend"] = "transformers"
+    data["trainer"] = "grpo"
+    with pytest.raises(ConfigError, match="half-written weights.*vllm-server"):
+        resolve_config(data, loaded.registry, "a.yaml")

@@ -1,5 +1,5 @@
 """The optional LLM validator (``validation.llm``) through the real loop with scripted fake
-backends, its verdict rule, and when the reset gate applies (issue 25)."""
+backends, and its verdict rule (issue 25)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from spade_core.records import Verdict
 from spade_core.selfplay.runner import run
 from spade_core.selfplay.validator import LLMValidator, accepts, llm_validate
 from spade_core.testing import load_test_plugins
-from spade_core.validation import ValidationOptions
 from spade_core.validator_prompts import GAME_VALIDATOR_SYSTEM, TOOL_USE_VALIDATOR_SYSTEM
 
 from fakes.selfplay import FAKE_RUN_CONFIG, FakeFamily, FakeSelfPlayPlugin, metrics
@@ -115,18 +114,3 @@ def test_the_tool_use_family_audits_solvability():
     assert FakeFamily().validator_instructions() == GAME_VALIDATOR_SYSTEM
 
 
-def test_the_reset_gate_is_not_applied_in_iteration_0(monkeypatch):
-    import spade_core.selfplay.design as design
-
-    seen = []
-
-    def fake_validate(sandbox, programs, *, family, options):
-        seen.append(options.reset_gate)
-        return [Verdict(True, "ok", "valid") for _ in programs]
-
-    monkeypatch.setattr(design, "validate", fake_validate)
-    c = SimpleNamespace(sandbox=None, validation=ValidationOptions(reset_gate=True))
-    proposal = SimpleNamespace(family=FakeFamily(), program="x", verdict=None)
-    for n in (0, 1, 2):
-        design._validate(c, [proposal], n)
-    assert seen == [False, True, True]

@@ -1,0 +1,81 @@
+"""Estimating difficulty (spade_core.selfplay.estimate): the estimator chosen sets the designer
+reward, and an estimate without a regret names its estimator, through the real loop with fakes."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import pytest
+
+import plugins.designer.plugin as designer_plugin
+import plugins.trainers.plugin as trainers_plugin
+from spade_core.config.load import resolve_config
+from spade_core.errors import PluginError
+from spade_core.selfplay.runner import run
+from spade_core.testing import load_test_plugins
+
+from fakes.selfplay import FAKE_RUN_CONFIG, FakeSelfPlayPlugin, make_run, metrics
+
+
+@pytest.mark.parametrize("estimator,expected", [
+    ("regret", 1.0), ("blend", 0.4 * 1.0 + 0.6 * 0.0), ("learnability", 0.0),
+    ("solve-rate", 0.0), ("learning-progress-per-step", 1.0), ("frontier", 0.0),
+    # Per skill (the reference's trackers): no earlier mean, baseline 0, unhinted mean 0.
+    ("learning-progress", 0.0),
+    # Per environment: a first play is a cold start, max(regret, 0).
+    ({"plugin": "learning-progress", "options": {"baseline": "environment"}}, 1.0),
+], ids=["regret", "blend", "learnability", "solve-rate", "lp-per-step", "frontier", "lp-skill",
+        "lp-environment"])
+def test_switching_estimator_changes_designer_reward(tmp_path, estimator, expected):
+    run_dir, _ = make_run(tmp_path, {"estimator": estimator})
+    assert metrics(run_dir)[0]["mean_designer_reward"] == pytest.approx(expected)
+
+
+def _regret_in_figures_only():
+    from spade_core.records import Difficulty
+
+    return Difficulty(figures={"regret": 0.5}, designer_reward=0.0)  # no fallback: TypeError
+
+
+def _nan_regret():
+    from spade_core.records import Difficulty
+
+    return Difficulty(figures={}, designer_reward=0.0, regret=float("nan"))
+
+
+@pytest.mark.parametrize("difficulty,says", [
+    (_regret_in_figures_only, r"estimate\(\) failed: TypeError: .*regret"),
+    (_nan_regret, r"estimate\(\) returned regret=nan; an estimate must be a Difficulty whose "
+                  r"regret is a finite number"),
+])
+def test_a_missing_regret_names_the_estimator_once_and_suggests_no_resume(tmp_path, difficulty,
+                                                                            says):
+    class NoRegret(FakeSelfPlayPlugin):
+        from spade_core.hookspecs import hookimpl
+
+        @hookimpl
+        def register_difficulty_estimators(self, register):
+            from spade_core.interfaces import DifficultyEstimator
+
+            class Forgetful(DifficultyEstimator):
+                def estimate(self, data):
+                    return difficulty()
+
+            register("forgetful", lambda o, c: Forgetful())
+
+    loaded = load_test_plugins(NoRegret(), designer_plugin, trainers_plugin,
+                               distribution="spade-forgetful")
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"]["dir"] = str(tmp_path / "run")
+    data["estimator"] = "forgetful"
+    said = []
+    with pytest.raises(PluginError) as err:
+        run(resolve_config(data, loaded.registry, "test.yaml"), loaded, report=said.append)
+    assert re.match(r"difficulty estimator 'forgetful' \(plugin '\w+' from spade-forgetful "
+                    r"0\): " + says, str(err.value))
+    assert "Forgetful" not in str(err.value)  # the registered name, not the Python class
+    end = said[-1]
+    assert "spade: run failed after 0 of 2 iterations" in end
+    assert "estimate()" not in end and "error" not in end  # the caller prints it, once
+    assert "--resume" not in end  # a resume would meet the same estimator

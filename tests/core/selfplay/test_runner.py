@@ -1,0 +1,154 @@
+"""The self-play loop's wiring and bookkeeping, with fake backend, sandbox, memory and corpus.
+
+The real model, sandbox and memory run in tests/scenarios/test_selfplay_e2e.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+import plugins.designer.plugin as designer_plugin
+import plugins.trainers.plugin as trainers_plugin
+from spade_core.config.load import resolve_config
+from spade_core.errors import PluginError
+from spade_core.selfplay.runner import run
+from spade_core.testing import load_test_plugins
+
+from fakes.selfplay import (
+    FAKE_RUN_CONFIG,
+    FakeSelfPlayPlugin,
+    RecordingPlugin,
+    make_run,
+    metrics,
+    one_iteration,
+)
+
+
+def test_run_writes_config_metrics_envs_summary(tmp_path):
+    run_dir, _ = make_run(tmp_path)
+    assert (run_dir / "config.resolved.yaml").read_text().startswith("run:")
+    rows = metrics(run_dir)
+    assert [r["iteration"] for r in rows] == [0, 1]
+    for key in ("envs_proposed", "envs_valid", "envs_duplicate", "mean_regret",
+                "mean_designer_reward", "agent_success_unhinted", "agent_success_hinted",
+                "seconds"):
+        assert key in rows[0]
+    assert rows[0]["envs_proposed"] == 2 and rows[0]["envs_valid"] == 2
+    # The scripted agent only succeeds with the hint: regret 1, success 0 vs 1.
+    assert rows[0]["mean_regret"] == 1.0
+    assert rows[0]["agent_success_unhinted"] == 0.0 and rows[0]["agent_success_hinted"] == 1.0
+    assert {"design", "validate", "hint", "rollout", "estimate"} <= set(rows[0]["seconds"])
+    envs = sorted(run_dir.glob("envs/*.json"))
+    assert len(envs) == 2  # the same two documents come back in iteration 1: same programs
+    detail = json.loads(envs[0].read_text())
+    assert detail["hint"] == "Think, then box the number."  # "The answer is 42." redacted
+    assert detail["hint_redacted"] is True
+    assert detail["hinted_rewards"] == [1.0] * 3 and detail["unhinted_rewards"] == [0.0] * 3
+    assert detail["sample_hinted"]["first_observation"].endswith("\n\nHINT: " + detail["hint"])
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["iterations_completed"] == 2
+
+
+def test_each_role_samples_with_its_own_top_p_top_k_and_thinking(tmp_path):
+    """Designer, agent and hint calls each carry their role's loop keys (repair turns and
+    replays included); unset keys reach the backend as None, i.e. its own settings."""
+    plugin = FakeSelfPlayPlugin(texts=["broken doc"], repairable=True)
+    one_iteration(tmp_path, plugin, designer_temperature=0.6, designer_top_p=0.95,
+                  designer_top_k=20, designer_enable_thinking=True, agent_temperature=0.6,
+                  agent_top_p=0.9, agent_top_k=5, agent_enable_thinking=False, hint_top_p=0.8)
+    seen = {}
+    for role, *settings in plugin.backends[0].sampling:
+        seen.setdefault(role, set()).add(repr(settings))
+    assert seen == {
+        "designer": {repr([0.6, 0.95, 20, {"enable_thinking": True}])},
+        "agent": {repr([0.6, 0.9, 5, {"enable_thinking": False}])},
+        "hint": {repr([0.3, 0.8, None, None])},
+    }
+    plugin = FakeSelfPlayPlugin()
+    one_iteration(tmp_path / "defaults", plugin)
+    assert {tuple(s[2:]) for s in plugin.backends[0].sampling} == {(None, None, None)}
+
+
+def test_sampling_keys_are_validated(tmp_path):
+    from spade_core.errors import ConfigError
+
+    for key, value in [("agent_top_p", 0.0), ("designer_top_p", 1.5), ("hint_top_k", -1),
+                       ("designer_enable_thinking", "maybe")]:
+        with pytest.raises(ConfigError, match=key):
+            one_iteration(tmp_path, FakeSelfPlayPlugin(), **{key: value})
+
+
+def test_run_dir_that_holds_a_run_is_refused(tmp_path):
+    make_run(tmp_path)
+    from spade_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="already holds a run"):
+        make_run(tmp_path)
+
+
+def test_hook_spade_run_start(tmp_path):
+    run_dir, recorder = make_run(tmp_path)
+    assert recorder.events[0] == ("run_start", run_dir)
+
+
+def test_hook_spade_run_end(tmp_path):
+    _, recorder = make_run(tmp_path)
+    assert recorder.events[-1] == ("run_end", "completed", None)
+
+
+def test_failed_run_reports_and_keeps_data(tmp_path):
+    recorder = RecordingPlugin()
+
+    class Exploding(FakeSelfPlayPlugin):
+        from spade_core.hookspecs import hookimpl
+
+        @hookimpl
+        def register_difficulty_estimators(self, register):
+            from spade_core.interfaces import DifficultyEstimator
+
+            class Boom(DifficultyEstimator):
+                def estimate(self, data):
+                    raise RuntimeError("estimator exploded")
+
+            register("boom", lambda o, c: Boom())
+
+    loaded = load_test_plugins(Exploding(), designer_plugin, trainers_plugin, recorder)
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"]["dir"] = str(tmp_path / "run")
+    data["estimator"] = "boom"
+    resolved = resolve_config(data, loaded.registry, "test.yaml")
+    with pytest.raises(PluginError, match=r"difficulty estimator 'boom' \(plugin '\w+' from "
+                                          r"test 0\): estimate\(\) failed: RuntimeError: "
+                                          r"estimator exploded"):
+        run(resolved, loaded, report=lambda m: None)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["status"] == "failed" and "estimator exploded" in summary["error"]
+    assert recorder.events[-1][:2] == ("run_end", "failed")
+    assert (tmp_path / "run" / "config.resolved.yaml").exists()
+
+
+def test_the_end_of_a_run_is_a_human_summary_with_next_steps(tmp_path):
+    from spade_core.selfplay.runner import end_message
+
+    done = end_message({"status": "completed", "error": None, "iterations_completed": 2,
+                        "seconds": 452.4, "envs_proposed": 8, "envs_valid": 7,
+                        "envs_played": 10, "envs_mastered": 1}, tmp_path, 2)
+    assert done.splitlines() == [
+        "spade: run completed after 2 of 2 iterations in 7 min 32 s: 8 environments proposed, "
+        "7 valid, 10 played, 1 mastered.",
+        f"spade: results in {tmp_path} (metrics.jsonl, summary.json, envs/)"]
+    assert "{" not in done  # no raw dict
+    one = end_message({"status": "completed", "iterations_completed": 1, "seconds": 1.0,
+                       "envs_proposed": 1}, tmp_path, 1)
+    assert "after 1 of 1 iteration in 1.0 s: 1 environment proposed," in one
+    failed = end_message({"status": "failed", "error": "ValueError: x",
+                          "iterations_completed": 1, "seconds": 3.0}, tmp_path, 4)
+    assert "run failed after 1 of 4 iterations in 3.0 s" in failed
+    assert "ValueError" not in failed  # the command prints the error itself, once
+    assert f"spade run --resume {tmp_path}" in failed
+    # a config or plugin error would happen again: no resume is suggested
+    assert "--resume" not in end_message({"status": "failed", "error": "x"}, tmp_path, 4,
+                                         resumable=False)
