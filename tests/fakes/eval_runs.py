@@ -3,6 +3,10 @@ three named fake backends."""
 
 from __future__ import annotations
 
+import importlib.util
+
+import pytest
+
 from spade_core.components import BuildContext
 from spade_core.eval.scores import run_suite
 from spade_core.interfaces import EvalSettings, EvalSuite
@@ -30,3 +34,29 @@ def build_suite(name: str, options: dict | None, context: BuildContext) -> EvalS
 
     loaded = load_test_plugins(evals_plugin)
     return loaded.registry.build("eval_suite", name, options or {}, "test", context)
+
+
+#: The bfcl suite reads the data of bfcl-eval, installed without its pinned dependencies.
+needs_bfcl = pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
+                                reason="pip install --no-deps bfcl-eval==2026.3.23")
+
+#: How the suites' tests play: one greedy sample of 16 tokens.
+SUITE_SETTINGS = EvalSettings(samples=1, max_new_tokens=16, seed=0, max_turns=12)
+
+
+class ScoringSuites:
+    """Built-in suites built on the session's real scoring sandbox (``tests/plugins/evals``'s
+    conftest hands it over to every test module that imports :data:`SUITES`)."""
+
+    sandbox = None
+
+    def suite(self, name: str, options: dict | None = None,
+              context: BuildContext | None = None) -> EvalSuite:
+        return build_suite(name, options,
+                           context or BuildContext(components={"sandbox": self.sandbox}))
+
+    def three_ways(self, suite: EvalSuite, limit: int) -> tuple[float, ...]:
+        return three_ways(suite, limit, SUITE_SETTINGS)
+
+
+SUITES = ScoringSuites()

@@ -3,7 +3,6 @@ with a fake backend for the table, the JSON, --out and --baseline."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
@@ -15,11 +14,8 @@ from spade_core.testing import load_builtin_plugins
 from fakes.eval_backends import FakeWrongBackend
 from fakes.cli import ROOT
 from fakes.commands import help_text as _help
+from fakes.eval_runs import needs_bfcl
 
-
-#: The bfcl suite reads the data of bfcl-eval, installed without its pinned dependencies.
-needs_bfcl = pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
-                                reason="pip install --no-deps bfcl-eval==2026.3.23")
 
 QUICKSTART = str(ROOT / "configs" / "quickstart.yaml")
 

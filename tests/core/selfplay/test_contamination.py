@@ -4,8 +4,6 @@ an original one is not."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import pytest
 
@@ -20,10 +18,7 @@ from spade_core.selfplay.proposal import Proposal
 from spade_core.selfplay.setup import Components
 from spade_core.selfplay.metrics import iteration_metrics
 from fakes.cli import ROOT
-
-#: The bfcl suite reads the data of bfcl-eval, installed without its pinned dependencies.
-needs_bfcl = pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
-                                reason="pip install --no-deps bfcl-eval==2026.3.23")
+from fakes.eval_runs import needs_bfcl
 
 QUESTION = "Find the area of a triangle with a base of 10 units and height of 5 units."
 COPIED = f'''

@@ -3,38 +3,9 @@ right function, all of a parallel set in any order; irrelevance passes on no cal
 
 from __future__ import annotations
 
-import importlib.util
+from fakes.eval_runs import needs_bfcl, SUITES
 
-import pytest
-
-from spade_core.components import BuildContext
-from spade_core.interfaces import EvalSettings, EvalSuite
-
-from fakes.eval_runs import build_suite, three_ways
-
-#: The bfcl suite reads the data of bfcl-eval, installed without its pinned dependencies.
-needs_bfcl = pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
-                                reason="pip install --no-deps bfcl-eval==2026.3.23")
-
-SETTINGS = EvalSettings(samples=1, max_new_tokens=16, seed=0, max_turns=12)
-
-
-@pytest.fixture(autouse=True)
-def _sandbox(scoring_sandbox):
-    global SANDBOX
-    SANDBOX = scoring_sandbox
-
-
-SANDBOX = None
-
-
-def _suite(name: str, options: dict | None = None, context: BuildContext | None = None
-           ) -> EvalSuite:
-    return build_suite(name, options, context or BuildContext(components={"sandbox": SANDBOX}))
-
-
-def _three_ways(suite: EvalSuite, limit: int) -> tuple[float, ...]:
-    return three_ways(suite, limit, SETTINGS)
+_suite, _three_ways = SUITES.suite, SUITES.three_ways
 
 
 @needs_bfcl

@@ -3,42 +3,15 @@ ones 0.0, right on every other item 0.5; live relevance and irrelevance are oppo
 
 from __future__ import annotations
 
-import importlib.util
-
-import pytest
-
 from spade_core.eval.scores import run_suite
 
-from spade_core.components import BuildContext
-from spade_core.interfaces import EvalSettings, EvalSuite
+from spade_core.interfaces import EvalSettings
 
-from fakes.eval_runs import build_suite, three_ways
+from fakes.eval_runs import needs_bfcl, SUITE_SETTINGS as SETTINGS, SUITES
 
 from fakes.eval_backends import FakeGoldBackend, FakeHalfBackend, FakeWrongBackend
 
-#: The bfcl suite reads the data of bfcl-eval, installed without its pinned dependencies.
-needs_bfcl = pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
-                                reason="pip install --no-deps bfcl-eval==2026.3.23")
-
-SETTINGS = EvalSettings(samples=1, max_new_tokens=16, seed=0, max_turns=12)
-
-
-@pytest.fixture(autouse=True)
-def _sandbox(scoring_sandbox):
-    global SANDBOX
-    SANDBOX = scoring_sandbox
-
-
-SANDBOX = None
-
-
-def _suite(name: str, options: dict | None = None, context: BuildContext | None = None
-           ) -> EvalSuite:
-    return build_suite(name, options, context or BuildContext(components={"sandbox": SANDBOX}))
-
-
-def _three_ways(suite: EvalSuite, limit: int) -> tuple[float, ...]:
-    return three_ways(suite, limit, SETTINGS)
+_suite, _three_ways = SUITES.suite, SUITES.three_ways
 
 
 @needs_bfcl

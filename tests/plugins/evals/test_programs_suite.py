@@ -9,32 +9,13 @@ import pytest
 from spade_core.plugins import load_plugins
 
 from spade_core.components import BuildContext
-from spade_core.interfaces import EvalSettings, EvalSuite
 
-from fakes.eval_runs import build_suite, three_ways
+from fakes.eval_runs import SUITES
 
 from fakes.cli import ROOT
 
 SEEDS = ROOT / "plugins" / "families" / "seeds"
-SETTINGS = EvalSettings(samples=1, max_new_tokens=16, seed=0, max_turns=12)
-
-
-@pytest.fixture(autouse=True)
-def _sandbox(scoring_sandbox):
-    global SANDBOX
-    SANDBOX = scoring_sandbox
-
-
-SANDBOX = None
-
-
-def _suite(name: str, options: dict | None = None, context: BuildContext | None = None
-           ) -> EvalSuite:
-    return build_suite(name, options, context or BuildContext(components={"sandbox": SANDBOX}))
-
-
-def _three_ways(suite: EvalSuite, limit: int) -> tuple[float, ...]:
-    return three_ways(suite, limit, SETTINGS)
+_suite, _three_ways = SUITES.suite, SUITES.three_ways
 
 
 @pytest.mark.slow

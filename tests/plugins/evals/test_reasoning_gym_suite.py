@@ -14,37 +14,18 @@ from collections import Counter
 import pytest
 
 from spade_core.cli import main
-from spade_core.components import BuildContext
 from spade_core.hookspecs import hookimpl
-from spade_core.interfaces import EvalSettings, EvalSuite
 from spade_core.testing import load_builtin_plugins
 
 from fakes.cli import ROOT
 from fakes.eval_backends import FakeEvenEpisodeBackend
-from fakes.eval_runs import build_suite, three_ways
+from fakes.eval_runs import SUITES
 from fakes.in_process import FakeItemsSandbox
 
 pytest.importorskip("reasoning_gym")
 
 QUICKSTART = str(ROOT / "configs" / "quickstart.yaml")
-SETTINGS = EvalSettings(samples=1, max_new_tokens=16, seed=0, max_turns=12)
-
-
-@pytest.fixture(autouse=True)
-def _sandbox(scoring_sandbox):
-    global SANDBOX
-    SANDBOX = scoring_sandbox
-
-
-SANDBOX = None
-
-
-def _suite(name: str, options: dict | None = None) -> EvalSuite:
-    return build_suite(name, options, BuildContext(components={"sandbox": SANDBOX}))
-
-
-def _three_ways(suite: EvalSuite, limit: int) -> tuple[float, ...]:
-    return three_ways(suite, limit, SETTINGS)
+_suite, _three_ways = SUITES.suite, SUITES.three_ways
 
 
 def _plugins(sandbox, backend):
