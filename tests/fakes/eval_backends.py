@@ -8,8 +8,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import Generation, GenerationBackend
 from spade_core.interfaces.eval_suite import first_user_text
+from spade_core.testing import load_builtin_plugins
 
 WRONG_TEXT = "spade-wrong-answer"
 
@@ -138,3 +140,16 @@ class FakeTemperatureBackend(FakeWrongBackend):
         self.temperatures.append(temperature)
         return super().generate(conversations, max_new_tokens=max_new_tokens,
                                 temperature=temperature, seed=seed, tools=tools)
+
+
+class FakeWrongBackendPlugin:
+    """Registers :class:`FakeWrongBackend` as the generation backend ``fake-wrong``."""
+
+    @hookimpl
+    def register_generation_backends(self, register):  # noqa: ANN001, ANN201 - pluggy hook
+        register("fake-wrong", lambda options, context: FakeWrongBackend())
+
+
+def with_fake_wrong_backend():
+    """The built-in plugins and ``fake-wrong`` (``--set backend=fake-wrong``)."""
+    return load_builtin_plugins(FakeWrongBackendPlugin())

@@ -487,3 +487,23 @@ def make_run(tmp_path, overrides=None, **plugin_kwargs):
     resolved = resolve_config(data, loaded.registry, "test.yaml")
     run_dir = run(resolved, loaded, report=lambda message: None)
     return run_dir, recorder
+
+
+#: The replay scenario: iteration 0 proposes A; iteration 1 proposes B and replays A (now
+#: learned: mastered); iteration 2 proposes C, a near-duplicate of A, which the memory refuses,
+#: and replays B.
+REPLAY_TEXTS = ("six times seven", "forty two", "six times seven!")
+
+
+def replay_run(tmp_path, **loop):
+    """Three frontier iterations of :data:`REPLAY_TEXTS` with the real process sandbox and the
+    real FAISS memory (``loop`` overrides the loop keys); returns the run directory and rows."""
+    import plugins.designer.plugin as designer_plugin
+    import plugins.estimators as estimators_plugin
+    import plugins.trainers.plugin as trainers_plugin
+
+    plugin = FakeSelfPlayPlugin(texts=REPLAY_TEXTS, learn_after=4)
+    return run_real_sandbox_and_memory(
+        tmp_path, (plugin, designer_plugin, estimators_plugin, trainers_plugin), 3,
+        {"envs_per_iteration": 1, "rollouts_per_env": 2, "max_turns": 1, "replay_envs": 2,
+         "schedule": "frontier", **loop})

@@ -143,6 +143,23 @@ def memory_rows(run_dir: Path) -> list[tuple]:
         store.close()
 
 
+def metrics_rows(run_dir: Path) -> list[dict]:
+    """The rows of a run's ``metrics.jsonl``."""
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def run_in_process(run_dir: Path, iterations: int, resume: bool = False,
+                   schedule: str = "frontier", **sections) -> Path:
+    """A :func:`training_config` run in this process (``resume``: continue ``run_dir``)."""
+    from spade_core.config.load import resolve_config
+    from spade_core.selfplay.runner import run
+
+    loaded = load_training_plugins()
+    resolved = resolve_config(training_config(run_dir, iterations, schedule, **sections),
+                              loaded.registry, "t.yaml")
+    return run(resolved, loaded, report=lambda m: None, resume=run_dir if resume else None)
+
+
 def main(argv: list[str]) -> int:
     from spade_core.config.load import resolve_config
     from spade_core.selfplay.runner import run

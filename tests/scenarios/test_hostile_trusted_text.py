@@ -28,7 +28,11 @@ from spade_core.validation import validate
 
 pytest.importorskip("reasoning_gym")
 
-from plugins.families.reasoning_gym import DatasetChoice, ReasoningGymFamily, program_source  # noqa: E402
+from plugins.families.reasoning_gym import (  # noqa: E402
+    DatasetChoice,
+    ReasoningGymFamily,
+    program_source,
+)
 from plugins.families.text_audit import audit, markdown, text_interpreting  # noqa: E402
 from fakes.cli import ROOT
 from fakes.hostile import FakeScriptedBackend

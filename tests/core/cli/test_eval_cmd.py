@@ -8,10 +8,8 @@ import json
 import pytest
 
 from spade_core.cli import main
-from spade_core.hookspecs import hookimpl
-from spade_core.testing import load_builtin_plugins
 
-from fakes.eval_backends import FakeWrongBackend
+from fakes.eval_backends import with_fake_wrong_backend
 from fakes.cli import ROOT
 from fakes.commands import help_text as _help
 from fakes.eval_runs import needs_bfcl
@@ -20,14 +18,7 @@ from fakes.eval_runs import needs_bfcl
 QUICKSTART = str(ROOT / "configs" / "quickstart.yaml")
 
 
-class FakeBackendPlugin:
-    @hookimpl
-    def register_generation_backends(self, register):
-        register("fake-wrong", lambda options, context: FakeWrongBackend())
-
-
-def _with_fake_backend():
-    return load_builtin_plugins(FakeBackendPlugin())
+_with_fake_backend = with_fake_wrong_backend
 
 
 @needs_bfcl

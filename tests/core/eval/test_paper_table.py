@@ -6,26 +6,17 @@ from __future__ import annotations
 import json
 
 from spade_core.cli import main
-from spade_core.hookspecs import hookimpl
-from spade_core.testing import load_builtin_plugins
 from spade_core.eval.paper_table import COLUMNS, cell, paper_table, seed_cell
 from spade_core.eval.scores import summarise
 from spade_core.interfaces import EvalItem
 
 from fakes.cli import ROOT
-from fakes.eval_backends import FakeWrongBackend
+from fakes.eval_backends import with_fake_wrong_backend
 
 QUICKSTART = str(ROOT / "configs" / "quickstart.yaml")
 
 
-class FakeBackendPlugin:
-    @hookimpl
-    def register_generation_backends(self, register):
-        register("fake-wrong", lambda options, context: FakeWrongBackend())
-
-
-def _with_fake_backend():
-    return load_builtin_plugins(FakeBackendPlugin())
+_with_fake_backend = with_fake_wrong_backend
 
 
 def _result(suite, per_bucket):

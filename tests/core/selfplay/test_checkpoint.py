@@ -20,18 +20,16 @@ from spade_core.selfplay.checkpoint import checkpoints, latest_checkpoint, read_
 from spade_core.selfplay.runner import run
 
 from fakes.cli import ROOT
-from fakes.training import load_training_plugins, memory_rows, training_config
+from fakes.training import (
+    load_training_plugins,
+    memory_rows,
+    metrics_rows,
+    run_in_process,
+    training_config,
+)
 
 
-def metrics(run_dir):
-    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-
-
-def run_in_process(run_dir, iterations, resume=False, schedule="frontier", **sections):
-    loaded = load_training_plugins()
-    resolved = resolve_config(training_config(run_dir, iterations, schedule, **sections),
-                              loaded.registry, "t.yaml")
-    return run(resolved, loaded, report=lambda m: None, resume=run_dir if resume else None)
+metrics = metrics_rows
 
 
 def test_checkpoint_holds_trainer_memory_rng_and_positions(tmp_path):

@@ -11,24 +11,11 @@ import json
 
 import pytest
 
-import plugins.designer.plugin as designer_plugin
-import plugins.estimators as estimators_plugin
-import plugins.trainers.plugin as trainers_plugin
 from spade_core.records import EnvStatus
 
-from fakes.selfplay import FakeSelfPlayPlugin, run_real_sandbox_and_memory
+from fakes.selfplay import replay_run
 
-#: Iteration 0 proposes A; iteration 1 proposes B and replays A (now learned: mastered);
-#: iteration 2 proposes C, a near-duplicate of A, which the memory refuses, and replays B.
-TEXTS = ("six times seven", "forty two", "six times seven!")
-
-
-def _run(tmp_path, **loop):
-    plugin = FakeSelfPlayPlugin(texts=TEXTS, learn_after=4)
-    return run_real_sandbox_and_memory(
-        tmp_path, (plugin, designer_plugin, estimators_plugin, trainers_plugin), 3,
-        {"envs_per_iteration": 1, "rollouts_per_env": 2, "max_turns": 1, "replay_envs": 2,
-         "schedule": "frontier", **loop})
+_run = replay_run
 
 
 @pytest.mark.slow

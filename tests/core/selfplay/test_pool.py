@@ -3,7 +3,6 @@ from a folder or an imported run directory, and the keys that differ from self-p
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
@@ -11,21 +10,19 @@ import pytest
 
 from spade_core.config.load import resolve_config
 from spade_core.errors import ConfigError
-from spade_core.selfplay.runner import run
 
 from fakes.cli import ROOT
-from fakes.training import POOL_PROGRAM, load_training_plugins, memory_rows, training_config
+from fakes.training import (
+    load_training_plugins,
+    memory_rows,
+    metrics_rows,
+    POOL_PROGRAM,
+    run_in_process,
+    training_config,
+)
 
 
-def metrics(run_dir):
-    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-
-
-def run_in_process(run_dir, iterations, resume=False, schedule="frontier", **sections):
-    loaded = load_training_plugins()
-    resolved = resolve_config(training_config(run_dir, iterations, schedule, **sections),
-                              loaded.registry, "t.yaml")
-    return run(resolved, loaded, report=lambda m: None, resume=run_dir if resume else None)
+metrics = metrics_rows
 
 
 def _pool_folder(tmp_path: Path) -> Path:

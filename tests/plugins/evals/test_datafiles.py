@@ -15,12 +15,11 @@ from spade_core.cli import main
 from spade_core.config.schema import EvalSection
 from spade_core.errors import ConfigError
 from spade_core.eval.evaluate import configured_options, with_data
-from spade_core.hookspecs import hookimpl
-from spade_core.testing import load_builtin_plugins, load_test_plugins
+from spade_core.testing import load_test_plugins
 
 import plugins.evals.plugin as evals_plugin
 from fakes.cli import ROOT
-from fakes.eval_backends import FakeWrongBackend
+from fakes.eval_backends import with_fake_wrong_backend
 from plugins.evals.datafiles import DataSource, read_rows
 
 DATA = Path(__file__).parent / "data"
@@ -28,14 +27,7 @@ QUICKSTART = str(ROOT / "configs" / "quickstart.yaml")
 SOURCE = DataSource(suite="demo", what="the demo rows", where="example.invalid/demo")
 
 
-class FakeBackendPlugin:
-    @hookimpl
-    def register_generation_backends(self, register):
-        register("fake-wrong", lambda options, context: FakeWrongBackend())
-
-
-def _with_fake_backend():
-    return load_builtin_plugins(FakeBackendPlugin())
+_with_fake_backend = with_fake_wrong_backend
 
 
 def test_spade_eval_reads_eval_data_of_the_config(tmp_path, capsys):
