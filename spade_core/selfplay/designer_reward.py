@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from spade_core.config.schema import LoopSection
 from spade_core.interfaces import (
@@ -28,6 +28,13 @@ if TYPE_CHECKING:
     from spade_core.selfplay.setup import Components
 
 
+def template_meta(loop: LoopSection, role: Literal["designer", "agent"]) -> dict[str, Any]:
+    """``chat_template_kwargs`` in a sample's meta when its role set any, so that the trainer
+    renders the conversation as generation did."""
+    kwargs = loop.template_kwargs(role)
+    return {"chat_template_kwargs": kwargs} if kwargs else {}
+
+
 def env_reward_scale(loop: LoopSection, agent_samples: int, designer_samples: int,
                      interval: int = 1) -> float:
     """What the designer's advantages are multiplied by: ``loop.env_reward_scale``, or the
@@ -45,7 +52,6 @@ def designer_samples(loop: LoopSection, proposals: list[Proposal]) -> list[Train
     of each fresh proposal (every attempt with ``loop.train_on_failed_attempts``), each carrying
     its skill (the advantage baseline) and whether its reward waits for plays (``played``)."""
     samples = []
-    kwargs = loop.template_kwargs("designer")
     for p in proposals:
         for attempt, completion in enumerate(p.completions):
             last = attempt == len(p.completions) - 1
@@ -61,7 +67,7 @@ def designer_samples(loop: LoopSection, proposals: list[Proposal]) -> list[Train
                 reward=reward, group=p.env_id,
                 meta={"attempt": attempt, "repair": prompt is not p.prompt,
                       "temperature": loop.designer_temperature,
-                      **({"chat_template_kwargs": kwargs} if kwargs else {}),
+                      **template_meta(loop, "designer"),
                       "skill": p.target.skill or p.family.name, "family": p.family.name,
                       "played": last and p.difficulty is not None}))
     return samples

@@ -7,7 +7,7 @@ failed`` in ``summary.json`` and every finished iteration's data on disk.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -156,11 +156,10 @@ class _Progress:
 
     start: int
     totals: dict[str, float]
-    completed: int = -1
+    completed: int = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.completed < 0:
-            self.completed = self.start
+        self.completed = self.start
 
 
 def _begin(parts: SelfPlayRun, checkpoint: Path | None, state: dict[str, Any],

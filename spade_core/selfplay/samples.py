@@ -7,12 +7,17 @@ and what is trained"."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 from spade_core.config.schema import LoopSection
 from spade_core.interfaces import Trainer, TrainingSample
 from spade_core.records import Episode, Role
-from spade_core.selfplay.designer_reward import designer_samples, hold_designs, scale_designer
+from spade_core.selfplay.designer_reward import (
+    designer_samples,
+    hold_designs,
+    scale_designer,
+    template_meta,
+)
 from spade_core.selfplay.proposal import Proposal
 from spade_core.selfplay.window import Windows
 
@@ -56,7 +61,7 @@ def agent_samples(loop: LoopSection, proposals: list[Proposal]) -> list[Training
                 continue
             meta: dict[str, object] = {"seed": episode.seed, "hinted": episode.hinted,
                                        "temperature": loop.agent_temperature,
-                                       **_template_meta(loop, "agent")}
+                                       **template_meta(loop, "agent")}
             masked = masked_turns(episode, conversation)
             if masked:
                 meta["masked_turns"] = masked
@@ -72,10 +77,3 @@ def masked_turns(episode: Episode, conversation: list[dict[str, str]]) -> list[i
     replies = [i for i, m in enumerate(conversation) if m.get("role") == "assistant"]
     return [replies[k] for k, turn in enumerate(episode.turns)
             if turn.masked and k < len(replies)]
-
-
-def _template_meta(loop: LoopSection, role: Literal["designer", "agent"]) -> dict[str, Any]:
-    """``chat_template_kwargs`` in a sample's meta when its role set any, so that the trainer
-    renders the conversation as generation did."""
-    kwargs = loop.template_kwargs(role)
-    return {"chat_template_kwargs": kwargs} if kwargs else {}

@@ -15,6 +15,17 @@ HEAVY = ("torch", "transformers", "trl", "vllm", "faiss", "sentence_transformers
          "RestrictedPython", "datasets")
 
 
+def loaded_by(imports: str, watched: tuple[str, ...]) -> list[str]:
+    """Which of the ``watched`` modules a fresh interpreter holds after ``import {imports}``
+    (run from the checkout): the plugins' light-at-import checks."""
+    code = (f"import sys, {imports}\n"
+            f"print(sorted(m for m in {watched!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    return eval(out.stdout.strip().splitlines()[-1])
+
+
 def imported_after(args: list[str]) -> set[str]:
     code = (
         "import sys\n"

@@ -3,10 +3,8 @@ options model), and the plugin light at import."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
-from fakes.cli import ROOT
+from fakes.commands import loaded_by
 
 
 def test_hook_register_export_formats():
@@ -36,9 +34,6 @@ def test_the_verifiers_format_is_registered_with_its_options_model():
 
 
 def test_importing_the_plugin_imports_no_format_and_no_heavy_package():
-    code = ("import sys, plugins.exports.plugin; print(sorted(m for m in sys.modules if m in "
-            "('torch', 'transformers', 'datasets', 'mcp', 'verifiers', 'openenv', "
-            "'plugins.exports.formats', 'plugins.exports.mcp_server')))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                         check=True).stdout
-    assert out.strip() == "[]"
+    assert loaded_by("plugins.exports.plugin", (
+        "torch", "transformers", "datasets", "mcp", "verifiers", "openenv",
+        "plugins.exports.formats", "plugins.exports.mcp_server")) == []
