@@ -90,22 +90,23 @@ class Skeleton(PromptStrategy):
         if example is not None:
             example_doc, example_values = example
             messages += [
-                {"role": "user", "content": self._ask(example_doc, aim, lines)},
+                {"role": "user", "content": self._ask(example_doc, aim, lines, family)},
                 {"role": "assistant", "content": "\n".join(
                     f"{name}: {example_values[name]}" for name in parts)},
             ]
         if not has_document(document.text):
             # No corpus: the skill's own aim and ideas stand in for the document.
             aim = f"{family_block(family, target)}\n\n"
-        messages.append({"role": "user", "content": self._ask(document.text, aim, lines)})
+        messages.append({"role": "user", "content": self._ask(document.text, aim, lines, family)})
         return messages
 
-    def _ask(self, text: str, aim: str, lines: str) -> str:
+    def _ask(self, text: str, aim: str, lines: str, family: EnvFamily) -> str:
         about = "this document" if has_document(text) else "this skill"
+        request = (family.slot_request()
+                   or f"Make one question about {about} whose answer is short and exact.")
         return (
             f"{document_block(text, self.options.document_chars)}\n\n"
-            f"{aim}Make one question about {about} whose answer is short and exact. "
-            f"Reply with exactly these lines:\n{lines}"
+            f"{aim}{request} Reply with exactly these lines:\n{lines}"
         )
 
     def extract(self, completion: str, family: EnvFamily,
@@ -118,7 +119,8 @@ class Skeleton(PromptStrategy):
         if any(not values.get(n) for n in names):
             return None
         limit = self.options.max_value_chars
-        return fill(template, {k: v[:limit] for k, v in values.items()})
+        canonical = family.canonical_slots({k: v[:limit] for k, v in values.items()})
+        return fill(template, canonical) if canonical is not None else None
 
 
 def _aim(family: EnvFamily, target: DesignTarget) -> str:

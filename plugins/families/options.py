@@ -212,3 +212,29 @@ class ReasoningGymOptions(BaseModel):
         except ConfigError as exc:
             raise ValueError(str(exc).removeprefix("families: reasoning-gym: ")) from None
         return self
+
+
+class ArithmeticOptions(BaseModel):
+    """Options of the ``arithmetic`` family (docs/environments.md, "The arithmetic ladder")."""
+
+    model_config = ConfigDict(extra="forbid")
+    cells: list[str] = Field(
+        default_factory=list,
+        description="cells the designer may choose, each DIGITS OP DIGITS (digits 1-3, op + - "
+                    "or *; e.g. 2+1: a two-digit number plus a one-digit number); empty: all 27")
+    hint: Literal["example", "none"] = Field(
+        default="example",
+        description="'example': each program's info['hint'] is a worked example of its cell "
+                    "(column steps of another item, the method and format without the answer); "
+                    "'none': the hint call of the model writes the hint")
+
+    @field_validator("cells")
+    @classmethod
+    def _cells(cls, value: list[str]) -> list[str]:
+        from plugins.families.arithmetic import parse_cell
+
+        for cell in value:
+            parse_cell(cell)
+        if len(set(value)) != len(value):
+            raise ValueError(f"cells {value} lists a cell twice")
+        return value

@@ -88,6 +88,17 @@ class EnvFamily(ABC):
         ``None`` when the family has none."""
         return None
 
+    def slot_request(self) -> str | None:
+        """The sentence that asks a slot-filling designer (``skeleton``) what to write in this
+        family's slots, or ``None`` (the default): one short question about the document."""
+        return None
+
+    def canonical_slots(self, values: dict[str, str]) -> dict[str, str] | None:
+        """The designer's slot values in the one form the family writes them (so that the same
+        choice makes the same program, and the memory sees one environment), or ``None`` to refuse
+        the answer (no program). Host code: only reads text. The default keeps them as written."""
+        return values
+
     @abstractmethod
     def agent_instructions(self) -> str:
         """System prompt for the agent playing environments of this family."""
