@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from spade_core.config.schema import Selection
 
@@ -81,6 +81,25 @@ class ProgramsSuiteOptions(BaseModel):
                                                         "(None: the usual ones)")
     bucket: str | None = Field(default=None, description="JSONL field whose value buckets "
                                "the items, e.g. answer (the per-answer split); None: by family")
+
+class ArithmeticSuiteOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    cells: list[str] = Field(default_factory=lambda: ["2+1", "2+2"], min_length=1,
+                             description="arithmetic cells to ask, each a bucket (DIGITS OP "
+                                         "DIGITS, e.g. 2+1; docs/environments.md)")
+    items_per_cell: int = Field(default=500, ge=1,
+                                description="held-out items per cell (fewer where a cell has "
+                                            "fewer held-out pairs: 1+1 has 61)")
+
+    @field_validator("cells")
+    @classmethod
+    def _cells(cls, value: list[str]) -> list[str]:
+        from plugins.families.arithmetic import parse_cell
+
+        for cell in value:
+            parse_cell(cell)
+        return list(dict.fromkeys(value))
+
 
 #: The ``data`` option of suites that read public files (filled from ``eval.data.<suite>``).
 DATA_DESCRIPTION = ("where the data is: a local file or folder (.jsonl, .json, .parquet, .csv), "

@@ -1,6 +1,6 @@
-"""Registers the built-in eval suites ``reasoning-gym``, ``bfcl``, ``pool``, ``aime``,
-``gpqa-diamond``, ``livecodebench``, ``tau2``, ``gem`` and ``acebench`` (played by the core's
-``spade eval``) and the ``spade bench scoring`` and ``spade bench learning`` benchmarks. Light at
+"""Registers the built-in eval suites ``reasoning-gym``, ``bfcl``, ``pool``, ``arithmetic``,
+``aime``, ``gpqa-diamond``, ``livecodebench``, ``tau2``, ``gem`` and ``acebench`` (played by the
+core's ``spade eval``) and the ``spade bench scoring`` and ``spade bench learning`` benchmarks. Light at
 import: each factory and command imports its module when built or typed."""
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ SUITES = (
      "against the tests in the sandbox"),
     ("pool", "programs_suite", "ProgramsSuiteOptions",
      "a folder or JSONL of environment programs, played unhinted in the sandbox"),
+    ("arithmetic", "arithmetic_suite", "ArithmeticSuiteOptions",
+     "held-out items of the arithmetic family's cells, one bucket per cell, played "
+     "unhinted in the sandbox"),
     ("aime", "aime_suite", "AimeSuiteOptions",
      "AIME 2024-2026 by year from local data (eval.data.aime), scored by the final "
      "integer, avg@k over the samples"),

@@ -84,15 +84,7 @@ class ProgramsSuite(EvalSuite):
 
     def play(self, items: Sequence[EvalItem], backend: GenerationBackend,
              settings: EvalSettings) -> list[list[float]]:
-        requests = [RolloutRequest(env_id=item.id, program=item.data["program"],
-                                   family=item.data["family"],
-                                   seeds=[item.data["seed"]] * settings.samples)
-                    for item in items]
-        episodes, _ = run_rollouts(
-            self.sandbox, backend, requests, max_turns=settings.max_turns,
-            max_new_tokens=settings.max_new_tokens, temperature=settings.temperature,
-            seed=settings.seed)
-        return [[max(0.0, e.reward) for e in group] for group in episodes]
+        return play_programs(self.sandbox, items, backend, settings)
 
     def gold(self, items: Sequence[EvalItem]) -> dict[str, tuple[str, ...]]:
         """Each program's own ``solution()`` at the item's seed, as the family turns it into
@@ -113,6 +105,22 @@ class ProgramsSuite(EvalSuite):
                 actions = [actions]
             found[observation] = tuple(actions or ())
         return found
+
+
+def play_programs(sandbox: Sandbox, items: Sequence[EvalItem], backend: GenerationBackend,
+                  settings: EvalSettings) -> list[list[float]]:
+    """Each item's program (``data``: ``program``, ``family``, ``seed``) played unhinted
+    ``settings.samples`` times at its seed, exactly as the loop plays environments; the episode
+    rewards, floored at 0."""
+    requests = [RolloutRequest(env_id=item.id, program=item.data["program"],
+                               family=item.data["family"],
+                               seeds=[item.data["seed"]] * settings.samples)
+                for item in items]
+    episodes, _ = run_rollouts(
+        sandbox, backend, requests, max_turns=settings.max_turns,
+        max_new_tokens=settings.max_new_tokens, temperature=settings.temperature,
+        seed=settings.seed)
+    return [[max(0.0, e.reward) for e in group] for group in episodes]
 
 
 def build(options: ProgramsSuiteOptions, context: BuildContext) -> ProgramsSuite:

@@ -66,7 +66,7 @@ SLOT_EXAMPLE: tuple[str, dict[str, str]] = (
 REQUEST = ("Choose one kind of arithmetic question for a learner to practise: how many digits "
            "each number has and the operation.")
 
-AGENT_INSTRUCTIONS = "Answer the arithmetic question with the number only."
+AGENT_INSTRUCTIONS = "You are a calculator. Reply with the number only."
 
 #: Junk replies that must not be right for any item: no number, or a number no cell can give.
 PROBE_ACTIONS: tuple[str, ...] = (
@@ -111,6 +111,25 @@ def program(cell: str, *, split: str = "train", nonce: int = 0) -> str:
     first, operation, second = parse_cell(cell)
     return TEMPLATE.format(first=first, operation=operation, second=second, split=split,
                            nonce=int(nonce))
+
+
+def pool_jsonl(cells: list[str], programs_per_cell: int) -> str:
+    """A fixed pool of the family's training programs, one JSON object a line: each cell's
+    programs differ by ``NONCE`` (so they draw different items for the same seeds)."""
+    import json
+
+    return "".join(json.dumps({"program": program(cell, nonce=k), "description": f"cell {cell}",
+                               "cell": cell}) + "\n"
+                   for cell in cells for k in range(programs_per_cell))
+
+
+#: The pools of plugins/evals/data (file name -> cells, programs per cell): rebuilt by
+#: ``python -m plugins.families.arithmetic`` and checked by tests/plugins/families/test_arithmetic.py.
+POOLS: dict[str, tuple[tuple[str, ...], int]] = {
+    "arithmetic_control_pool.jsonl": (("2+1",), 8),
+    "arithmetic_easy_pool.jsonl": (("1+1", "1*1"), 4),
+    "arithmetic_all_pool.jsonl": (("1+1", "1*1", "2+1", "2-1", "2+2", "2*1", "3+3"), 2),
+}
 
 
 def cell_of_program(source: str) -> str | None:
@@ -194,3 +213,12 @@ class ArithmeticFamily(SourceFamily):
 def _same_number(given: Any, expected: Any) -> bool:
     value = read_number(str(given))
     return value is not None and value == read_number(str(expected))
+
+
+if __name__ == "__main__":
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "evals" / "data"
+    for name, (cells, per_cell) in POOLS.items():
+        (folder / name).write_text(pool_jsonl(list(cells), per_cell), encoding="utf-8")
+        print(f"wrote {folder / name}")
