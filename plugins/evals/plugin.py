@@ -1,7 +1,7 @@
 """Registers the built-in eval suites ``reasoning-gym``, ``bfcl``, ``pool``, ``arithmetic``,
 ``aime``, ``gpqa-diamond``, ``livecodebench``, ``tau2``, ``gem`` and ``acebench`` (played by the
-core's ``spade eval``) and the ``spade bench scoring`` and ``spade bench learning`` benchmarks. Light at
-import: each factory and command imports its module when built or typed."""
+core's ``spade eval``) and the ``spade bench scoring`` and ``spade bench learning`` benchmarks.
+Light at import: each factory and command imports its module when built or typed."""
 
 from __future__ import annotations
 

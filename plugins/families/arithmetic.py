@@ -124,7 +124,7 @@ def pool_jsonl(cells: list[str], programs_per_cell: int) -> str:
 
 
 #: The pools of plugins/evals/data (file name -> cells, programs per cell): rebuilt by
-#: ``python -m plugins.families.arithmetic`` and checked by tests/plugins/families/test_arithmetic.py.
+#: ``python -m plugins.families.arithmetic``, checked by tests/plugins/families/test_arithmetic.py.
 POOLS: dict[str, tuple[tuple[str, ...], int]] = {
     "arithmetic_control_pool.jsonl": (("2+1",), 8),
     "arithmetic_easy_pool.jsonl": (("1+1", "1*1"), 4),

@@ -28,7 +28,7 @@ SANDBOX = None
 
 def test_hook_register_eval_suites():
     assert load_test_plugins(evals_plugin).registry.names("eval_suite") == [
-        "acebench", "aime", "bfcl", "gem", "gpqa-diamond", "livecodebench", "pool",
+        "acebench", "aime", "arithmetic", "bfcl", "gem", "gpqa-diamond", "livecodebench", "pool",
         "reasoning-gym", "tau2"]
 
 
