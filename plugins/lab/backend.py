@@ -16,7 +16,7 @@ from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from plugins.lab.model import BLIND, COPY, MISS, SOLVE, Cell, Learner, LearnerParams
 from plugins.lab.programs import program, read_task
@@ -54,6 +54,16 @@ class LabBackendOptions(BaseModel):
         "plays), ordinary environments only")
     rlve_threshold: float = Field(default=0.9, gt=0.0, le=1.0)
     rlve_window: int = Field(default=8, ge=1)
+
+    @field_validator("kinds", "difficulties")
+    @classmethod
+    def _each_once(cls, values: list[Any]) -> list[Any]:
+        """An entry listed twice would make its cells twice: the designer's policy would then
+        give one cell two logits, and its log-probabilities would be wrong."""
+        repeated = sorted({str(v) for v in values if values.count(v) > 1})
+        if repeated:
+            raise ValueError(f"list each entry once; {', '.join(repeated)} is repeated")
+        return values
 
     def params(self) -> LearnerParams:
         return LearnerParams(

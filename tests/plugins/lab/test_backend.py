@@ -1,9 +1,17 @@
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from plugins.lab.backend import DESIGNER_MARK, HINT_SYSTEM, HINT_TEXT, LabBackend, LabBackendOptions
 from plugins.lab.model import Cell
 from plugins.lab.programs import cell_of_program, program
+from spade_core.config.load import load_config
+from spade_core.errors import ConfigError
+from spade_core.plugins import load_plugins
 
+ROOT = Path(__file__).resolve().parents[3]
 AGENT = {"role": "system", "content": "Solve the lab task."}
 
 
@@ -43,6 +51,13 @@ def test_rlve_moves_a_skill_up_after_its_window_passes_the_threshold():
     assert backend.choose_cell() == Cell(0, 0.0)
     backend._rlve_observe(Cell(0, 0.0), True)
     assert backend.choose_cell() == Cell(0, 1.0)
+
+
+def test_repeated_kinds_or_difficulties_are_refused_naming_the_key():
+    registry = load_plugins().registry
+    for key, value in (("kinds", "[ordinary, leaky, ordinary]"), ("difficulties", "[0, 1, 1]")):
+        with pytest.raises(ConfigError, match=rf"backend\.options\.{key}: .*repeated"):
+            load_config(ROOT / "configs/lab.yaml", registry, [f"backend.options.{key}={value}"])
 
 
 def test_state_round_trips():
