@@ -90,6 +90,8 @@ class LabBackend(GenerationBackend):
         self.rlve_outcomes: dict[int, deque[bool]] = defaultdict(
             lambda: deque(maxlen=options.rlve_window))
         self.rlve_turn = 0
+        #: RLVE: the designs ``(nonce, cell)`` made since the trainer's last update.
+        self.rlve_pending: list[tuple[int, Cell]] = []
 
     def generate(self, conversations: Sequence[list[dict[str, str]]], *, max_new_tokens: int,
                  temperature: float, seed: int | None = None, tools: Any = None,
@@ -113,6 +115,8 @@ class LabBackend(GenerationBackend):
         cell = self.choose_cell()
         self.designs += 1
         nonce = self.seed * 1_000_000 + self.designs
+        if self.options.designer == "rlve":
+            self.rlve_pending.append((nonce, cell))
         return f"```python\n{program(cell, nonce)}\n```"
 
     def choose_cell(self) -> Cell:
@@ -160,6 +164,23 @@ class LabBackend(GenerationBackend):
                 and self.rlve_level[cell.skill] < len(levels) - 1):
             self.rlve_level[cell.skill] += 1
             window.clear()
+
+    def rlve_settle(self) -> None:
+        """RLVE, at each update (the lab trainer calls it): a skill whose designs at its current
+        level since the last update were none of them played had them refused as duplicates of
+        an environment the memory found mastered (an ordinary lab program is always valid).
+        Mastered is RLVE's threshold reached, so the level moves up; otherwise the rule would
+        wait for plays at a level it can no longer get played, and freeze."""
+        pending, self.rlve_pending = self.rlve_pending, []
+        levels = self.options.difficulties
+        for skill in sorted({cell.skill for _, cell in pending}):
+            level = self.rlve_level[skill]
+            mine = [nonce for nonce, cell in pending
+                    if cell.skill == skill and cell.difficulty == float(levels[level])]
+            if mine and not any(nonce in self.actions for nonce in mine) \
+                    and level < len(levels) - 1:
+                self.rlve_level[skill] += 1
+                self.rlve_outcomes[skill].clear()
 
     def state_dict(self) -> dict[str, Any]:
         return {**self.learner.state(), "designs": self.designs, "rlve_level": self.rlve_level,

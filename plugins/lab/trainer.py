@@ -127,6 +127,7 @@ class LabTrainer(Trainer):
         self.learner.agent_update(agent_batch)
         if design_batch:
             self.learner.designer_update(design_batch)
+        self.backend.rlve_settle()
         self.updates += 1
         metrics = {"agent_samples": float(len(agent_batch)),
                    "designer_samples": float(len(design_batch)),

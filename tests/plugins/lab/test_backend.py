@@ -7,12 +7,14 @@ import pytest
 from plugins.lab.backend import DESIGNER_MARK, HINT_SYSTEM, HINT_TEXT, LabBackend, LabBackendOptions
 from plugins.lab.model import Cell
 from plugins.lab.programs import cell_of_program, program
+from plugins.lab.trainer import LabTrainer, LabTrainerOptions
 from spade_core.config.load import load_config
 from spade_core.errors import ConfigError
 from spade_core.plugins import load_plugins
 
 ROOT = Path(__file__).resolve().parents[3]
 AGENT = {"role": "system", "content": "Solve the lab task."}
+DESIGN = [{"role": "system", "content": "x"}, {"role": "user", "content": DESIGNER_MARK}]
 
 
 def ask(backend, messages):
@@ -50,6 +52,25 @@ def test_rlve_moves_a_skill_up_after_its_window_passes_the_threshold():
     backend._rlve_observe(Cell(0, 0.0), True)
     assert backend.choose_cell() == Cell(0, 0.0)
     backend._rlve_observe(Cell(0, 0.0), True)
+    assert backend.choose_cell() == Cell(0, 1.0)
+
+
+def test_rlve_moves_up_when_its_level_is_refused_as_a_duplicate():
+    """A design at the current level that the loop never played was refused as a duplicate of a
+    mastered environment: at the update the level moves up, instead of waiting for plays at a
+    level that can no longer be played (the deadlock of issue 47)."""
+    backend = LabBackend(LabBackendOptions(designer="rlve", skills=1, difficulties=[0.0, 1.0]))
+    trainer = LabTrainer(LabTrainerOptions(train_designer=False), backend)
+    played = ask(backend, DESIGN)
+    assert cell_of_program(played) == Cell(0, 0.0)
+    namespace: dict = {}
+    exec(played.strip("`").removeprefix("python"), namespace)  # noqa: S102 - the lab's template
+    observation, _ = namespace["LabEnv"]().reset(0)
+    ask(backend, [AGENT, {"role": "user", "content": observation}])
+    trainer.train([])
+    assert backend.choose_cell() == Cell(0, 0.0)  # played: the level waits for its window
+    ask(backend, DESIGN)  # refused: never played
+    trainer.train([])
     assert backend.choose_cell() == Cell(0, 1.0)
 
 
