@@ -131,6 +131,7 @@ class LabTrainer(Trainer):
         self.updates += 1
         metrics = {"agent_samples": float(len(agent_batch)),
                    "designer_samples": float(len(design_batch)),
+                   "optimizer_steps": 1.0,  # one update of the learner per iteration
                    "heldout_change": self.learner.heldout() - before,
                    "mean_ability": sum(self.learner.theta) / len(self.learner.theta)}
         if weights:
