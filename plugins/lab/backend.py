@@ -52,6 +52,11 @@ class LabBackendOptions(BaseModel):
         "trainer; random: uniform over the cells, never trained; rlve: RLVE's adaptive "
         "difficulty (per skill, one level up after rlve_threshold accuracy over rlve_window "
         "plays), ordinary environments only")
+    designer_epsilon: float = Field(
+        default=0.1, ge=0.0, le=1.0, description="the learned designer's exploration floor: "
+        "with this probability a design is drawn uniformly over the cells instead of from its "
+        "policy (the analogue of an LLM designer's sampling temperature), so that a policy "
+        "concentrated on refused duplicates still makes designs whose rewards differ")
     rlve_threshold: float = Field(default=0.9, gt=0.0, le=1.0)
     rlve_window: int = Field(default=8, ge=1)
 
@@ -120,8 +125,9 @@ class LabBackend(GenerationBackend):
         return f"```python\n{program(cell, nonce)}\n```"
 
     def choose_cell(self) -> Cell:
-        """The designer's choice: a draw from its policy (``learned``), uniform (``random``), or
-        RLVE's current level of the next skill in turn (``rlve``)."""
+        """The designer's choice: a draw from its policy (``learned``; uniform instead with
+        probability ``designer_epsilon``), uniform (``random``), or RLVE's current level of the
+        next skill in turn (``rlve``)."""
         cells = self.learner.cells
         if self.options.designer == "random":
             return self.rng.choice(cells)
@@ -130,6 +136,9 @@ class LabBackend(GenerationBackend):
             self.rlve_turn += 1
             level = self.options.difficulties[self.rlve_level[skill]]
             return Cell(skill, float(level), "ordinary")
+        epsilon = self.options.designer_epsilon
+        if epsilon > 0 and self.rng.random() < epsilon:  # the exploration floor
+            return self.rng.choice(cells)
         return self.rng.choices(cells, weights=self.learner.policy())[0]
 
     def _act(self, task: Any) -> str:

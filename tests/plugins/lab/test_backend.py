@@ -88,3 +88,16 @@ def test_state_round_trips():
     other.load_state_dict(backend.state_dict())
     assert other.learner.theta == backend.learner.theta
     assert other.choose_cell() == backend.choose_cell()
+
+
+def test_the_exploration_floor_draws_uniformly_from_a_concentrated_policy():
+    """The lock-in (issue 47): a policy held on one cell whose designs are all refused as
+    duplicates gets the same reward for every design, zero advantages and no gradient, forever.
+    ``designer_epsilon`` draws that share of the designs uniformly, so some rewards differ."""
+    cells = 3 * 8 * 3
+    for epsilon in (0.0, 0.2):
+        backend = LabBackend(LabBackendOptions(designer_epsilon=epsilon), seed=4)
+        backend.learner.logits[0] = 50.0  # all its mass on one cell
+        elsewhere = sum(backend.choose_cell() != backend.learner.cells[0] for _ in range(4000))
+        expected = epsilon * (cells - 1) / cells * 4000
+        assert abs(elsewhere - expected) <= 4 * (expected + 1) ** 0.5
