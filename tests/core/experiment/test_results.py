@@ -86,3 +86,35 @@ def test_the_budget_check_fails_when_trained_arms_spent_unequal_samples(tmp_path
     budget = results["checks"]["per_seed"]["0"]["budget"]["agent_samples"]
     assert budget == {"spread": 64.0, "one_batch": 32.0, "agrees": False}
     assert results["checks"]["budget_agrees"] is False
+
+
+def test_first_designs_differ_as_expected_between_arms_with_different_designers(tmp_path):
+    """Arms that differ only in the estimator must propose the same first environments; an arm
+    with another designer is expected to propose others, which is not a failed check."""
+    import json
+
+    from spade_core.experiment.plan import PlannedRun
+    from spade_core.experiment.results import build_results
+    from spade_core.experiment.spec import ExperimentSpec
+
+    spec = ExperimentSpec(base="lab.yaml", arms={"regret": [], "blend": [], "random": []},
+                          reference_arm="random", seeds=[0], budget={"iterations": 1},
+                          heldout={"suites": {"lab-grid": {}}, "every": 1})
+    arms = {"regret": ({"estimator": "regret"}, "e1"), "blend": ({"estimator": "blend"}, "e1"),
+            "random": ({"backend": {"plugin": "lab", "options": {"designer": "random"}}}, "e9")}
+    runs = []
+    for arm, (config, design) in arms.items():
+        directory = tmp_path / arm
+        (directory / "envs").mkdir(parents=True)
+        (directory / "metrics.jsonl").write_text(json.dumps({"iteration": 0, "train": {}}) + "\n")
+        (directory / "envs" / f"{design}.json").write_text(json.dumps({"id": design,
+                                                                       "iteration": 0}))
+        runs.append(PlannedRun(arm, 0, directory, {"backend": {"plugin": "lab"}} | config))
+    checks = build_results(spec, runs, tmp_path, tmp_path / "lab.yaml")["checks"]
+    assert checks["same_first_designs"] and checks["first_designs_differ_as_expected"]
+    assert checks["per_seed"]["0"]["first_designs_differ_as_expected"]
+    # The same difference between arms expected to agree is a failure.
+    (tmp_path / "blend" / "envs" / "e1.json").rename(tmp_path / "blend" / "envs" / "e2.json")
+    (tmp_path / "blend" / "envs" / "e2.json").write_text(json.dumps({"id": "e2", "iteration": 0}))
+    checks = build_results(spec, runs, tmp_path, tmp_path / "lab.yaml")["checks"]
+    assert not checks["same_first_designs"] and not checks["first_designs_differ_as_expected"]
