@@ -61,6 +61,21 @@ def test_the_fixed_pool_arm_keeps_training_once_its_pool_is_mastered(tmp_path):
     assert all(row["train"]["agent_samples"] > 0 for row in rows[-6:])
 
 
+def test_rlve_climbs_past_a_level_the_memory_refuses_as_mastered(tmp_path):
+    """At seed 2 RLVE's level of one skill was mastered in the memory before its own window
+    reached the threshold: its designs there were refused as duplicates, never played, and the
+    rule froze with the held-out at 0.71 (issue 47). Counting a refused level as passed, it
+    climbs on."""
+    loaded = load_plugins()
+    resolved = load_config(ROOT / "configs/lab.yaml", loaded.registry, [
+        f"run.dir={tmp_path / 'rlve'}", "run.iterations=18", "run.seed=2",
+        "backend.options.designer=rlve", "trainer.options.train_designer=false",
+        "eval.suites=[lab-grid]", "eval.every=6"])
+    run_dir = run(resolved, loaded, report=lambda line: None)
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["eval"]["lab-grid"]["pass@1"] for r in rows if "eval" in r][-1] > 0.9
+
+
 def test_the_grounded_estimator_finds_the_backend_built_after_it(tmp_path):
     """The estimator is built first (before the model), the lab backend after it: ``lab-grounded``
     looks the backend up when it first estimates, and its rewards reach the run's files."""
