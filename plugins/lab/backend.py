@@ -186,8 +186,8 @@ class LabBackend(GenerationBackend):
             level = self.rlve_level[skill]
             mine = [nonce for nonce, cell in pending
                     if cell.skill == skill and cell.difficulty == float(levels[level])]
-            if mine and not any(nonce in self.actions for nonce in mine) \
-                    and level < len(levels) - 1:
+            refused = bool(mine) and not any(nonce in self.actions for nonce in mine)
+            if refused and level < len(levels) - 1:
                 self.rlve_level[skill] += 1
                 self.rlve_outcomes[skill].clear()
 
