@@ -55,6 +55,23 @@ def last_window_kinds(run_dir: Path, first_iteration: int) -> dict[str, int]:
     return dict(counts)
 
 
+def regeneration_window(run_dir: Path) -> int:
+    """Iterations between the run's designs, from its ``config.resolved.yaml``: the window
+    schedule's ``loop.regeneration_interval`` (the schema's default when unset), 1 in the
+    frontier schedule (designs every iteration)."""
+    from spade_core.config.schema import LoopSection
+    from spade_core.config.yaml_safe import load_yaml_text
+
+    path = run_dir / "config.resolved.yaml"
+    data = load_yaml_text(path.read_bytes(), str(path)) if path.is_file() else None
+    loop = {**((data or {}).get("loop") or {})}
+    defaults = LoopSection.model_fields
+    schedule = loop.get("schedule", defaults["schedule"].default)
+    if schedule != "window":
+        return 1
+    return int(loop.get("regeneration_interval", defaults["regeneration_interval"].default))
+
+
 def bootstrap(statistic: Any, samples: list[Any], reps: int, rng: Any) -> list[float]:
     """Percentile 95 % interval of ``statistic(*samples)`` over ``reps`` resamplings of each
     sample's runs with replacement, each sample within itself (rliable's stratified bootstrap
@@ -73,7 +90,6 @@ def analyse(folder: Path, reps: int = 2000, seed: int = 0) -> dict[str, Any]:
 
     spec = json.loads((folder / "experiment.json").read_text(encoding="utf-8"))
     iterations = int(spec["spec"]["budget"]["iterations"])
-    interval = 2
     finals: dict[str, list[float]] = defaultdict(list)
     curves: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     kinds: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -85,7 +101,9 @@ def analyse(folder: Path, reps: int = 2000, seed: int = 0) -> dict[str, Any]:
         finals[run["arm"]].append(scores[-1][1])
         for iteration, value in scores:
             curves[run["arm"]][iteration].append(value)
-        for kind, n in last_window_kinds(run_dir, iterations - interval).items():
+        interval = regeneration_window(run_dir)
+        last_window = (iterations - 1) // interval * interval  # the last window's start
+        for kind, n in last_window_kinds(run_dir, last_window).items():
             kinds[run["arm"]][kind] += n
     arms = list(finals)
     matrices = {arm: np.asarray(finals[arm], dtype=float).reshape(-1, 1) for arm in arms}

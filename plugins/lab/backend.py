@@ -16,7 +16,7 @@ from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from plugins.lab.model import BLIND, COPY, MISS, SOLVE, Cell, Learner, LearnerParams
 from plugins.lab.programs import program, read_task
@@ -52,8 +52,23 @@ class LabBackendOptions(BaseModel):
         "trainer; random: uniform over the cells, never trained; rlve: RLVE's adaptive "
         "difficulty (per skill, one level up after rlve_threshold accuracy over rlve_window "
         "plays), ordinary environments only")
+    designer_epsilon: float = Field(
+        default=0.1, ge=0.0, le=1.0, description="the learned designer's exploration floor: "
+        "with this probability a design is drawn uniformly over the cells instead of from its "
+        "policy (the analogue of an LLM designer's sampling temperature), so that a policy "
+        "concentrated on refused duplicates still makes designs whose rewards differ")
     rlve_threshold: float = Field(default=0.9, gt=0.0, le=1.0)
     rlve_window: int = Field(default=8, ge=1)
+
+    @field_validator("kinds", "difficulties")
+    @classmethod
+    def _each_once(cls, values: list[Any]) -> list[Any]:
+        """An entry listed twice would make its cells twice: the designer's policy would then
+        give one cell two logits, and its log-probabilities would be wrong."""
+        repeated = sorted({str(v) for v in values if values.count(v) > 1})
+        if repeated:
+            raise ValueError(f"list each entry once; {', '.join(repeated)} is repeated")
+        return values
 
     def params(self) -> LearnerParams:
         return LearnerParams(
@@ -80,6 +95,8 @@ class LabBackend(GenerationBackend):
         self.rlve_outcomes: dict[int, deque[bool]] = defaultdict(
             lambda: deque(maxlen=options.rlve_window))
         self.rlve_turn = 0
+        #: RLVE: the designs ``(nonce, cell)`` made since the trainer's last update.
+        self.rlve_pending: list[tuple[int, Cell]] = []
 
     def generate(self, conversations: Sequence[list[dict[str, str]]], *, max_new_tokens: int,
                  temperature: float, seed: int | None = None, tools: Any = None,
@@ -103,11 +120,14 @@ class LabBackend(GenerationBackend):
         cell = self.choose_cell()
         self.designs += 1
         nonce = self.seed * 1_000_000 + self.designs
+        if self.options.designer == "rlve":
+            self.rlve_pending.append((nonce, cell))
         return f"```python\n{program(cell, nonce)}\n```"
 
     def choose_cell(self) -> Cell:
-        """The designer's choice: a draw from its policy (``learned``), uniform (``random``), or
-        RLVE's current level of the next skill in turn (``rlve``)."""
+        """The designer's choice: a draw from its policy (``learned``; uniform instead with
+        probability ``designer_epsilon``), uniform (``random``), or RLVE's current level of the
+        next skill in turn (``rlve``)."""
         cells = self.learner.cells
         if self.options.designer == "random":
             return self.rng.choice(cells)
@@ -116,6 +136,9 @@ class LabBackend(GenerationBackend):
             self.rlve_turn += 1
             level = self.options.difficulties[self.rlve_level[skill]]
             return Cell(skill, float(level), "ordinary")
+        epsilon = self.options.designer_epsilon
+        if epsilon > 0 and self.rng.random() < epsilon:  # the exploration floor
+            return self.rng.choice(cells)
         return self.rng.choices(cells, weights=self.learner.policy())[0]
 
     def _act(self, task: Any) -> str:
@@ -150,6 +173,23 @@ class LabBackend(GenerationBackend):
                 and self.rlve_level[cell.skill] < len(levels) - 1):
             self.rlve_level[cell.skill] += 1
             window.clear()
+
+    def rlve_settle(self) -> None:
+        """RLVE, at each update (the lab trainer calls it): a skill whose designs at its current
+        level since the last update were none of them played had them refused as duplicates of
+        an environment the memory found mastered (an ordinary lab program is always valid).
+        Mastered is RLVE's threshold reached, so the level moves up; otherwise the rule would
+        wait for plays at a level it can no longer get played, and freeze."""
+        pending, self.rlve_pending = self.rlve_pending, []
+        levels = self.options.difficulties
+        for skill in sorted({cell.skill for _, cell in pending}):
+            level = self.rlve_level[skill]
+            mine = [nonce for nonce, cell in pending
+                    if cell.skill == skill and cell.difficulty == float(levels[level])]
+            refused = bool(mine) and not any(nonce in self.actions for nonce in mine)
+            if refused and level < len(levels) - 1:
+                self.rlve_level[skill] += 1
+                self.rlve_outcomes[skill].clear()
 
     def state_dict(self) -> dict[str, Any]:
         return {**self.learner.state(), "designs": self.designs, "rlve_level": self.rlve_level,

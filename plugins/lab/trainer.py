@@ -127,9 +127,11 @@ class LabTrainer(Trainer):
         self.learner.agent_update(agent_batch)
         if design_batch:
             self.learner.designer_update(design_batch)
+        self.backend.rlve_settle()
         self.updates += 1
         metrics = {"agent_samples": float(len(agent_batch)),
                    "designer_samples": float(len(design_batch)),
+                   "optimizer_steps": 1.0,  # one update of the learner per iteration
                    "heldout_change": self.learner.heldout() - before,
                    "mean_ability": sum(self.learner.theta) / len(self.learner.theta)}
         if weights:

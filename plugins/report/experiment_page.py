@@ -37,10 +37,12 @@ COMPUTE_COLUMNS: tuple[tuple[str, str], ...] = (
 #: The checks of ``results.json`` and what each one asks.
 CHECKS: tuple[tuple[str, str], ...] = (
     ("same_seeds", "every run of a seed stored that seed"),
-    ("same_first_designs", "arms of one loop mode proposed the same environments first"),
+    ("same_first_designs", "arms with the same designer proposed the same environments first"),
     ("same_heldout_items", "every evaluation (the baseline's included) played the same items"),
     ("budget_agrees", "trained arms' agent samples and optimiser steps agree within one batch"),
 )
+#: Checks whose figures may differ as expected: the check's key -> the flag that says so.
+EXPECTED_DIFFERENCE = {"same_first_designs": "first_designs_differ_as_expected"}
 OVERALL = "overall"
 
 
@@ -91,9 +93,13 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-") or "x"
 
 
-def measures(curves: dict[str, Any]) -> list[tuple[str, str]]:
-    """The compute measures some curve point spent anything of (:data:`MEASURES`), else
-    iterations."""
+def measures(curves: dict[str, Any], against: list[str] | None = None
+             ) -> list[tuple[str, str]]:
+    """The measures the experiment file names (``heldout.curves_against``), else the compute
+    measures some curve point spent anything of (:data:`MEASURES`), else iterations."""
+    labels = dict((FALLBACK_MEASURE, *MEASURES, ("designer_samples", "designer samples trained")))
+    if against:
+        return [(key, labels.get(key, key.replace("_", " "))) for key in against]
     spent = {key for by_bucket in curves.values() for by_arm in by_bucket.values()
              for points in by_arm.values() for p in points
              for key, value in (p.get("compute") or {}).items() if value}
@@ -323,6 +329,17 @@ def _verdict(figure: dict[str, Any] | None) -> str:
     return "unclear"
 
 
+def badge(value: Any, expected: bool = False) -> tuple[str, str]:
+    """A check's badge, class and text: pass, fail, n/a, or "differs as expected" for a check
+    that passed where the figures it compares differ only between arms expected to differ (the
+    first designs of arms with different designers)."""
+    if value is None:
+        return "unknown", "n/a"
+    if not value:
+        return "fail", "fail"
+    return ("expected", "differs as expected") if expected else ("pass", "pass")
+
+
 def _number(value: Any) -> str:
     if value is None:
         return "–"
@@ -349,7 +366,8 @@ def render_experiment(folder: Path, results: dict[str, Any], runs: list[RunLink]
     from plugins.report.build import template_environment
 
     arms = arm_order(results)
-    panels = measures(results.get("curves") or {})
+    panels = measures(results.get("curves") or {},
+                      (results.get("heldout") or {}).get("curves_against"))
     environment = template_environment()
     environment.filters.update(pct=_points, interval=_interval, verdict=_verdict, number=_number)
     checks = results.get("checks") or {}
@@ -358,7 +376,9 @@ def render_experiment(folder: Path, results: dict[str, Any], runs: list[RunLink]
         results=results, folder=folder, arms=arms, suites=suite_views(results, arms, panels),
         panels=panels, runs=runs,
         compute=compute_per_arm(results.get("runs", []), arms), compute_columns=COMPUTE_COLUMNS,
-        checks=[(key, text, checks.get(key)) for key, text in CHECKS],
+        checks=[(key, text, checks.get(key), EXPECTED_DIFFERENCE.get(key, ""))
+                for key, text in CHECKS], all_checks=checks,
+        badge=badge,
         per_seed=checks.get("per_seed") or {}, version=__version__,
         reference=results.get("reference_arm"),
         at=(results.get("table") or {}).get("at_iterations", 0),

@@ -16,7 +16,8 @@ from spade_core.records import Role
 
 
 class NoTraining(Trainer):
-    """Counts the samples it is given per role and leaves the model as it is."""
+    """Counts the samples it is given per role and leaves the model as it is (none trained, no
+    optimiser step: the experiment's compute figures read that)."""
 
     def train(self, samples: Sequence[TrainingSample]) -> dict[str, float]:
         metrics: dict[str, float] = {}
@@ -24,7 +25,8 @@ class NoTraining(Trainer):
             rewards = [s.reward for s in samples if s.role == role]
             metrics[f"{role}_samples"] = float(len(rewards))
             metrics[f"{role}_mean_reward"] = sum(rewards) / len(rewards) if rewards else 0.0
-        return metrics
+            metrics[f"{role}_samples_trained"] = 0.0
+        return metrics | {"optimizer_steps": 0.0}
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)

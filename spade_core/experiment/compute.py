@@ -1,6 +1,8 @@
 """Compute accounting of a run, read from its ``metrics.jsonl``: per iteration and cumulated, the
 agent's (and designer's) trained samples, the optimiser steps, and the tokens each role
-generated (``tokens`` of a metrics row; docs/run-files.md)."""
+generated (``tokens`` of a metrics row; docs/run-files.md). Samples are read from what every
+trainer reports (``<role>_samples``), narrowed to ``<role>_samples_trained`` where the trainer
+reports it (GRPO drops samples without advantage)."""
 
 from __future__ import annotations
 
@@ -26,14 +28,21 @@ def read_rows(run_dir: Path) -> list[dict[str, Any]]:
     return [by_iteration[i] for i in sorted(by_iteration)]
 
 
+def trained(train: dict[str, Any], role: str) -> float:
+    """Samples of ``role`` one update trained on: ``<role>_samples_trained`` when the trainer
+    reports it, else ``<role>_samples`` (the samples it was given, which every trainer reports)."""
+    value = train.get(f"{role}_samples_trained", train.get(f"{role}_samples", 0.0))
+    return float(value or 0.0)
+
+
 def row_compute(row: dict[str, Any]) -> dict[str, float]:
     """One iteration's compute: trained samples per role, optimiser steps, generated tokens per
     role and in all (the in-run evaluation's excluded from ``tokens_total``: it measures, it
     does not train)."""
     train = row.get("train") or {}
     tokens = row.get("tokens") or {}
-    out = {"agent_samples": float(train.get("agent_samples_trained", 0.0)),
-           "designer_samples": float(train.get("designer_samples_trained", 0.0)),
+    out = {"agent_samples": trained(train, "agent"),
+           "designer_samples": trained(train, "designer"),
            "optimizer_steps": float(train.get("optimizer_steps", 0.0))}
     for role in ROLES:
         out[f"tokens_{role}"] = float(tokens.get(role, 0))

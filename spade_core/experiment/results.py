@@ -52,6 +52,19 @@ def first_designs(run: PlannedRun) -> list[str]:
     return sorted(ids)
 
 
+def design_group(config: dict[str, Any]) -> str:
+    """What decides a run's first designs: its loop mode and pool draw, designer, generation
+    backend, families and corpus. Arms that differ in these (a random designer against a
+    learned one, a fixed pool against self-play) are expected to propose different first
+    environments; arms that differ only in the estimator or the trainer are not."""
+    loop = config.get("loop") or {}
+    return json.dumps({"loop": {k: loop.get(k) for k in ("mode", "pool", "pool_order",
+                                                         "pool_seed")},
+                       **{k: config.get(k) for k in ("designer", "backend", "families",
+                                                     "corpus")}},
+                      sort_keys=True, default=str)
+
+
 def _scores(figures: dict[str, Any]) -> dict[str, float]:
     """``{"overall": pass@1, bucket: pass@1}`` of one suite's in-run figures."""
     return {OVERALL: figures["pass@1"], **figures.get("buckets", {})}
@@ -91,15 +104,18 @@ def _run_record(run: PlannedRun) -> dict[str, Any]:
             "compute": compute[-1] if compute else {},
             "batch": {"agent_samples": largest_step(rows, "agent_samples"),
                       "optimizer_steps": largest_step(rows, "optimizer_steps")},
-            "first_designs": first_designs(run), "points": points}
+            "first_designs": first_designs(run), "design_group": design_group(run.config),
+            "points": points}
 
 
 def _checks(spec: ExperimentSpec, records: list[dict[str, Any]],
             baseline_digests: dict[str, dict[str, str]]) -> dict[str, Any]:
-    """Per seed: the arms' run seeds, first designs (among arms of the same ``loop.mode``) and
-    held-out items (the untrained model's evaluation included) agree; the trained arms'
-    compute agrees within one batch."""
+    """Per seed: the arms' run seeds, first designs (among arms of the same
+    :func:`design_group`) and held-out items (the untrained model's evaluation included) agree;
+    the trained arms' compute agrees within one batch. ``first_designs_differ_as_expected``:
+    the first designs agree within each group but differ between groups, as they should."""
     out: dict[str, Any] = {"same_seeds": True, "same_first_designs": True,
+                           "first_designs_differ_as_expected": False,
                            "same_heldout_items": True, "budget_agrees": True, "per_seed": {}}
     for seed in spec.seed_list:
         mine = [r for r in records if r["seed"] == seed and r["iterations_completed"]]
@@ -108,8 +124,9 @@ def _checks(spec: ExperimentSpec, records: list[dict[str, Any]],
         seeds_ok = all(r["run_seed"] == seed for r in mine)
         designs: dict[str, list[list[str]]] = {}
         for r in mine:
-            designs.setdefault(r["mode"], []).append(r["first_designs"])
+            designs.setdefault(r["design_group"], []).append(r["first_designs"])
         designs_ok = all(all(d == group[0] for d in group) for group in designs.values())
+        expected = designs_ok and len({tuple(r["first_designs"]) for r in mine}) > 1
         digests = {json.dumps(p["items_digest"], sort_keys=True)
                    for r in mine for p in r["points"]}
         if str(seed) in baseline_digests and any(r["points"] for r in mine):
@@ -129,11 +146,13 @@ def _checks(spec: ExperimentSpec, records: list[dict[str, Any]],
         iterations = {r["iterations_completed"] for r in mine}
         out["per_seed"][str(seed)] = {
             "same_seeds": seeds_ok, "same_first_designs": designs_ok,
+            "first_designs_differ_as_expected": expected,
             "same_heldout_items": items_ok, "iterations": sorted(iterations),
             "first_designs": {r["arm"]: r["first_designs"] for r in mine},
             "budget": budget, "budget_agrees": budget_ok}
         out["same_seeds"] &= seeds_ok
         out["same_first_designs"] &= designs_ok
+        out["first_designs_differ_as_expected"] |= expected
         out["same_heldout_items"] &= items_ok
         out["budget_agrees"] &= budget_ok
     return out

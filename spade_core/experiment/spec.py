@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -41,6 +41,12 @@ class HeldoutSpec(Strict):
     max_new_tokens: int | None = Field(default=None, ge=1)
     #: Evaluate the untrained model once per seed (the curves' point at compute 0).
     baseline: bool = True
+    #: What the report draws the held-out curves against, a panel each; ``None``: every compute
+    #: measure some arm spent (agent samples, optimiser steps, tokens). The curriculum lab names
+    #: ``[iterations, agent_samples]``: its simulated learner generates no real tokens.
+    curves_against: list[Literal["iterations", "agent_samples", "designer_samples",
+                                 "optimizer_steps", "tokens_total"]] | None = Field(
+        default=None, min_length=1)
 
 
 class RaySpec(Strict):

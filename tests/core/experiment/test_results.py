@@ -57,3 +57,64 @@ def test_arms_of_one_seed_share_seeds_designs_items_and_compute(finished):
         assert run["compute"]["tokens_eval"] == 8.0  # one word per reply: 4 items, 2 evals
     designer = {r["compute"]["tokens_designer"] for r in results["runs"] if r["seed"] == 1}
     assert len(designer) == 1
+
+
+def test_the_budget_check_fails_when_trained_arms_spent_unequal_samples(tmp_path):
+    """The compute is read from what every trainer reports (``agent_samples``: the lab trainer
+    reports no ``*_samples_trained``), so an arm that ran out of environments is caught."""
+    import json
+
+    from spade_core.experiment.plan import PlannedRun
+    from spade_core.experiment.results import build_results
+    from spade_core.experiment.spec import ExperimentSpec
+
+    spec = ExperimentSpec(base="lab.yaml", arms={"full": [], "starved": []}, reference_arm="full",
+                          seeds=[0], budget={"iterations": 3},
+                          heldout={"suites": {"lab-grid": {}}, "every": 1})
+    runs = []
+    for arm, samples in (("full", [32, 32, 32]), ("starved", [32, 0, 0])):
+        directory = tmp_path / arm
+        directory.mkdir()
+        (directory / "metrics.jsonl").write_text("".join(json.dumps(
+            {"iteration": i, "train": {"agent_samples": float(n), "designer_samples": 8.0,
+                                       "optimizer_steps": 1.0}}) + "\n"
+            for i, n in enumerate(samples)))
+        runs.append(PlannedRun(arm, 0, directory, {"trainer": {"plugin": "lab"}}))
+    results = build_results(spec, runs, tmp_path, tmp_path / "lab.yaml")
+    full = next(r for r in results["runs"] if r["arm"] == "full")
+    assert full["compute"]["agent_samples"] == 96.0 and full["compute"]["designer_samples"] == 24.0
+    budget = results["checks"]["per_seed"]["0"]["budget"]["agent_samples"]
+    assert budget == {"spread": 64.0, "one_batch": 32.0, "agrees": False}
+    assert results["checks"]["budget_agrees"] is False
+
+
+def test_first_designs_differ_as_expected_between_arms_with_different_designers(tmp_path):
+    """Arms that differ only in the estimator must propose the same first environments; an arm
+    with another designer is expected to propose others, which is not a failed check."""
+    import json
+
+    from spade_core.experiment.plan import PlannedRun
+    from spade_core.experiment.results import build_results
+    from spade_core.experiment.spec import ExperimentSpec
+
+    spec = ExperimentSpec(base="lab.yaml", arms={"regret": [], "blend": [], "random": []},
+                          reference_arm="random", seeds=[0], budget={"iterations": 1},
+                          heldout={"suites": {"lab-grid": {}}, "every": 1})
+    arms = {"regret": ({"estimator": "regret"}, "e1"), "blend": ({"estimator": "blend"}, "e1"),
+            "random": ({"backend": {"plugin": "lab", "options": {"designer": "random"}}}, "e9")}
+    runs = []
+    for arm, (config, design) in arms.items():
+        directory = tmp_path / arm
+        (directory / "envs").mkdir(parents=True)
+        (directory / "metrics.jsonl").write_text(json.dumps({"iteration": 0, "train": {}}) + "\n")
+        (directory / "envs" / f"{design}.json").write_text(json.dumps({"id": design,
+                                                                       "iteration": 0}))
+        runs.append(PlannedRun(arm, 0, directory, {"backend": {"plugin": "lab"}} | config))
+    checks = build_results(spec, runs, tmp_path, tmp_path / "lab.yaml")["checks"]
+    assert checks["same_first_designs"] and checks["first_designs_differ_as_expected"]
+    assert checks["per_seed"]["0"]["first_designs_differ_as_expected"]
+    # The same difference between arms expected to agree is a failure.
+    (tmp_path / "blend" / "envs" / "e1.json").rename(tmp_path / "blend" / "envs" / "e2.json")
+    (tmp_path / "blend" / "envs" / "e2.json").write_text(json.dumps({"id": "e2", "iteration": 0}))
+    checks = build_results(spec, runs, tmp_path, tmp_path / "lab.yaml")["checks"]
+    assert not checks["same_first_designs"] and not checks["first_designs_differ_as_expected"]

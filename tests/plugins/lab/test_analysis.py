@@ -9,9 +9,11 @@ from plugins.lab.model import Cell
 from plugins.lab.programs import program
 
 
-def make_run(folder, arm, seed, final, kinds):
+def make_run(folder, arm, seed, final, kinds, interval=2):
     run_dir = folder / "runs" / arm / f"seed-{seed}"
     (run_dir / "envs").mkdir(parents=True)
+    (run_dir / "config.resolved.yaml").write_text(
+        f"loop:\n  schedule: window\n  regeneration_interval: {interval}\n")
     rows = [{"iteration": i, "eval": {"lab-grid": {"pass@1": final * (i + 1) / 4}}}
             for i in (1, 3)]
     (run_dir / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -40,3 +42,14 @@ def test_iqm_improvement_and_kind_shares(tmp_path):
     assert good["curve"] == {"1": pytest.approx(0.3575), "3": pytest.approx(0.715)}
     assert "| good | 4 | 71.5" in markdown(result)
     assert last_window_kinds(tmp_path / "runs" / "good" / "seed-0", 0)["noisy"] == 1
+
+
+def test_kind_shares_count_the_runs_own_last_window(tmp_path):
+    """Windows of one iteration (experiments/curriculum-lab-every-iteration.yaml): the last
+    window is the last iteration alone, read from the run's resolved config."""
+    runs = [make_run(tmp_path, "random", s, 0.4, ["ordinary", "leaky", "noisy"], interval=1)
+            for s in range(2)]
+    (tmp_path / "experiment.json").write_text(json.dumps(
+        {"spec": {"budget": {"iterations": 4}}, "runs": runs}))
+    shares = analyse(tmp_path, reps=20)["arms"]["random"]["kind_share"]
+    assert shares == {"ordinary": 0.0, "leaky": 1.0, "noisy": 0.0}  # iteration 3's designs only

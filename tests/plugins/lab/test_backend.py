@@ -1,10 +1,20 @@
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from plugins.lab.backend import DESIGNER_MARK, HINT_SYSTEM, HINT_TEXT, LabBackend, LabBackendOptions
 from plugins.lab.model import Cell
 from plugins.lab.programs import cell_of_program, program
+from plugins.lab.trainer import LabTrainer, LabTrainerOptions
+from spade_core.config.load import load_config
+from spade_core.errors import ConfigError
+from spade_core.plugins import load_plugins
 
+ROOT = Path(__file__).resolve().parents[3]
 AGENT = {"role": "system", "content": "Solve the lab task."}
+DESIGN = [{"role": "system", "content": "x"}, {"role": "user", "content": DESIGNER_MARK}]
 
 
 def ask(backend, messages):
@@ -45,6 +55,32 @@ def test_rlve_moves_a_skill_up_after_its_window_passes_the_threshold():
     assert backend.choose_cell() == Cell(0, 1.0)
 
 
+def test_rlve_moves_up_when_its_level_is_refused_as_a_duplicate():
+    """A design at the current level that the loop never played was refused as a duplicate of a
+    mastered environment: at the update the level moves up, instead of waiting for plays at a
+    level that can no longer be played (the deadlock of issue 47)."""
+    backend = LabBackend(LabBackendOptions(designer="rlve", skills=1, difficulties=[0.0, 1.0]))
+    trainer = LabTrainer(LabTrainerOptions(train_designer=False), backend)
+    played = ask(backend, DESIGN)
+    assert cell_of_program(played) == Cell(0, 0.0)
+    namespace: dict = {}
+    exec(played.strip("`").removeprefix("python"), namespace)  # noqa: S102 - the lab's template
+    observation, _ = namespace["LabEnv"]().reset(0)
+    ask(backend, [AGENT, {"role": "user", "content": observation}])
+    trainer.train([])
+    assert backend.choose_cell() == Cell(0, 0.0)  # played: the level waits for its window
+    ask(backend, DESIGN)  # refused: never played
+    trainer.train([])
+    assert backend.choose_cell() == Cell(0, 1.0)
+
+
+def test_repeated_kinds_or_difficulties_are_refused_naming_the_key():
+    registry = load_plugins().registry
+    for key, value in (("kinds", "[ordinary, leaky, ordinary]"), ("difficulties", "[0, 1, 1]")):
+        with pytest.raises(ConfigError, match=rf"backend\.options\.{key}: .*repeated"):
+            load_config(ROOT / "configs/lab.yaml", registry, [f"backend.options.{key}={value}"])
+
+
 def test_state_round_trips():
     backend = LabBackend(LabBackendOptions(), seed=2)
     backend.learner.theta[0] = 1.5
@@ -52,3 +88,16 @@ def test_state_round_trips():
     other.load_state_dict(backend.state_dict())
     assert other.learner.theta == backend.learner.theta
     assert other.choose_cell() == backend.choose_cell()
+
+
+def test_the_exploration_floor_draws_uniformly_from_a_concentrated_policy():
+    """The lock-in (issue 47): a policy held on one cell whose designs are all refused as
+    duplicates gets the same reward for every design, zero advantages and no gradient, forever.
+    ``designer_epsilon`` draws that share of the designs uniformly, so some rewards differ."""
+    cells = 3 * 8 * 3
+    for epsilon in (0.0, 0.2):
+        backend = LabBackend(LabBackendOptions(designer_epsilon=epsilon), seed=4)
+        backend.learner.logits[0] = 50.0  # all its mass on one cell
+        elsewhere = sum(backend.choose_cell() != backend.learner.cells[0] for _ in range(4000))
+        expected = epsilon * (cells - 1) / cells * 4000
+        assert abs(elsewhere - expected) <= 4 * (expected + 1) ** 0.5

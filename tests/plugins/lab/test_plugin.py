@@ -43,6 +43,39 @@ def test_a_sign_flipped_advantage_learns_measurably_less(tmp_path, monkeypatch):
     assert correct[-1] - broken[-1] > 0.2
 
 
+def test_the_fixed_pool_arm_keeps_training_once_its_pool_is_mastered(tmp_path):
+    """The tournament's fixed-pool arm draws as the reference's fixed pool does (a fresh
+    shuffled draw every iteration, nothing retired): long after every pool environment was
+    played, and the easy ones mastered, it still trains on the pool (issue 47)."""
+    from spade_core.experiment.spec import arm_overrides, load_spec
+
+    spec, base = load_spec(ROOT / "experiments/curriculum-lab.yaml")
+    pool = "plugins/lab/data/pool.jsonl"
+    arm = [o.replace(pool, str(ROOT / pool)) for o in arm_overrides(spec.arms["fixed-pool"])]
+    loaded = load_plugins()
+    resolved = load_config(base, loaded.registry, [
+        f"run.dir={tmp_path / 'pool'}", "run.iterations=20", *spec.set, *arm])
+    run_dir = run(resolved, loaded, report=lambda line: None)
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert len(rows) == 20
+    assert all(row["train"]["agent_samples"] > 0 for row in rows[-6:])
+
+
+def test_rlve_climbs_past_a_level_the_memory_refuses_as_mastered(tmp_path):
+    """At seed 2 RLVE's level of one skill was mastered in the memory before its own window
+    reached the threshold: its designs there were refused as duplicates, never played, and the
+    rule froze with the held-out at 0.71 (issue 47). Counting a refused level as passed, it
+    climbs on."""
+    loaded = load_plugins()
+    resolved = load_config(ROOT / "configs/lab.yaml", loaded.registry, [
+        f"run.dir={tmp_path / 'rlve'}", "run.iterations=18", "run.seed=2",
+        "backend.options.designer=rlve", "trainer.options.train_designer=false",
+        "eval.suites=[lab-grid]", "eval.every=6"])
+    run_dir = run(resolved, loaded, report=lambda line: None)
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["eval"]["lab-grid"]["pass@1"] for r in rows if "eval" in r][-1] > 0.9
+
+
 def test_the_grounded_estimator_finds_the_backend_built_after_it(tmp_path):
     """The estimator is built first (before the model), the lab backend after it: ``lab-grounded``
     looks the backend up when it first estimates, and its rewards reach the run's files."""

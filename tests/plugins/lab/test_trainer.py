@@ -42,7 +42,8 @@ def test_one_update_applies_the_loop_advantages_to_the_learner_formula():
     # Designer: one skill baseline, mean 0.5: advantages (+0.5, -0.5), weights (1, 2):
     # logit a: 0.5 * (0.5 * 0.5 - 1.0 * -0.5) = 0.375 (= -logit b).
     assert backend.learner.logits == pytest.approx([0.375, -0.375])
-    assert metrics["agent_samples"] == 2 and metrics["tis_mean_weight"] == pytest.approx(1.5)
+    assert metrics["agent_samples"] == 2 and metrics["optimizer_steps"] == 1
+    assert metrics["tis_mean_weight"] == pytest.approx(1.5)
     assert metrics["heldout_change"] == pytest.approx(
         backend.learner.heldout() - sum(sigmoid(-d) for d in (0, 1, 2, 3, 4)) / 5)
 

@@ -191,3 +191,19 @@ def test_a_lab_experiment_shows_its_lab_table(page, known_experiment, tmp_path):
     assert [arm for arm, _ in rows] == ["random", "regret"]  # best IQM first
     assert "41.0 [38.0, 45.0]" in rows[1][1] and "0.21 [0.10, 0.33]" in rows[1][1]
     assert "<td>90.0</td>" in rows[1][1]  # the leaky share
+
+
+def test_first_designs_that_differ_as_expected_and_the_chosen_curves_show(page, known_experiment):
+    """A lab tournament (issue 47): its first designs differ between designers as they should,
+    and its curves are drawn against iterations and agent samples, not tokens."""
+    _, results = page
+    changed = copy.deepcopy(results)
+    changed["checks"]["first_designs_differ_as_expected"] = True
+    changed["checks"]["per_seed"]["1"]["first_designs_differ_as_expected"] = True
+    changed["heldout"]["curves_against"] = ["iterations", "agent_samples"]
+    html = render_experiment(known_experiment, changed, [])
+    row = re.search(r'<tr data-check="same_first_designs">(.*?)</tr>', html, flags=re.S).group(1)
+    assert row.count(">differs as expected<") == 2 and row.count(">pass<") == 2
+    assert ">fail<" not in row
+    svg = re.search(r'id="curve-known-overall".*?</svg>', html, flags=re.S).group(0)
+    assert "agent samples trained" in svg and "tokens generated" not in svg

@@ -27,7 +27,9 @@ def test_the_none_trainer_counts_samples_per_role_and_saves_an_empty_folder(tmp_
     samples = [TrainingSample("agent", [], 1.0), TrainingSample("agent", [], 0.0),
                TrainingSample("designer", [], 0.5)]
     assert trainer.train(samples) == {"designer_samples": 1.0, "designer_mean_reward": 0.5,
-                                      "agent_samples": 2.0, "agent_mean_reward": 0.5}
+                                      "agent_samples": 2.0, "agent_mean_reward": 0.5,
+                                      "designer_samples_trained": 0.0,
+                                      "agent_samples_trained": 0.0, "optimizer_steps": 0.0}
     assert trainer.train([])["agent_mean_reward"] == 0.0
     trainer.save(tmp_path / "ckpt")
     assert (tmp_path / "ckpt").is_dir() and not list((tmp_path / "ckpt").iterdir())
