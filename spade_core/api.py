@@ -146,16 +146,17 @@ def check_programs(programs: Sequence[tuple[str, str | None]],
     """Validate environment programs (``(label, source)``; source ``None`` when the file is not
     UTF-8) in one sandbox, several at once, as training does.
 
-    A program's family: with ``choose="injected"`` (``spade check-env``, :func:`open_env`) one
-    named family is used for every program, else the family whose injected names the program
-    uses, none (the plain SPADE game format) for a self-contained program; with
-    ``choose="first"`` (``spade envs import``) the first of ``families`` whose static checks
-    accept it. ``families``: by name; default every installed family that can start
-    (``on_skip(name, error)`` hears of the others)."""
+    A program's family is the first of its candidates that makes it valid (the first candidate
+    and its verdict when none does): with ``choose="injected"`` (``spade check-env``) one named
+    family for every program, else :func:`~spade_core.program_files.family_candidates` (the
+    families whose injected names it uses; for a self-contained program the plain SPADE game
+    format, then every family that accepts it); with ``choose="first"`` (``spade envs import``)
+    the ``families`` whose static checks accept it, in their order. ``families``: by name;
+    default every installed family that can start (``on_skip(name, error)`` hears of the
+    others)."""
     from spade_core.components import BuildContext
-    from spade_core.program_files import choose_family, family_for, installed_families
+    from spade_core.program_files import choose_family, family_candidates, installed_families
     from spade_core.records import Verdict
-    from spade_core.validation import validate
 
     registry = (plugins or load_plugins()).registry
     context = BuildContext(run_dir=run_dir)
@@ -165,47 +166,74 @@ def check_programs(programs: Sequence[tuple[str, str | None]],
         built = list(installed_families(registry, "--family", context, on_skip=on_skip).values())
     forced = built[0] if choose == "injected" and families else None
     try:
-        chosen: dict[int, Any] = {}
+        candidates: dict[int, list[Any]] = {}
         refused: dict[int, Verdict] = {}
         for index, (_, source) in enumerate(programs):
             if source is None:
                 refused[index] = Verdict(False, "syntax", "the file is not UTF-8 text")
             elif forced is not None:
-                chosen[index] = forced
+                candidates[index] = [forced]
             elif choose == "injected":
-                family, problem = family_for(source, built)
+                found, problem = family_candidates(source, built)
                 if problem is None:
-                    chosen[index] = family
+                    candidates[index] = found
                 else:
                     refused[index] = Verdict(False, "interface", f"{problem} (give --family "
                                              "NAME to choose the family)")
             else:
-                family, problems = choose_family(source, built)
-                if family is None:
+                accepted = [f for f in built if not f.static_problems(source)]
+                if accepted:
+                    candidates[index] = accepted
+                else:
+                    _, problems = choose_family(source, built)
                     refused[index] = Verdict(False, "interface", "no family accepts it: "
                                              + "; ".join(problems))
-                else:
-                    chosen[index] = family
-        verdicts: dict[int, Verdict] = dict(refused)
         box = registry.build("sandbox", sandbox, dict(sandbox_options or {}), "--sandbox",
                              context)
         try:
             isolation = box.isolation()
-            groups: dict[str | None, list[int]] = {}
-            for index, family in chosen.items():
-                groups.setdefault(family.name if family is not None else None, []).append(index)
-            for indices in groups.values():
-                family = chosen[indices[0]]
-                checked = validate(box, [programs[i][1] for i in indices], family=family)
-                verdicts.update(zip(indices, checked))
+            chosen, verdicts = _first_valid_family(
+                box, {i: programs[i][1] for i in candidates}, candidates)
         finally:
             box.close()
+        verdicts.update(refused)
     finally:
         for family in built:
             family.close()
     return ProgramChecks(isolation, [
         ProgramCheck(label, source, getattr(chosen.get(i), "name", None), verdicts[i])
         for i, (label, source) in enumerate(programs)])
+
+
+def _first_valid_family(box: Any, sources: Mapping[int, str], candidates: Mapping[int, list[Any]]
+                        ) -> tuple[dict[int, Any], dict[int, "Verdict"]]:
+    """Each program's family and verdict: its candidates are tried in order (the programs of one
+    family validated together) until one makes it valid; when none does, the first candidate
+    and its verdict stand. Only a verdict another family could change
+    (:data:`~spade_core.program_files.FAMILY_DEPENDENT`) sends a program on to the next."""
+    from spade_core.program_files import FAMILY_DEPENDENT
+    from spade_core.validation import validate
+
+    chosen: dict[int, Any] = {}
+    verdicts: dict[int, Verdict] = {}
+    trying = {index: 0 for index in sources}  # program -> position of the candidate to try
+    while trying:
+        groups: dict[str | None, list[int]] = {}
+        for index, position in trying.items():
+            family = candidates[index][position]
+            groups.setdefault(getattr(family, "name", None), []).append(index)
+        next_round: dict[int, int] = {}
+        for indices in groups.values():
+            family = candidates[indices[0]][trying[indices[0]]]
+            checked = validate(box, [sources[i] for i in indices], family=family)
+            for index, verdict in zip(indices, checked):
+                if verdict.valid or index not in verdicts:
+                    chosen[index], verdicts[index] = family, verdict
+                more = trying[index] + 1 < len(candidates[index])
+                if not verdict.valid and verdict.category in FAMILY_DEPENDENT and more:
+                    next_round[index] = trying[index] + 1
+        trying = next_round
+    return chosen, verdicts
 
 
 def import_programs(programs: Sequence[tuple[str, str | None, str]], run_dir: str | Path,
@@ -292,8 +320,9 @@ def open_env(program: str | Path, family: str | None = None, *, sandbox: str = "
 
     ``program``: a file's path (a ``Path``, or a ``str`` without a line break) or the program's
     text. ``family``: the env family whose prelude and answer format it uses; by default chosen as
-    ``spade check-env`` chooses it (the installed family whose injected names the program uses,
-    none for a self-contained program in the plain SPADE game format). ``sandbox`` and
+    ``spade check-env`` chooses it (the installed family whose injected names the program uses;
+    for a self-contained program the plain SPADE game format, or else the first installed family
+    in which it is valid; with ``check=False``, no validation: the first of these). ``sandbox`` and
     ``sandbox_options``: the sandbox plugin and its options. ``check``: validate the program first,
     as ``spade check-env`` does, and raise :class:`~spade_core.errors.SandboxError` naming the
     verdict when it is no valid environment. ``env_options`` go to the env
@@ -305,16 +334,19 @@ def open_env(program: str | Path, family: str | None = None, *, sandbox: str = "
 
     loaded = plugins or load_plugins()
     label, source = _read_program(program)
-    chosen, unused = _choose_family(source, family, label, loaded)
-    for other in unused:
-        other.close()
+    candidates, built = _family_candidates(source, family, label, loaded)
+    chosen = candidates[0]
     box: Any = None
     handed_over = False
     try:
         box = loaded.registry.build("sandbox", sandbox, dict(sandbox_options or {}),
                                     "open_env(sandbox=...)")
         if check:
-            _check_program(box, source, chosen, label)
+            chosen = _check_program(box, source, candidates, label)
+        for other in built:
+            if other is not chosen:
+                other.close()
+        built = [chosen] if chosen is not None else []
         opened = box
 
         def close() -> None:
@@ -334,8 +366,8 @@ def open_env(program: str | Path, family: str | None = None, *, sandbox: str = "
                 if box is not None:
                     box.close()
             finally:
-                if chosen is not None:
-                    chosen.close()
+                for other in built:
+                    other.close()
 
 
 def _read_program(program: str | Path) -> tuple[str, str]:
@@ -353,34 +385,37 @@ def _read_program(program: str | Path) -> tuple[str, str]:
                          f"{exc.start})") from None
 
 
-def _choose_family(source: str, family: str | None, label: str, loaded: "LoadedPlugins"
-                   ) -> tuple["EnvFamily | None", list["EnvFamily"]]:
-    """The program's family (``family`` by name, else chosen as ``spade check-env`` does) and the
-    other families built on the way (to close)."""
+def _family_candidates(source: str, family: str | None, label: str, loaded: "LoadedPlugins"
+                       ) -> tuple[list["EnvFamily | None"], list["EnvFamily"]]:
+    """The families to try the program in, as ``spade check-env`` tries them (``family`` alone
+    when named), and every family built on the way (to close)."""
     from spade_core.errors import ConfigError
-    from spade_core.program_files import family_for, installed_families
+    from spade_core.program_files import family_candidates, installed_families
 
     registry = loaded.registry
     if family is not None:
-        return registry.build("env_family", family, {}, "open_env(family=...)"), []
+        named = registry.build("env_family", family, {}, "open_env(family=...)")
+        return [named], [named]
     installed = list(installed_families(registry, "open_env").values())
-    chosen, problem = family_for(source, installed)
+    candidates, problem = family_candidates(source, installed)
     if problem is not None:
         for built in installed:
             built.close()
         raise ConfigError(f"{label}: {problem} (pass family=NAME to choose the family)")
-    return chosen, [f for f in installed if f is not chosen]
+    return candidates, installed
 
 
-def _check_program(box: Any, source: str, family: "EnvFamily | None", label: str) -> None:
-    """Validate ``source`` in ``box`` as ``spade check-env`` does; a
-    :class:`~spade_core.errors.SandboxError` naming the verdict when it is invalid."""
+def _check_program(box: Any, source: str, candidates: list["EnvFamily | None"], label: str
+                   ) -> "EnvFamily | None":
+    """The first of ``candidates`` in which ``source`` is valid, validated as ``spade check-env``
+    does; a :class:`~spade_core.errors.SandboxError` naming the first candidate's verdict when
+    it is valid in none."""
     import dataclasses
 
     from spade_core.errors import SandboxError
-    from spade_core.validation import validate
 
-    [verdict] = validate(box, [source], family=family)
+    chosen, verdicts = _first_valid_family(box, {0: source}, {0: candidates})
+    family, verdict = chosen[0], verdicts[0]
     if not verdict.valid:
         where = f" (line {verdict.line})" if verdict.line else ""
         name = (f"family {family.name!r}" if family is not None else
@@ -388,6 +423,7 @@ def _check_program(box: Any, source: str, family: "EnvFamily | None", label: str
         raise SandboxError(dataclasses.replace(verdict, message=(
             f"{label} is not a valid environment program in {name}{where}: {verdict.message}; "
             "check=False opens it anyway")))
+    return family
 
 
 def _stderr(message: str) -> None:

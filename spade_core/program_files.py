@@ -1,5 +1,6 @@
 """Environment program files: read programs from a folder of ``.py`` files or a JSONL file, and
-pick the family a program belongs to (``spade envs import`` and fixed pools share these)."""
+list the families a program may belong to (``spade check-env``, ``spade envs import`` and fixed
+pools share these)."""
 
 from __future__ import annotations
 
@@ -21,12 +22,14 @@ DESCRIPTION_FIELDS: tuple[str, ...] = ("description", "name", "title", "skill", 
 def read_programs(path: Path, field: str | None = None, command: str = "envs import"
                   ) -> Iterator[tuple[str, str | None, str]]:
     """``(label, source or None when unreadable, description)`` for each program under ``path``:
-    every ``*.py`` file of a folder (sorted), or every line of a ``.jsonl`` file. ``command``
+    every ``*.py`` file of a folder (sorted, package ``__init__.py`` files left out), or every line of a ``.jsonl`` file. ``command``
     starts the error messages."""
     from spade_core.errors import UsageError
 
     if path.is_dir():
-        for file in sorted(p for p in path.rglob("*.py") if p.is_file()):
+        # package files (``__init__.py``) are no programs
+        for file in sorted(p for p in path.rglob("*.py")
+                           if p.is_file() and p.name != "__init__.py"):
             try:
                 yield str(file), file.read_text(encoding="utf-8"), ""
             except UnicodeDecodeError:
@@ -72,22 +75,40 @@ def choose_family(source: str, families: Sequence[EnvFamily]
     return None, problems
 
 
+#: Verdict categories that another family's prelude, modules, probe actions or solution format
+#: can change (an import only a family provides, a solution only its format replays); a program
+#: with any other verdict (syntax, timeout, memory, crash, ...) is not checked again elsewhere.
+FAMILY_DEPENDENT = frozenset({"forbidden", "interface", "runtime_error", "endless", "unsolvable",
+                              "trivial"})
+
+
 def family_for(source: str, families: Sequence[EnvFamily]
                ) -> tuple[EnvFamily | None, str | None]:
-    """The family ``spade check-env`` and ``open_env`` check a program in: among ``families``,
-    the ones whose injected names (``ToolUseBaseEnv``, ``extract_boxed``, ...) it uses, most
-    used first, the first whose static checks accept it; ``(None, None)`` for a self-contained
-    program (the plain SPADE game format); ``(None, problem)`` when the families it needs all
-    refuse it."""
+    """The family ``open_env`` checks a program in: the first of :func:`family_candidates`;
+    ``(None, None)`` for a self-contained program (the plain SPADE game format);
+    ``(None, problem)`` when the families whose names it uses all refuse it."""
+    candidates, problem = family_candidates(source, families)
+    return (candidates[0] if candidates else None), problem
+
+
+def family_candidates(source: str, families: Sequence[EnvFamily]
+                      ) -> tuple[list[EnvFamily | None], str | None]:
+    """The families ``spade check-env`` tries a program in, in order, until one makes it valid:
+    among ``families``, the ones whose injected names (``ToolUseBaseEnv``, ``extract_boxed``,
+    ...) it uses, most used first, that accept it statically; for a self-contained program the
+    plain SPADE game format (``None``) and then every family that accepts it (a program may
+    import a module only a family provides, as ``math_verify``, or give its solution in a
+    family's format). ``([], problem)`` when the families it needs all refuse it."""
     needed = families_needed(source, families)
     if not needed:
-        return None, None
-    chosen, problems = choose_family(source, needed)
-    if chosen is not None:
-        return chosen, None
+        return [None, *(f for f in families if not f.static_problems(source))], None
+    accepted: list[EnvFamily | None] = [f for f in needed if not f.static_problems(source)]
+    if accepted:
+        return accepted, None
+    _, problems = choose_family(source, needed)
     used = " and ".join(f"family {f.name!r}" for f in needed)
-    return None, (f"it uses names injected by {used}, which does not accept it: "
-                  + "; ".join(problems))
+    return [], (f"it uses names injected by {used}, which does not accept it: "
+                + "; ".join(problems))
 
 
 def _free_names(source: str) -> set[str]:

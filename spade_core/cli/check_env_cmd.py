@@ -1,11 +1,13 @@
 """'spade check-env PATH... [--json]': validate environment programs in the sandbox.
 
-PATH is a .py file, a folder (every .py in it, recursively) or a .jsonl file (one
-program per line, as 'spade envs import' reads it). One line per program (a JSON object with
-'--json'): file, family, valid, category, message, first observation (at most 2 KB), seconds.
-Without '--family' each program's family is chosen as 'spade envs import' chooses it, among
-the installed families whose injected names (ToolUseBaseEnv, extract_boxed, ...) the
-program uses; a self-contained program is checked in the plain SPADE game format. Exit status 0
+PATH is a .py file, a folder (every .py in it, recursively, but package __init__.py files) or
+a .jsonl file (one program per line, as 'spade envs import' reads it). One line per program (a
+JSON object with '--json'): file, family, valid, category, message, first observation (at most
+2 KB), seconds. Without '--family' a program is checked in the installed families whose
+injected names (ToolUseBaseEnv, extract_boxed, ...) it uses; a self-contained program in the
+plain SPADE game format, then in each installed family that accepts it (one may provide a
+module it imports, such as math_verify, or read its solution's format); the first in which it
+is valid is chosen, and when none is, the first one's verdict is shown. Exit status 0
 when every program is valid, 1 when any is not, 2 on usage errors. All programs are checked in
 one sandbox pool, several at once, as in training.
 """

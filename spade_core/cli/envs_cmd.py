@@ -5,7 +5,9 @@ fixed pool, validating each in the sandbox.
 Every program gets a verdict. Valid ones are stored with status frontier (playable), invalid
 ones as rejected with the verdict's category and message, so the import can be audited with
 'spade memory'. Each program's family is the first selected family whose static checks accept
-it ('--family' picks and orders them; default: every installed family). Exit status 0 when
+it and in which it is valid, else the first that accepts it ('--family' picks and orders them;
+default: every installed family). Package files (__init__.py) in a folder are skipped. Exit
+status 0 when
 every program is valid, 1 when any is not, 2 on usage errors.
 """
 

@@ -86,9 +86,9 @@ class LoopSection(Strict):
     #: The reference discards failed attempts and regenerates: off by default.
     train_on_failed_attempts: bool = False
     #: Multiplies the designer's advantages (the reference's ``env_reward_scale``). ``None``:
-    #: the reference's ``min(agent samples / designer samples x regeneration interval, cap)``,
-    #: from each training step's own counts (``selfplay/samples.py`` ``env_reward_scale``),
-    #: capped at ``env_reward_scale_cap``.
+    #: the reference's ``min(agent samples / designs x regeneration interval, cap)``, from each
+    #: training step's own counts, masked designs included (``selfplay/designer_reward.py``
+    #: ``env_reward_scale``), capped at ``env_reward_scale_cap``.
     env_reward_scale: float | None = Field(default=None, gt=0.0)
     env_reward_scale_cap: float = Field(default=50.0, gt=0.0)
     #: Episode reward that counts as success: validation's "solved", the estimators' win rate,

@@ -38,8 +38,9 @@ def template_meta(loop: LoopSection, role: Literal["designer", "agent"]) -> dict
 def env_reward_scale(loop: LoopSection, agent_samples: int, designer_samples: int,
                      interval: int = 1) -> float:
     """What the designer's advantages are multiplied by: ``loop.env_reward_scale``, or the
-    reference's ``min(agent samples / designer samples x regeneration interval, cap)`` (the agent
-    trajectories one design stands for over its window; 1 when either count is 0)."""
+    reference's ``min(agent samples / designs x regeneration interval, cap)`` (the agent
+    trajectories one design stands for over its window, the designs counted before masking;
+    1 when either count is 0)."""
     if loop.env_reward_scale is not None:
         return float(loop.env_reward_scale)
     if agent_samples <= 0 or designer_samples <= 0:
@@ -73,11 +74,14 @@ def designer_samples(loop: LoopSection, proposals: list[Proposal]) -> list[Train
     return samples
 
 
-def scale_designer(loop: LoopSection, samples: list[TrainingSample],
-                   interval: int = 1) -> list[TrainingSample]:
-    """``samples`` with :func:`env_reward_scale` set on the designer's (``advantage_scale``)."""
+def scale_designer(loop: LoopSection, samples: list[TrainingSample], interval: int = 1,
+                   masked: int = 0) -> list[TrainingSample]:
+    """``samples`` with :func:`env_reward_scale` set on the designer's (``advantage_scale``).
+    ``masked``: the designs the estimator kept out of ``samples``; they count among the designs,
+    as the reference counts them (before dropping the masked ones), so that masking one design
+    does not enlarge the others' advantages."""
     agents = sum(1 for s in samples if s.role == Role.AGENT)
-    designs = sum(1 for s in samples if s.role == Role.DESIGNER)
+    designs = sum(1 for s in samples if s.role == Role.DESIGNER) + masked
     scale = env_reward_scale(loop, agents, designs, interval)
     for sample in samples:
         if sample.role == Role.DESIGNER:

@@ -133,7 +133,7 @@ def generate(run: SelfPlayRun, iteration: int, timer: PhaseTimer,
         timer.advance("estimate", estimated)
     announce(run, proposals, mastered)
     samples = build_samples(c.trainer, loop, iteration, proposals, windows, starting, released,
-                            ledger)
+                            ledger, masked=sum(not d.trained for d in delayed))
     return Made(proposals, samples, mastered, retired, released, delayed)
 
 

@@ -26,28 +26,33 @@ __all__ = ["agent_samples", "build_samples", "masked_turns", "training_samples"]
 
 def build_samples(trainer: Trainer, loop: LoopSection, iteration: int, proposals: list[Proposal],
                   windows: Windows | None, starting: bool, released: list[TrainingSample],
-                  ledger: Callable[[], dict[str, Any]] | None = None) -> list[TrainingSample]:
+                  ledger: Callable[[], dict[str, Any]] | None = None, masked: int = 0
+                  ) -> list[TrainingSample]:
     """The iteration's samples. Frontier schedule (``windows`` ``None``): this iteration's
     designs and plays (:func:`training_samples`). Window schedule: at a window's start its
     designs are held (``ledger``, asynchronous training: what the backend generated, for their
     log-probabilities), and the agent's plays are trained with the ``released`` designs of the
-    window before."""
+    window before (``masked``: how many of that window's designs the estimator masked; they
+    count in the designer reward scale)."""
     if windows is None:
         return training_samples(loop, proposals)
     if starting:
         windows.current = hold_designs(trainer, loop, iteration, proposals,
                                        ledger() if ledger is not None else None)
-    return scale_designer(loop, released + agent_samples(loop, proposals), windows.interval)
+    return scale_designer(loop, released + agent_samples(loop, proposals), windows.interval,
+                          masked)
 
 
 def training_samples(loop: LoopSection, proposals: list[Proposal]) -> list[TrainingSample]:
     """Designer and agent samples of one iteration, rewarded at once (the frontier schedule). A
-    design whose estimate is masked (figure ``masked``: a negative blend) is not trained."""
+    design whose estimate is masked (figure ``masked``: a negative blend) is not trained, but
+    counts in the designer reward scale, as in the window schedule."""
     masked = {p.env_id for p in proposals
               if p.difficulty is not None and p.difficulty.figures.get("masked")}
-    designs = [s for s in designer_samples(loop, proposals)
-               if not (s.meta["played"] and s.group in masked)]
-    return scale_designer(loop, designs + agent_samples(loop, proposals))
+    every = designer_samples(loop, proposals)
+    designs = [s for s in every if not (s.meta["played"] and s.group in masked)]
+    return scale_designer(loop, designs + agent_samples(loop, proposals),
+                          masked=len(every) - len(designs))
 
 
 def agent_samples(loop: LoopSection, proposals: list[Proposal]) -> list[TrainingSample]:

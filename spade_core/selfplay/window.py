@@ -7,7 +7,8 @@ a window are held meanwhile, with the log-probabilities the policy gave them whe
 generated; at the next window's start they are rewarded by the estimator over every play of their
 window (:class:`~spade_core.interfaces.EstimateInput` ``window``) and trained, their staleness
 corrected by truncated importance sampling in the trainer. The last window's samples are never
-trained (no later window starts; the reference flushes them at its final rollout).
+trained (no later window starts), as in the reference's recipes: its end-of-run flush runs only
+at a rollout that regenerates, and no recipe's final rollout does (docs/reference.md).
 
 The plays themselves live in the environment memory (one history entry per iteration), so the
 window's own state is small: its start, its environment ids and the held samples. It goes into

@@ -249,13 +249,20 @@ def test_open_env_reads_a_file_and_takes_a_family(tmp_path, process_sandbox):
     from spade_core.api import open_env
 
     path = ROOT / "plugins" / "families" / "seeds" / "reasoning" / "code_breaker.py"
-    # Self-contained: check-env judges it in the plain SPADE game format, where it never ends.
-    with pytest.raises(SandboxError, match=r"code_breaker\.py\) is not a valid environment program "
+    # Self-contained, but it never ends in the plain SPADE game format: the reasoning family,
+    # whose solution format it uses, is chosen, as check-env chooses it.
+    for family in (None, "reasoning"):
+        with open_env(path, family, render_mode="ansi") as env:
+            observation, _ = env.reset(seed=1)
+            assert observation and env.render() == observation
+    endless = tmp_path / "endless.py"
+    endless.write_text("class EndlessEnv:\n    def reset(self, seed=None):\n"
+                       "        return 'go', {}\n\n    def step(self, action):\n"
+                       "        return 'go', 0.0, False, False, {}\n\n"
+                       "    def solution(self):\n        return 'go'\n")
+    with pytest.raises(SandboxError, match=r"endless\.py\) is not a valid environment program "
                                            r"in the plain SPADE game format.*family=NAME"):
-        open_env(path)
-    with open_env(path, "reasoning", render_mode="ansi") as env:
-        observation, _ = env.reset(seed=1)
-        assert observation and env.render() == observation
+        open_env(endless)
     from spade_core.program_files import installed_families
 
     first, _ = _sandbox_episode(process_sandbox, path.read_text(),

@@ -271,6 +271,16 @@ def test_a_recorded_window_through_the_window_machinery():
     trained = {name_of[s.group] for s in samples}
     assert trained == {"a1", "b1", "b2"}
     assert [d.trained for d in delayed] == [True, False, True, True]
+    # env_reward_scale counts the window's four designs, the masked a2 included, as the
+    # reference counts them before dropping it: 16 agent samples / 4 designs x 4 = 16, not 21.3.
+    from spade_core.interfaces import TrainingSample
+    from spade_core.records import Role
+    from spade_core.selfplay.designer_reward import scale_designer
+
+    agents = [TrainingSample(role=Role.AGENT, messages=[], reward=0.0, group="g")] * 16
+    scaled = scale_designer(LoopSection(), samples + agents, 4,
+                            masked=sum(not d.trained for d in delayed))
+    assert {s.meta["advantage_scale"] for s in scaled if s.role == Role.DESIGNER} == {16.0}
     # The delayed reward sits beside the immediate one in the memory's history.
     entry = memory.get(window.designs[1].env_id).history[0]
     assert entry.figures["delayed_designer_reward"] == pytest.approx(reward["a2"])

@@ -36,6 +36,22 @@ def test_check_env_chooses_the_family_of_each_program(tmp_path):
 
 
 @pytest.mark.timeout(300)
+def test_check_env_finds_every_seed_valid_without_family():
+    """Issue 48: the project's own seeds are valid without --family; fraction_sum.py imports
+    math_verify and code_breaker.py gives its solution in the reasoning family's format, so the
+    plain SPADE game format refuses both and the reasoning family is chosen; package files are
+    no programs."""
+    result = run_spade("check-env", "--json", "--workers", "1", str(SEEDS), timeout=280)
+    rows = _rows(result)
+    assert result.returncode == 0, [r for r in rows if not r["valid"]] or result.stderr
+    names = {r["file"].rsplit("/", 1)[-1]: r["family"] for r in rows}
+    expected = {p.name for p in SEEDS.rglob("*.py") if p.name != "__init__.py"}
+    assert set(names) == expected and len(rows) == len(expected)
+    assert names["fraction_sum.py"] == names["code_breaker.py"] == "reasoning"
+    assert names["bank_rebalance.py"] == "tool-use"
+
+
+@pytest.mark.timeout(300)
 def test_check_env_reads_jsonl_and_names_a_family_that_refuses(tmp_path):
     import json
 

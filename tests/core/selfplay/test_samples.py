@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from spade_core.config.schema import LoopSection
-from spade_core.records import Document, Episode, Turn, Verdict
+from spade_core.interfaces import TrainingSample
+from spade_core.records import Difficulty, Document, Episode, Role, Turn, Verdict
 from spade_core.selfplay.proposal import Proposal
 from spade_core.selfplay.samples import agent_samples, build_samples, masked_turns
-from spade_core.selfplay.window import Windows
+from spade_core.selfplay.window import Window, Windows
 
 from fakes.selfplay import FakeFamily
 
@@ -73,3 +76,26 @@ def test_frontier_samples_reward_the_design_at_once_and_window_samples_hold_it()
     [held] = windows.current.designs
     assert held.env_id == p.env_id and held.rollout_logps == [-0.5]
     assert windows.current.start == 0
+
+
+def test_the_designer_reward_scale_counts_masked_designs_as_the_reference_does():
+    """Issue 48: env_reward_scale is agent samples / designs x interval with the designs counted
+    before the masked ones are dropped (the reference's count), so masking one design does not
+    make the others' advantages bigger."""
+    loop = LoopSection()
+    # Window schedule: 2 agent samples; the window before released 2 designs, 1 of them masked.
+    released = [TrainingSample(role=Role.DESIGNER, messages=_conversation("class B: ..."),
+                               reward=0.5, group="b", meta={})]
+    windows = Windows(interval=2, current=Window(start=2))
+    samples = build_samples(None, loop, 3, [_played()], windows, False, released, masked=1)
+    [design] = [s for s in samples if s.role == Role.DESIGNER]
+    assert design.meta["advantage_scale"] == 2.0  # 2 agent samples / 2 designs x 2, not 4
+    # Frontier schedule: two played designs, one masked by its estimate; 4 agent samples.
+    kept, masked = _played(), _played()
+    masked.program = "class M: ..."  # another program, so another environment id
+    kept.difficulty = Difficulty(figures={}, designer_reward=0.7, regret=0.1)
+    masked.difficulty = dataclasses.replace(kept.difficulty, figures={"masked": 1.0})
+    samples = build_samples(None, loop, 0, [kept, masked], None, True, [])
+    [design] = [s for s in samples if s.role == Role.DESIGNER]
+    assert design.group == kept.env_id
+    assert design.meta["advantage_scale"] == 2.0  # 4 agent samples / 2 designs, not 4

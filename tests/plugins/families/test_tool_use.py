@@ -397,6 +397,55 @@ def test_database_refuses_escapes_and_stops_runaway_queries(sql, needle):
         db.query("SELECT ?", (object(),))
 
 
+#: Run in a child process with a small CPU share (nice 3) while busy processes load every core:
+#: a heavy but bounded statement (1,000,000 rows: about 17M of the 20M instructions, 0.3-0.5 s on
+#: an idle core, several seconds here) and a runaway one.
+_STATEMENTS_UNDER_LOAD = """
+import json, os, time
+os.nice(3)
+from plugins.families.preludes.sql_database import Database, DatabaseError
+db = Database("CREATE TABLE t (x INTEGER);")
+out = {}
+for name, limit in (("heavy", "WHERE i < 1000000"), ("runaway", "")):
+    start = time.monotonic()
+    try:
+        out[name] = db.scalar("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c "
+                              + limit + ") SELECT count(*) FROM c")
+    except DatabaseError as exc:
+        out[name] = str(exc)
+    out[name + "_seconds"] = round(time.monotonic() - start, 2)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_statement_budget_counts_work_so_load_does_not_change_the_outcome():
+    """Issue 48: the SQL prelude stopped a statement after 1 s of wall time, so a valid program
+    was refused on a busy machine. The budget is now SQLite VM instructions (work done): a heavy
+    but bounded statement finishes while both cores are loaded, and a runaway one is still
+    stopped by the instruction budget, not by the wall-clock backstop."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(2 * (os.cpu_count() or 1))]
+    try:
+        result = subprocess.run([sys.executable, "-c", _STATEMENTS_UNDER_LOAD],
+                                capture_output=True, text=True, timeout=100,
+                                cwd=Path(__file__).parents[3])
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["heavy"] == 1_000_000, out
+    assert "more than 20,000,000 SQLite instructions" in out["runaway"], out
+
+
 def test_database_option_asks_the_designer_for_database_state():
     always = ToolUseFamily(database="always")
     target = always.design_target(0)
