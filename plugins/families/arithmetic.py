@@ -83,10 +83,13 @@ _DIGIT_WORDS = {"1": ("1", "one"), "2": ("2", "two"), "3": ("3", "three")}
 
 def canonical_operation(text: str) -> str | None:
     """``+``, ``-`` or ``*`` for an operation as a designer writes it (a symbol or a word), else
-    ``None``."""
+    ``None``. A value that names several starts with its choice ("+ (add), - (subtract) or *",
+    the slot's description copied, chooses +)."""
     words = re.findall(r"[a-z]+|[-+*\u2212\u00d7]", text.strip().lower()[:40])
-    found = {op for op, names in _WORDS.items() for w in words if w in names}
-    return found.pop() if len(found) == 1 else None
+    named = [op for w in words for op, names in _WORDS.items() if w in names]
+    if len(set(named)) == 1 or (named and words[0] in _WORDS[named[0]]):
+        return named[0]
+    return None
 
 
 def canonical_digits(text: str) -> str | None:
@@ -160,9 +163,9 @@ class ArithmeticFamily(SourceFamily):
         return source + ("\n\nEXAMPLE_HINTS = False\n" if self.hint == "none" else "")
 
     def designer_guide(self, skill: str | None = None) -> str:
-        return (f"{REQUEST} The cells a learner may practise: {', '.join(self.cells)} (digits "
-                "of the first number, the operation, digits of the second). The program draws "
-                "fresh numbers of that kind for every episode.")
+        return (f"The kinds a learner may practise: {', '.join(self.cells)} (digits of the first "
+                "number, the operation, digits of the second). The program draws fresh numbers "
+                "of that kind for every episode.")
 
     def skeleton(self) -> str:
         return SLOT_TEMPLATE

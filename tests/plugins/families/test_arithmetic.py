@@ -152,7 +152,9 @@ def test_digit_counts_as_designers_write_them(text, digits):
 
 @pytest.mark.parametrize("text, operation", [("+", "+"), ("plus", "+"), ("Addition", "+"),
                                              ("-", "-"), ("subtract", "-"), ("*", "*"),
-                                             ("x", "*"), ("times", "*"), ("+ or -", None),
+                                             ("x", "*"), ("times", "*"), ("+ or -", "+"),
+                                             ("+ (add), - (subtract) or * (multiply)", "+"),
+                                             ("add or subtract", "+"), ("the sum or -", None),
                                              ("divide", None)])
 def test_operations_as_designers_write_them(text, operation):
     assert canonical_operation(text) == operation
