@@ -38,3 +38,25 @@ def test_smoke_run_of_the_quickstart(tmp_path):
     assert summary["status"] == "completed" and summary["envs_proposed"] <= 2
     config = (tmp_path / "run" / "config.resolved.yaml").read_text()
     assert "designer_max_tokens: 96" in config and "regeneration_interval: 1" in config
+
+
+@pytest.mark.slow
+def test_smoke_run_of_the_arithmetic_ladder(tmp_path):
+    """The ladder's self-play config (configs/arithmetic.yaml: the bundled model designs cells
+    through the skeleton, plays them in the sandbox, GRPO) shrunk by --smoke: it completes, and
+    what it designed are programs of the family's cells."""
+    env = {k: v for k, v in os.environ.items() if k not in ("SPADE_PROGRESS", "COLUMNS")}
+    env["OMP_NUM_THREADS"] = "1"
+    run = tmp_path / "run"
+    result = subprocess.run(
+        [*SPADE, "run", str(ROOT / "configs" / "arithmetic.yaml"), "--smoke",
+         "--set", f"run.dir={run}"],
+        capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "run completed after 1 of 1 iteration in" in result.stderr
+    from plugins.families.arithmetic import ALL_CELLS, cell_of_program
+
+    records = [json.loads(p.read_text()) for p in (run / "envs").glob("*.json")]
+    assert records and all(r["family"] == "arithmetic" for r in records)
+    designed = [cell_of_program(p.read_text()) for p in (run / "envs").glob("*.py")]
+    assert all(cell in ALL_CELLS for cell in designed if cell is not None)
