@@ -1,5 +1,5 @@
 """Options of the built-in designer prompt strategies (config section ``designer``):
-``full-program`` and ``skeleton``. Light at import: pydantic only."""
+``full-program``, ``skeleton`` and ``ladder``. Light at import: pydantic only."""
 
 from __future__ import annotations
 
@@ -31,3 +31,9 @@ class SkeletonOptions(BaseModel):
     max_value_chars: int = Field(default=2000, ge=1, description="longest value kept per part")
 
     _chars = field_validator("document_chars")(_whole_or_at_least_200)
+
+
+class LadderOptions(BaseModel):
+    """The ``ladder`` strategy has no options: its window and threshold are the memory's."""
+
+    model_config = ConfigDict(extra="forbid")
