@@ -94,11 +94,9 @@ class ArithmeticSuiteOptions(BaseModel):
     @field_validator("cells")
     @classmethod
     def _cells(cls, value: list[str]) -> list[str]:
-        from plugins.families.arithmetic import parse_cell
+        from plugins.families.arithmetic import check_cells
 
-        for cell in value:
-            parse_cell(cell)
-        return list(dict.fromkeys(value))
+        return check_cells(value)
 
 
 #: The ``data`` option of suites that read public files (filled from ``eval.data.<suite>``).

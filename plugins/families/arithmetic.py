@@ -109,6 +109,15 @@ def parse_cell(name: str) -> tuple[str, str, str]:
     return found.group(1), found.group(2), found.group(3)
 
 
+def check_cells(cells: list[str]) -> list[str]:
+    """``cells`` when each is a known cell and none is repeated (a ``cells`` option's check)."""
+    for cell in cells:
+        parse_cell(cell)
+    if len(set(cells)) != len(cells):
+        raise ValueError(f"cells {cells} lists a cell twice")
+    return cells
+
+
 def program(cell: str, *, split: str = "train", nonce: int = 0) -> str:
     """The source of the environment for ``cell`` (trusted: the family writes it)."""
     first, operation, second = parse_cell(cell)

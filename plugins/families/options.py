@@ -231,10 +231,6 @@ class ArithmeticOptions(BaseModel):
     @field_validator("cells")
     @classmethod
     def _cells(cls, value: list[str]) -> list[str]:
-        from plugins.families.arithmetic import parse_cell
+        from plugins.families.arithmetic import check_cells
 
-        for cell in value:
-            parse_cell(cell)
-        if len(set(value)) != len(value):
-            raise ValueError(f"cells {value} lists a cell twice")
-        return value
+        return check_cells(value)
