@@ -8,9 +8,13 @@ back in input order; failures are ``SandboxError`` values in the list, never rai
 
 Time limits stay per call and per instance: each batched call carries its own limit, which the
 worker enforces with a wall-clock timer (a call past it ends the worker, as a timeout does
-unbatched); the host's deadline for a worker's batch is the sum of its calls' limits, a backstop
-for code the timer cannot interrupt. Each instance's episode budget is charged the batch's wall
-time in proportion to the time the worker measured for its calls.
+unbatched). The timer cannot interrupt C code, so the host enforces each call's limit too: the
+worker sends a progress marker between two calls once ``PROGRESS_SECONDS`` have passed since the
+batch began or its last marker, and the host kills the worker when no reply or marker came
+within ``PROGRESS_SECONDS`` + the largest call limit + ``SLACK_SECONDS`` (never later than the sum
+of the calls' limits). Loading several instances works the same way. Each instance's episode
+budget is charged the batch's wall time in proportion to the time the worker measured for its
+calls.
 """
 
 from __future__ import annotations
@@ -28,11 +32,20 @@ from spade_core.records import StepResult
 
 from sandbox.limits import Limits
 from sandbox.process_session import ProcessSession, WorkerLink
-from sandbox.protocol import FrameError, decode, encode, split_bodies
+from sandbox.protocol import PROGRESS_SECONDS, FrameError, decode, encode, split_bodies
 from sandbox.worker_replies import BadReply, frame_verdict, parse_reset, parse_step, reply_verdict
 
 #: Room for a batched reply's envelope (its timing field) beyond one unbatched reply.
 _ENVELOPE = 64
+#: What the host adds to a call's limit, beyond the marker interval, before it kills a worker
+#: whose batch (or multi-instance load) went silent: the worker's own timer answers first.
+SLACK_SECONDS = 0.5
+
+
+def stage_seconds(limit: float) -> float:
+    """How long the host waits for a reply or a progress marker from a worker running several
+    calls (each at most ``limit`` seconds) in one request."""
+    return PROGRESS_SECONDS + limit + SLACK_SECONDS
 
 
 @dataclass
@@ -58,6 +71,8 @@ class _Exchange:
     message: dict[str, Any]
     span: float
     limit: int
+    #: Longest wait for a reply or a progress marker (``span`` for a single call).
+    stage: float = 0.0
     begun: float = 0.0
     elapsed: float = 0.0
     body: bytes | None = None
@@ -75,11 +90,21 @@ def _build(link: WorkerLink, calls: list[_Call]) -> _Exchange:
     if len(calls) == 1:
         call = calls[0]
         message = link.address(call.session, dict(call.message))
-        return _Exchange(link, calls, message, call.allowed, link.limits.max_frame_bytes)
+        return _Exchange(link, calls, message, call.allowed, link.limits.max_frame_bytes,
+                         call.allowed)
     batch = [dict(call.message, i=call.session.index, limit=call.allowed) for call in calls]
-    return _Exchange(link, calls, {"op": "batch", "calls": batch},
-                     sum(call.allowed for call in calls),
-                     len(calls) * (link.limits.max_frame_bytes + _ENVELOPE + 4))
+    span = sum(call.allowed for call in calls)
+    return _Exchange(link, calls, {"op": "batch", "calls": batch}, span,
+                     len(calls) * (link.limits.max_frame_bytes + _ENVELOPE + 4),
+                     min(span, stage_seconds(max(call.allowed for call in calls))))
+
+
+def _deadline(ex: _Exchange) -> float:
+    """When the host gives up on ``ex``: ``stage`` after the request or its last progress
+    marker, never later than ``span`` after the request."""
+    marked = getattr(ex.link.channel, "marked", None)
+    start = ex.begun if marked is None or marked < ex.begun else marked
+    return min(ex.begun + ex.span, start + ex.stage)
 
 
 def _multiplexed(exchanges: list[_Exchange]) -> bool:
@@ -97,7 +122,7 @@ def _exchange_all(exchanges: list[_Exchange]) -> None:
                     ex.reply = ex.link.channel.request(ex.message, ex.begun + ex.span, ex.limit)
                 else:
                     ex.body = ex.link.channel.request_body(ex.message, ex.begun + ex.span,
-                                                           ex.limit)
+                                                           ex.limit, stage=ex.stage)
             except FrameError as exc:
                 ex.error = exc
             ex.elapsed = time.monotonic() - ex.begun
@@ -117,14 +142,14 @@ def _exchange_all(exchanges: list[_Exchange]) -> None:
     while waiting:
         now = time.monotonic()
         for fd, ex in list(waiting.items()):
-            if now >= ex.begun + ex.span:
+            if now >= _deadline(ex):
                 ex.error = FrameError("no reply before the time limit", "timeout")
                 ex.elapsed = now - ex.begun
                 poller.unregister(fd)
                 del waiting[fd]
         if not waiting:
             break
-        wait = min(ex.begun + ex.span for ex in waiting.values()) - now
+        wait = min(_deadline(ex) for ex in waiting.values()) - now
         for fd, _event in poller.poll(max(1, int(wait * 1000 + 0.999))):
             ex = waiting.get(fd)
             if ex is None:
@@ -164,6 +189,10 @@ def _describe(ex: _Exchange) -> tuple[str, str]:
     if ex.single:
         call = ex.calls[0]
         return call.what, call.session.budget_text(call.seconds, call.by_episode)
+    if ex.elapsed < ex.span:
+        return (f"a batch of {len(ex.calls)} calls",
+                f"time limit of the call it was running (at most "
+                f"{max(call.allowed for call in ex.calls):g} s)")
     return (f"a batch of {len(ex.calls)} calls",
             f"sum of its calls' time limits ({ex.span:g} s)")
 
@@ -309,11 +338,12 @@ def load_instances(link: WorkerLink) -> None:
     """Wait for a multi-instance worker's ready reply and record each instance's outcome."""
     sessions, limits, count = link.sessions, link.limits, link.count
     with link.lock:
-        allowed = min(limits.load_seconds, limits.episode_seconds) * count
+        each = min(limits.load_seconds, limits.episode_seconds)
         begun = time.monotonic()
         try:
-            reply = link.channel.wait_ready(begun + allowed,
-                                            limits.max_frame_bytes + count * 4096)
+            reply = link.channel.wait_ready(begun + each * count,
+                                            limits.max_frame_bytes + count * 4096,
+                                            stage=stage_seconds(each))
         except FrameError as exc:
             budget = f"load time limit ({limits.load_seconds:g} s per instance)"
             link.fail_all(None, *frame_verdict(link.channel, exc, "loading the program", budget))

@@ -31,14 +31,22 @@ class WorkerChannel(Protocol):
     """The host's end of one worker: request/reply frames, kill, and how it ended.
 
     Batched calls (``reset_many``/``step_many``) also use ``send_bytes``, ``fileno`` and
-    ``pump`` when a channel has them, to wait on many workers at once; a channel without them
-    is served with ``request_body``."""
+    ``pump`` (with ``marked``, when the last progress marker came) when a channel has them, to
+    wait on many workers at once; a channel without them is served with ``request_body``.
+
+    ``stage`` (requests that run several calls: a batch, or loading several instances): the
+    worker sends a progress marker (``protocol.MARK``) between two calls once
+    ``protocol.PROGRESS_SECONDS`` have passed since the request or its last marker; the wait
+    ends ``stage`` seconds after the request or the last marker, and never after ``deadline``.
+    """
 
     def request(self, message: dict[str, Any], deadline: float, limit: int) -> dict[str, Any]: ...
 
-    def request_body(self, message: dict[str, Any], deadline: float, limit: int) -> bytes: ...
+    def request_body(self, message: dict[str, Any], deadline: float, limit: int,
+                     stage: float | None = None) -> bytes: ...
 
-    def wait_ready(self, deadline: float, limit: int) -> dict[str, Any]: ...
+    def wait_ready(self, deadline: float, limit: int,
+                   stage: float | None = None) -> dict[str, Any]: ...
 
     def kill(self) -> None: ...
 
@@ -173,8 +181,9 @@ class ForkChannel:
         self.framed = FramedSocket(sock)
         self.closed = False
 
-    def wait_ready(self, deadline: float, limit: int) -> dict[str, Any]:
-        return self.framed.recv(limit, deadline)
+    def wait_ready(self, deadline: float, limit: int,
+                   stage: float | None = None) -> dict[str, Any]:
+        return self.framed.recv(limit, deadline, stage)
 
     def request(self, message: dict[str, Any], deadline: float, limit: int) -> dict[str, Any]:
         try:
@@ -183,10 +192,11 @@ class ForkChannel:
             raise FrameError(f"the worker is gone ({exc})") from None
         return self.framed.recv(limit, deadline)
 
-    def request_body(self, message: dict[str, Any], deadline: float, limit: int) -> bytes:
+    def request_body(self, message: dict[str, Any], deadline: float, limit: int,
+                     stage: float | None = None) -> bytes:
         """Like :meth:`request`, but the reply's body undecoded (batch replies)."""
         self.send_bytes(encode(message))
-        return self.framed.recv_body(limit, deadline)
+        return self.framed.recv_body(limit, deadline, stage)
 
     def send_bytes(self, data: bytes) -> None:
         try:
@@ -198,8 +208,14 @@ class ForkChannel:
         return self.framed.fileno()
 
     def pump(self, limit: int) -> bytes | None:
-        """Read what has arrived; a complete reply's body, or ``None`` while it is partial."""
+        """Read what has arrived; a complete reply's body, or ``None`` while it is partial
+        (progress markers are consumed, and noted in :attr:`marked`)."""
         return self.framed.pump(limit)
+
+    @property
+    def marked(self) -> float | None:
+        """When (monotonic) the last progress marker arrived, if ever."""
+        return self.framed.marked
 
     def kill(self) -> None:
         try:

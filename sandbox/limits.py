@@ -22,7 +22,9 @@ class Limits:
     """What one environment instance (one session of one program) may use.
 
     Time limits are wall-clock seconds per call and per instance, enforced by the host with
-    SIGKILL to the worker's process group (and, in batches, by a timer in the worker);
+    SIGKILL to the worker's process group whatever the call is doing, C code included (in a
+    batch or a multi-instance load per call too, through the worker's progress markers; there
+    also by a timer in the worker, which answers a Python-level overrun gracefully);
     ``episode_seconds`` caps the sum of a session's call times (not the idle time between calls,
     when the agent is generating); ``cpu_seconds`` is the kernel's ``RLIMIT_CPU`` over the
     worker's whole life, times the number of instances it hosts; ``memory_mb`` is the worker's

@@ -39,6 +39,15 @@ def encode(message: dict[str, Any]) -> bytes:
     return _HEADER.pack(len(body)) + body
 
 
+#: A progress marker: an empty frame. A worker running several calls in one request (a batch, or
+#: loading several instances) sends one between two of them once PROGRESS_SECONDS have passed
+#: since the request began or since its last marker, so the host, which cannot see which call is
+#: running, can still end the worker soon after any ONE call overruns its own limit.
+MARK = b"\x00\x00\x00\x00"
+#: How long a worker may go without a marker between the calls of one request.
+PROGRESS_SECONDS = 0.25
+
+
 def frame(body: bytes) -> bytes:
     """Prefix an already encoded JSON body with its length."""
     return _HEADER.pack(len(body)) + body
@@ -52,6 +61,8 @@ class FramedSocket:
         self.sock = sock
         self._buffer = bytearray()
         self._poll: Any = None
+        #: When (monotonic) the last progress marker (:data:`MARK`) was read, if ever.
+        self.marked: float | None = None
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -83,12 +94,27 @@ class FramedSocket:
                 raise FrameError("the peer closed the channel")
             self._buffer += chunk
 
-    def recv(self, limit: int, deadline: float | None = None) -> dict[str, Any]:
-        """Read one frame of at most ``limit`` bytes, waiting until ``deadline`` (monotonic)."""
-        return decode(self.recv_body(limit, deadline))
+    def recv(self, limit: int, deadline: float | None = None,
+             stage: float | None = None) -> dict[str, Any]:
+        """Read one frame of at most ``limit`` bytes, waiting until ``deadline`` (monotonic);
+        ``stage`` as in :meth:`recv_body`."""
+        return decode(self.recv_body(limit, deadline, stage))
 
-    def recv_body(self, limit: int, deadline: float | None = None) -> bytes:
-        """Read one frame's body (undecoded) of at most ``limit`` bytes."""
+    def recv_body(self, limit: int, deadline: float | None = None,
+                  stage: float | None = None) -> bytes:
+        """Read one frame's body (undecoded) of at most ``limit`` bytes. With ``stage``, progress
+        markers are skipped and the wait ends ``stage`` seconds after the start or the last
+        marker (and never after ``deadline``); without it a marker is returned as ``b""``."""
+        if stage is None or deadline is None:
+            return self._read_body(limit, deadline)
+        begun = time.monotonic()
+        while True:
+            body = self._read_body(limit, min(deadline, begun + stage))
+            if body:
+                return body
+            begun = self.marked = time.monotonic()
+
+    def _read_body(self, limit: int, deadline: float | None) -> bytes:
         self._fill(4, deadline)
         (size,) = _HEADER.unpack_from(self._buffer)
         if size > limit:
@@ -101,7 +127,8 @@ class FramedSocket:
 
     def pump(self, limit: int) -> bytes | None:
         """Read what the socket holds now (call it when ``poll`` says it is readable) and return
-        a complete frame's body if one has arrived; for readers that wait on many sockets."""
+        a complete frame's body if one has arrived; for readers that wait on many sockets.
+        Progress markers are consumed here and noted in :attr:`marked`."""
         try:
             chunk = self.sock.recv(65_536)
         except BlockingIOError:
@@ -112,17 +139,19 @@ class FramedSocket:
             if not chunk:
                 raise FrameError("the peer closed the channel")
             self._buffer += chunk
-        if len(self._buffer) < 4:
-            return None
-        (size,) = _HEADER.unpack_from(self._buffer)
-        if size > limit:
-            raise FrameError(f"frame of {size} bytes exceeds the {limit}-byte limit",
-                             "too_large")
-        if len(self._buffer) < 4 + size:
-            return None
-        body = bytes(self._buffer[4:4 + size])
-        del self._buffer[:4 + size]
-        return body
+        while len(self._buffer) >= 4:
+            (size,) = _HEADER.unpack_from(self._buffer)
+            if size > limit:
+                raise FrameError(f"frame of {size} bytes exceeds the {limit}-byte limit",
+                                 "too_large")
+            if len(self._buffer) < 4 + size:
+                return None
+            body = bytes(self._buffer[4:4 + size])
+            del self._buffer[:4 + size]
+            if body:
+                return body
+            self.marked = time.monotonic()
+        return None
 
     def close(self) -> None:
         try:

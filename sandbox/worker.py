@@ -32,7 +32,7 @@ from sandbox import guards, modules
 from sandbox.limits import Limits
 from sandbox.ownership import PRELUDE_MODULE, PROGRAM_MODULE
 from sandbox.policy import PROGRAM_FILENAME
-from sandbox.protocol import FramedSocket, FrameError, encode, frame
+from sandbox.protocol import MARK, PROGRESS_SECONDS, FramedSocket, FrameError, encode, frame
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_NO_NEW_PRIVS = 38
@@ -183,6 +183,8 @@ class Harness:
         self.limits = limits
         self.count = max(1, count)
         self.instances: list[_Instance] = []
+        #: When the last progress marker went out (or the current request began).
+        self._marked = time.monotonic()
         #: A fresh decimal context per instance, copied from the one the worker was forked with.
         self._decimal = decimal.getcontext().copy()
 
@@ -261,7 +263,11 @@ class Harness:
         """Load every instance; the ready reply (per instance when there are several)."""
         limit = self.limits.load_seconds if self.count > 1 else None
         entries: list[dict[str, Any]] = []
+        if self.count > 1:  # the host's wait for the first instance starts now
+            self._mark()
         for _ in range(self.count):
+            if self.count > 1:
+                self._progress()
             try:
                 instance, name = self.load_instance(code, prelude, limit)
             except ProgramError as exc:
@@ -409,6 +415,18 @@ class Harness:
     def _reply(self, message: dict[str, Any]) -> None:
         self.channel.sock.sendall(self._frame(message))
 
+    def _mark(self) -> None:
+        """Send a progress marker (see ``protocol.MARK``)."""
+        self.channel.sock.sendall(MARK)
+        self._marked = time.monotonic()
+
+    def _progress(self) -> None:
+        """Between two calls of one request: a marker once ``PROGRESS_SECONDS`` have passed since
+        the request began or since the last one, so the host can end the worker soon after one
+        call overruns its own limit (even in C code the worker's own timer cannot interrupt)."""
+        if time.monotonic() - self._marked >= PROGRESS_SECONDS:
+            self._mark()
+
     def _live(self) -> int:
         return sum(1 for instance in self.instances if instance.failure is None)
 
@@ -447,7 +465,9 @@ class Harness:
             return encode({"ok": 0, "category": "crash", "message": "malformed batch",
                            "fatal": 1}), True
         frames: list[bytes] = []
+        self._marked = time.monotonic()
         for call in calls:
+            self._progress()
             if not isinstance(call, dict):
                 reply: dict[str, Any] = {"ok": 0, "category": "crash",
                                          "message": "malformed batch call", "fatal": 1}

@@ -167,8 +167,9 @@ class LiveCodeBenchSuiteOptions(BaseModel):
     end_date: date | None = Field(default=None, description=(
         "keep problems whose contest_date is on or before this day (None: to the file's last)"))
     test_seconds: float = Field(default=6.0, gt=0, description=(
-        "a test that runs longer fails (LiveCodeBench's per-test timeout); the whole item is "
-        "also bounded by the sandbox's step_seconds"))
+        "a test that uses more CPU seconds fails (LiveCodeBench's per-test timeout, counted "
+        "in CPU time so a score does not depend on load); the whole item is also bounded by "
+        "the sandbox's step_seconds"))
 
 
 class GemSuiteOptions(BaseModel):

@@ -216,3 +216,49 @@ def test_the_probe_is_answered_by_programs_with_their_own_step(process_sandbox, 
         assert (result.reward, result.terminated) == (0.0, False)
     finally:
         session.close()
+
+
+# -- verdicts that do not depend on the machine's load (issue 48) --------------------------------
+
+SEED_FOLDERS = {"reasoning": "reasoning", "tool_use": "tool-use"}
+
+
+@pytest.mark.slow
+def test_seed_verdicts_are_the_same_while_other_processes_load_every_core(process_sandbox):
+    """Every program in ``plugins/families/seeds/`` (each with its family) gets the same verdict
+    while busy processes (two per core) compete for the CPU as on an idle machine: no budget that
+    decides validity is reached by load alone. Before issue 48 the SQL seed's verdict was "crash"
+    on a busy machine (SQLite statements were stopped after 1 s of wall-clock time)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    seeds = ROOT / "plugins" / "families" / "seeds"
+    families = {folder: load_plugins().registry.build("env_family", name, {}, "test")
+                for folder, name in SEED_FOLDERS.items()}
+    assert sorted(p.name for p in seeds.iterdir() if p.is_dir() and p.name != "__pycache__") \
+        == sorted(SEED_FOLDERS), "a seed folder without its family here"
+    programs = {folder: [p.read_text() for p in sorted((seeds / folder).glob("*.py"))
+                         if p.name != "__init__.py"] for folder in SEED_FOLDERS}
+
+    def verdicts() -> list[tuple[str, bool, str]]:
+        return [(folder, v.valid, v.category) for folder, family in families.items()
+                for v in validate(process_sandbox, programs[folder], family=family)]
+
+    idle = verdicts()
+    assert all(valid for _, valid, _ in idle), idle
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(2 * (os.cpu_count() or 1))]
+    try:
+        time.sleep(0.5)  # let the spinners take the cores
+        begun = time.monotonic()
+        loaded = verdicts()
+        seconds = time.monotonic() - begun
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+        for spinner in spinners:
+            spinner.wait()
+    assert loaded == idle
+    assert seconds < 300, seconds

@@ -17,7 +17,7 @@ class FakeBatchChannel:
         self.killed = False
         self.sent = []
 
-    def wait_ready(self, deadline, limit):
+    def wait_ready(self, deadline, limit, stage=None):
         return {"ok": 1, "instances": [{"ok": 1, "env_class": "FakeEnv", "closes": False}] * 2}
 
     def request(self, message, deadline, limit):  # one call: a plain request, a dict reply
@@ -26,7 +26,7 @@ class FakeBatchChannel:
         assert isinstance(reply, dict), "several calls must go out as one batch request"
         return reply
 
-    def request_body(self, message, deadline, limit):
+    def request_body(self, message, deadline, limit, stage=None):
         self.sent.append(message)
         body = self.bodies.pop(0)
         assert isinstance(body, bytes)

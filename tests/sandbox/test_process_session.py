@@ -20,7 +20,7 @@ class FakeChannel:
         self.killed = False
         self.closed = False
 
-    def wait_ready(self, deadline, limit):
+    def wait_ready(self, deadline, limit, stage=None):
         return self._next()
 
     def request(self, message, deadline, limit):

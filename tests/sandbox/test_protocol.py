@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from sandbox.protocol import (FrameError, FramedSocket, decode, encode, frame, split_bodies,
-                              split_frames)
+from sandbox.protocol import (MARK, FrameError, FramedSocket, decode, encode, frame,
+                              split_bodies, split_frames)
 
 
 @pytest.fixture
@@ -68,3 +68,50 @@ def test_batch_bodies_and_buffered_frames_split_at_their_lengths():
     buffer = bytearray(joined[:-3])  # the third frame has not fully arrived
     assert split_frames(buffer, 100) == [{"i": 0}, {"i": 1}]
     assert bytes(buffer) == joined[-(len(bodies[2]) + 4):-3]
+
+
+def test_progress_markers_move_a_stage_deadline_but_never_past_the_final_one(pair):
+    """A worker running several calls sends markers; each gives the host ``stage`` more seconds,
+    within ``deadline``: a worker that sends nothing but markers gains nothing past it."""
+    import threading
+
+    left, right = pair
+    left.sock.sendall(MARK + MARK + encode({"ok": 1}))
+    assert right.recv(1000, time.monotonic() + 5, stage=0.5) == {"ok": 1}
+    assert right.marked is not None
+
+    left.sock.sendall(MARK)  # without a stage a marker is an empty body (not a reply)
+    assert right.recv_body(1000, time.monotonic() + 5) == b""
+
+    def markers(stop):  # noqa: ANN001, ANN202
+        while not stop.is_set():
+            left.sock.sendall(MARK)
+            stop.wait(0.05)
+
+    stop = threading.Event()
+    feeder = threading.Thread(target=markers, args=(stop,))
+    feeder.start()
+    try:
+        begun = time.monotonic()
+        with pytest.raises(FrameError) as caught:
+            right.recv_body(1000, begun + 1.0, stage=0.2)
+        assert caught.value.kind == "timeout"
+        assert 0.9 < time.monotonic() - begun < 1.5
+    finally:
+        stop.set()
+        feeder.join()
+    begun = time.monotonic()
+    with pytest.raises(FrameError):  # silence: the stage ends the wait, not the final deadline
+        right.recv_body(1000, begun + 5.0, stage=0.3)
+    assert time.monotonic() - begun < 1.0
+
+
+def test_pump_skips_markers_and_finds_a_reply_behind_them(pair):
+    left, right = pair
+    right.sock.setblocking(False)
+    left.sock.sendall(MARK + MARK)
+    time.sleep(0.05)
+    assert right.pump(1000) is None and right.marked is not None
+    left.sock.sendall(MARK + frame(b'{"ok":1}') + MARK)
+    time.sleep(0.05)
+    assert right.pump(1000) == b'{"ok":1}'
