@@ -1,7 +1,8 @@
 """The tests are laid out like the code: the test of product module ``a/b/c.py`` is
 ``tests/<mirror>/test_c.py``, where the mirror of ``spade_core/`` is ``tests/core/`` (its
 subpackage ``spade_core/<sub>/`` is ``tests/core/<sub>/``), of ``sandbox/`` and ``envmemory/`` the
-folder of the same name, and of ``plugins/<kind>`` ``tests/plugins/<kind>/``. Tests that run a
+folder of the same name, and of ``plugins/<kind>`` ``tests/plugins/<kind>/`` (its subfolder
+``plugins/<kind>/<sub>/``, the preludes, ``tests/plugins/<kind>/<sub>/``). Tests that run a
 whole path through several modules (end to end, the quickstart, the reference's fidelity, the
 corpora of hostile programs, the docs' examples, the recipes, third-party packages) live in
 ``tests/scenarios/``. Every other test file is named for a module (or subpackage) of its folder's
@@ -16,7 +17,13 @@ from fakes.cli import ROOT
 
 PACKAGES = ("spade_core", "plugins", "sandbox", "envmemory")
 #: Folders of programs and templates that run in the sandbox or are data, not modules to test.
-NOT_MODULES = {"seeds", "preludes", "templates", "data"}
+NOT_MODULES = {"seeds", "templates", "data"}
+#: Folders of modules not mirrored yet, each with its reason (a short list, to empty).
+NOT_MIRRORED_YET: dict[str, str] = {
+    "plugins/evals/preludes": "the suites' scorers and episode runners, tested through their "
+                              "suites in tests/plugins/evals/ (issue 48 asks for the families' "
+                              "preludes first)",
+}
 
 _INTERFACE = "an interface: tested through its implementations, in their own test files"
 #: The only product modules without a mirrored ``test_<name>.py``, each with its reason.
@@ -42,7 +49,9 @@ def mirror(module: Path) -> Path:
     if top == "spade_core":
         return Path("tests/core", *rest[:-1])
     if top == "plugins":
-        return Path("tests/plugins") / rest[0].removesuffix(".py")
+        if len(rest) == 1:  # a one-module plugin (plugins/estimators.py)
+            return Path("tests/plugins") / rest[0].removesuffix(".py")
+        return Path("tests/plugins", *rest[:-1])
     return Path("tests") / top
 
 
@@ -69,6 +78,8 @@ def product_modules() -> list[Path]:
         for path in sorted((ROOT / package).rglob("*.py")):
             relative = path.relative_to(ROOT)
             if NOT_MODULES & set(relative.parts) or path.name in ("__init__.py", "__main__.py"):
+                continue
+            if str(relative.parent) in NOT_MIRRORED_YET:
                 continue
             if has_logic(path):
                 found.append(relative)
