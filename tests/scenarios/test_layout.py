@@ -147,3 +147,26 @@ def test_no_product_package_holds_test_fakes():
              for p in (ROOT / package).rglob("*.py")
              if "fake" in p.stem.lower() and not NOT_MODULES & set(p.relative_to(ROOT).parts)]
     assert not fakes, fakes
+
+
+#: The iteration's steps (spade_core/selfplay/iteration.py's table): module, its step function.
+STEPS = {"designer_reward": "release_window", "design": "design", "dedupe": "dedupe",
+         "environments": "draw_replay", "hinting": "hint", "play": "play",
+         "estimate": "estimate", "remember": "remember", "samples": "build_samples",
+         "train": "train"}
+
+
+def test_each_step_test_calls_its_step():
+    """A step's test calls the step itself, not only the whole loop around it."""
+    uncalled = []
+    for module, step in STEPS.items():
+        source = (ROOT / "spade_core" / "selfplay" / f"{module}.py").read_text(encoding="utf-8")
+        assert f"\ndef {step}(" in source, f"spade_core/selfplay/{module}.py has no {step}()"
+        test = ROOT / "tests" / "core" / "selfplay" / f"test_{module}.py"
+        calls = {node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr",
+                                                                                None)
+                 for node in ast.walk(ast.parse(test.read_text(encoding="utf-8")))
+                 if isinstance(node, ast.Call)}
+        if step not in calls:
+            uncalled.append(f"{test.relative_to(ROOT)} never calls {step}()")
+    assert not uncalled, "\n".join(uncalled)
