@@ -18,14 +18,9 @@ from fakes.cli import ROOT
 PACKAGES = ("spade_core", "plugins", "sandbox", "envmemory")
 #: Folders of programs and templates that run in the sandbox or are data, not modules to test.
 NOT_MODULES = {"seeds", "templates", "data"}
-#: Folders of modules not mirrored yet, each with its reason (a short list, to empty).
-NOT_MIRRORED_YET: dict[str, str] = {
-    "plugins/evals/preludes": "the suites' scorers and episode runners, tested through their "
-                              "suites in tests/plugins/evals/ (issue 48 asks for the families' "
-                              "preludes first)",
-}
 
 _INTERFACE = "an interface: tested through its implementations, in their own test files"
+_SUITE_PRELUDE = "a suite's sandbox prelude: played in the sandbox by tests/plugins/evals/"
 #: The only product modules without a mirrored ``test_<name>.py``, each with its reason.
 COVERED_ELSEWHERE: dict[str, str] = {
     "spade_core/interfaces/backend.py": _INTERFACE,
@@ -40,6 +35,14 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "spade_core/interfaces/trainer.py": _INTERFACE,
     "spade_core/hookspecs.py": "pluggy's hook specifications (an interface): every plugin's "
                                "registration test calls them",
+    # Sandbox preludes of eval suites that need their benchmark's package, played through the
+    # suite's tests (skipped without it); to mirror like lcb_scorer.py and bfcl_simulators.py.
+    "plugins/evals/preludes/acebench_episode.py": _SUITE_PRELUDE + "test_acebench_suite.py",
+    "plugins/evals/preludes/bfcl_scorer.py": _SUITE_PRELUDE + "test_bfcl_checker.py",
+    "plugins/evals/preludes/gem_episode.py": _SUITE_PRELUDE + "test_gem_suite.py",
+    "plugins/evals/preludes/rg_items.py": _SUITE_PRELUDE + "test_reasoning_gym_suite.py",
+    "plugins/evals/preludes/tau2_episode.py": _SUITE_PRELUDE + "test_tau2_suite.py",
+    "plugins/evals/preludes/tau2_loader.py": _SUITE_PRELUDE + "test_tau2_suite.py",
 }
 
 
@@ -78,8 +81,6 @@ def product_modules() -> list[Path]:
         for path in sorted((ROOT / package).rglob("*.py")):
             relative = path.relative_to(ROOT)
             if NOT_MODULES & set(relative.parts) or path.name in ("__init__.py", "__main__.py"):
-                continue
-            if str(relative.parent) in NOT_MIRRORED_YET:
                 continue
             if has_logic(path):
                 found.append(relative)
