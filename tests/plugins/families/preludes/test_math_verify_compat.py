@@ -13,7 +13,8 @@ from fakes.math_verify_probe import probe_math_verify
 def test_math_verify_stand_in():
     assert math_verify_compat.parse("the answer is \\boxed{1/2}") == ["1/2"]
     assert math_verify_compat.parse(None) == []
-    assert math_verify_compat.verify(math_verify_compat.parse("0.5"), math_verify_compat.parse("1/2"))
+    assert math_verify_compat.verify(math_verify_compat.parse("0.5"),
+                                     math_verify_compat.parse("1/2"))
     assert not math_verify_compat.verify("2", "3")
 
 
