@@ -179,6 +179,15 @@ def _step(session: "SandboxSession", action: str) -> StepResult:
     return typed_step(session.step(action))
 
 
+def close_sessions(sessions: Sequence["SandboxSession"]) -> None:
+    """Close every session; one the sandbox already lost (``SandboxError``) is passed over."""
+    for session in sessions:
+        try:
+            session.close()
+        except SandboxError:
+            pass
+
+
 def episode_reward(session: "SandboxSession", actions: Sequence[str],
                    limit: int) -> tuple[float, bool, int]:
     """Step through ``actions`` (at most ``limit``): (episode reward, terminated, steps taken).
@@ -380,11 +389,7 @@ def check_criteria_at_reset(sandbox: "Sandbox", program: str, family: "EnvFamily
                 return  # no criteria: not a criteria-gated program
             reports[str(seed)] = report
     finally:
-        for session in sessions:
-            try:
-                session.close()
-            except SandboxError:
-                pass
+        close_sessions(sessions)
     found.details["criteria_at_reset"] = reports
     if reports and all(r["raised"] for r in reports.values()):
         first = {seed: r["raised"][0] for seed, r in reports.items()}
@@ -436,11 +441,7 @@ def validate_program(sandbox: "Sandbox", program: str, family: "EnvFamily | None
                        [:OBSERVATION_CHARS], seconds=time.monotonic() - started,
                        details={**found.details, **failed.details})
     finally:
-        for session in sessions:
-            try:
-                session.close()
-            except SandboxError:
-                pass
+        close_sessions(sessions)
     unverified = "solvability" in found.details
     return verdict(VerdictCategory.OK, "valid (solvability unverified)" if unverified
                    else "valid")

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from plugins.backends.errors import GenerationError
-from plugins.backends.sampling import truncation
+from plugins.backends.sampling import call_sampling
 from spade_core.interfaces.backend import Generation, GenerationBackend
 
 #: Statuses the SDK retries (and 5xx); a final one of these means the retries ran out.
@@ -131,9 +131,7 @@ class OpenAIBackend(GenerationBackend):
         (vLLM, SGLang and llama.cpp servers read them; OpenAI's own API refuses them), so each is
         sent only when given, over what ``extra_body`` says (template kwargs merged key by key).
         """
-        if max_new_tokens < 1:
-            raise GenerationError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
-        truncation(1.0, 0, top_p, top_k)  # range checks only: unset values are not sent
+        call_sampling(max_new_tokens, top_p, top_k)  # checks only: unset values are not sent
         sampling: dict[str, Any] = {}
         if top_p is not None:
             sampling["top_p"] = top_p

@@ -1,5 +1,5 @@
-"""Top-p and top-k for one generation call: the call's own values, else the backend's options,
-checked once for every backend that samples (light at import)."""
+"""A generation call's checks, made once for every backend: its length, and its top-p and top-k
+(the call's own values, else the backend's options). Light at import."""
 
 from __future__ import annotations
 
@@ -17,3 +17,12 @@ def truncation(default_top_p: float, default_top_k: int, top_p: float | None = N
     if k < 0:
         raise GenerationError(f"top_k must be >= 0 (0 switches it off), got {k}")
     return float(p), int(k)
+
+
+def call_sampling(max_new_tokens: int, top_p: float | None, top_k: int | None,
+                  default_top_p: float = 1.0, default_top_k: int = 0) -> tuple[float, int]:
+    """What every backend checks before it generates: ``max_new_tokens`` at least 1, and
+    ``(top_p, top_k)`` for the call as :func:`truncation` gives them."""
+    if max_new_tokens < 1:
+        raise GenerationError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+    return truncation(default_top_p, default_top_k, top_p, top_k)

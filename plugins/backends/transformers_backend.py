@@ -26,7 +26,7 @@ from transformers import (
 
 from plugins.backends.chat_format import ChatFormatter
 from plugins.backends.errors import GenerationError, ModelSourceError
-from plugins.backends.sampling import truncation
+from plugins.backends.sampling import call_sampling
 from spade_core.interfaces.backend import Generation, TrainableBackend, TrainablePolicy
 
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -143,11 +143,9 @@ class TransformersBackend(TrainableBackend):
     ) -> list[Generation]:
         """One completion per conversation, in order. ``temperature=0`` is greedy decoding; a
         ``seed`` makes sampling reproducible without disturbing the global RNG."""
-        if max_new_tokens < 1:
-            raise GenerationError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        top_p, top_k = call_sampling(max_new_tokens, top_p, top_k, self.top_p, self.top_k)
         if temperature < 0:
             raise GenerationError(f"temperature must be >= 0, got {temperature}")
-        top_p, top_k = truncation(self.top_p, self.top_k, top_p, top_k)
         if not conversations:
             return []
         prompts = [self.formatter.encode(_checked(conv, i), tools, chat_template_kwargs)

@@ -24,7 +24,7 @@ from typing import Any
 
 from plugins.backends.chat_format import ChatFormatter
 from plugins.backends.errors import GenerationError
-from plugins.backends.sampling import truncation
+from plugins.backends.sampling import call_sampling
 from spade_core.errors import ConfigError, PluginError
 from spade_core.interfaces.backend import Generation, TrainableBackend, TrainablePolicy
 
@@ -118,11 +118,9 @@ class VLLMBackend(TrainableBackend):
         chat_template_kwargs: Mapping[str, Any] | None = None,
     ) -> list[Generation]:
         """One completion per conversation, in order; request ``i`` gets seed ``seed + i``."""
-        if max_new_tokens < 1:
-            raise GenerationError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        top_p, top_k = call_sampling(max_new_tokens, top_p, top_k, self.top_p, self.top_k)
         if self.llm is None:
             raise GenerationError("the vllm backend is closed")
-        top_p, top_k = truncation(self.top_p, self.top_k, top_p, top_k)
         prompts = [self.formatter.encode(conv, tools, chat_template_kwargs)
                    for conv in conversations]
         params = [

@@ -56,7 +56,10 @@ class _NoHooks:
         return lambda **kwargs: None
 
 
-SILENT_PLUGINS = SimpleNamespace(manager=SimpleNamespace(hook=_NoHooks()))
+def silent_plugins(registry: Any) -> Any:
+    """The loaded plugins as the run's set-up reads them (``registry``, ``manager.hook``), with
+    every hook silenced."""
+    return SimpleNamespace(registry=registry, manager=SimpleNamespace(hook=_NoHooks()))
 
 
 # --- arguments ---------------------------------------------------------------------------------
@@ -125,6 +128,9 @@ def arm_overrides(args: argparse.Namespace, arm: str, seed: int, mode: str,
         # two arms play besides the policy itself.
         f"memory.options.mastery_rollouts={windows}",
         f"memory.options.too_hard_rollouts={windows}",
+        # Each iteration's samples trained at once, the designer's included (no regeneration
+        # window holds them), so that every update the arm counts is one of its iterations.
+        "loop.schedule=frontier",
     ]
     if mode == "fixed-pool":
         overrides += [f"loop.pool={args.pool}", "loop.replay_envs=0"]
@@ -180,9 +186,8 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
     from spade_core.interfaces import EvalSettings
     from spade_core.run_info import RunInfo
     from spade_core.selfplay.artifacts import RunArtifacts
-    from spade_core.selfplay.pool import PoolSampler, load_pool
     from spade_core.selfplay.iteration import run_iteration
-    from spade_core.selfplay.setup import SelfPlayRun, build_components, close_all
+    from spade_core.selfplay.setup import close_all, open_run
 
     from plugins.evals.programs_suite import ProgramsSuite
 
@@ -202,15 +207,17 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
     with tempfile.TemporaryDirectory(prefix="spade-bench-learning-") as tmp:
         run_dir = Path(tmp)
         try:
-            c = build_components(resolved, run_dir, config.run.seed, opened)
             artifacts = RunArtifacts(run_dir)
             artifacts.create(resolved.to_dict())
             context = RunInfo(run_dir=run_dir, config=resolved.to_dict(),
                               seed=config.run.seed)
-            pool = suite = items = None
-            if mode == "fixed-pool":
-                pool = PoolSampler(load_pool(resolved, c.families, c.sandbox))
-                pool.seed_memory(c.memory)
+            # The set-up of `spade run` (components, fixed pool, schedule, guard), with the
+            # loop's hooks silenced.
+            parts = open_run(resolved, silent_plugins(registry), artifacts, context, opened)
+            c = parts.components
+            suite = items = None
+            if parts.pool is not None:
+                parts.pool.seed_memory(c.memory)
                 suite = ProgramsSuite(args.pool, c.sandbox, c.families)
                 items = suite.items(args.limit, eval_seed)
                 out["eval_seed"] = eval_seed
@@ -221,8 +228,6 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
                 report(f"  seed {seed} {arm}: held-out success before "
                        f"{out['before']['success']:.3f} ({time.perf_counter() - t0:.0f} s)")
             rows = []
-            parts = SelfPlayRun(components=c, resolved=resolved, artifacts=artifacts,
-                                info=context, hook=SILENT_PLUGINS.manager.hook, pool=pool)
             for iteration in range(iterations):
                 context.iteration = iteration
                 metrics = run_iteration(parts, iteration)

@@ -13,6 +13,7 @@ from spade_core.interfaces import EnvFamily
 from spade_core.records import DesignTarget, EnvProgram
 
 from plugins.families.program import static_problems
+from plugins.families.replies import boxed_action, boxed_instructions
 from plugins.families.skills import Skill
 from plugins.families.steering import active_skills, difficulty_text
 
@@ -125,3 +126,34 @@ class SourceFamily(EnvFamily):
 
     def tools_from_info(self, info: dict[str, Any]) -> list[dict[str, Any]] | None:
         return None
+
+
+class BoxedAnswerFamily(SourceFamily):
+    """A family whose agent gives its answer inside ``\\boxed{}`` (``reasoning``,
+    ``reasoning-gym``): the instructions and reply reading of its ``action`` option (``raw``:
+    the whole reply; ``boxed``: its first ``\\boxed{}``), its junk probes, and hints judged as
+    its environments compare answers. Subclasses set the two texts and ``action``."""
+
+    #: The agent's instructions (the ``action`` option adds its line).
+    agent_text: str = ""
+    #: Junk actions that must not solve any of the family's environments.
+    probes: tuple[str, ...] = ()
+    action: str = "raw"
+
+    def agent_instructions(self) -> str:
+        return boxed_instructions(self.agent_text, self.action)
+
+    def action_from_reply(self, reply: str) -> str:
+        """The whole reply (``action: raw``), or its first ``\\boxed{}`` (``action: boxed``)."""
+        return boxed_action(reply) if self.action == "boxed" else reply
+
+    def probe_actions(self) -> list[str]:
+        return list(self.probes)
+
+    def hint_contradicts(self, hint: str, solution_actions: list[str] | None) -> bool | None:
+        """A hint that claims an answer the solution's answer does not match (compared as the
+        environments compare answers, without evaluating anything)."""
+        from plugins.families.answers import answers_match
+        from spade_core.selfplay.hints import contradicts_answer
+
+        return contradicts_answer(hint, solution_actions, answers_match)

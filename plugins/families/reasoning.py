@@ -10,8 +10,7 @@ from typing import Any
 
 from spade_core.records import DesignTarget
 
-from plugins.families.base import SourceFamily, read_source
-from plugins.families.replies import boxed_action, boxed_instructions
+from plugins.families.base import BoxedAnswerFamily, read_source
 from plugins.families.skills import REASONING_SKILLS, Skill
 from plugins.families.solutions import boxed_actions
 from plugins.families.steering import REASONING_LEVELS, level_text, rotate
@@ -209,12 +208,14 @@ PROBE_ACTIONS: tuple[str, ...] = (
 )
 
 
-class ReasoningFamily(SourceFamily):
+class ReasoningFamily(BoxedAnswerFamily):
     """Reasoning and game environments in the SPADE ``\\boxed{}`` format."""
 
     name = "reasoning"
     seed_folder = "reasoning"
     prelude_files = ("preludes/text_guards.py", "answers.py")
+    agent_text = AGENT_INSTRUCTIONS
+    probes = PROBE_ACTIONS
 
     def __init__(self, skills: list[Skill] | None = None, skeleton: str = "slots",
                  levels: list[int] | None = None, skills_per_window: int | None = None,
@@ -276,23 +277,5 @@ class ReasoningFamily(SourceFamily):
             return CHOICE_SKELETON, CHOICE_EXAMPLES.get(target.skill or "", CHOICE_EXAMPLES["math"])
         return SLOT_SKELETON, OPEN_EXAMPLES.get(target.skill or "", SLOT_EXAMPLE)
 
-    def agent_instructions(self) -> str:
-        return boxed_instructions(AGENT_INSTRUCTIONS, self.action)
-
-    def action_from_reply(self, reply: str) -> str:
-        """The whole reply (``action: raw``), or its first ``\\boxed{}`` (``action: boxed``)."""
-        return boxed_action(reply) if self.action == "boxed" else reply
-
-    def probe_actions(self) -> list[str]:
-        return list(PROBE_ACTIONS)
-
     def solution_actions(self, solution: Any, tools: Any = None) -> list[str] | None:
         return boxed_actions(solution)
-
-    def hint_contradicts(self, hint: str, solution_actions: list[str] | None) -> bool | None:
-        """A hint that claims an answer the solution's answer does not match (compared as the
-        environments compare answers, without evaluating anything)."""
-        from plugins.families.answers import answers_match
-        from spade_core.selfplay.hints import contradicts_answer
-
-        return contradicts_answer(hint, solution_actions, answers_match)

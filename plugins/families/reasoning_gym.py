@@ -24,9 +24,8 @@ from spade_core.errors import ConfigError
 from spade_core.records import EnvProgram
 from spade_core.untrusted_text import PARSE_FAILURES
 
-from plugins.families.base import SourceFamily
+from plugins.families.base import BoxedAnswerFamily
 from plugins.families.program import leaf_env_classes, program_shape
-from plugins.families.replies import boxed_action, boxed_instructions
 from plugins.families.solutions import boxed_actions
 
 #: The import name of the library (tests point it at a missing module to simulate its absence).
@@ -191,12 +190,14 @@ def _literal_attributes(node: ast.ClassDef) -> dict[str, Any]:
     return found
 
 
-class ReasoningGymFamily(SourceFamily):
+class ReasoningGymFamily(BoxedAnswerFamily):
     """reasoning-gym datasets as environments (programs subclass the injected
     ``ReasoningGymEnv``)."""
 
     name = "reasoning-gym"
     prelude_files = ("preludes/text_guards.py", "answers.py", "preludes/reasoning_gym_base.py")
+    agent_text = AGENT_INSTRUCTIONS
+    probes = PROBE_ACTIONS
     base_classes = {BASE_CLASS: BASE_METHODS}
     #: The fork servers import the library once before forking; programs never import it.
     preload_imports: tuple[str, ...] = (LIBRARY,)
@@ -278,28 +279,10 @@ class ReasoningGymFamily(SourceFamily):
     def skeleton(self) -> str:
         return SKELETON
 
-    def agent_instructions(self) -> str:
-        return boxed_instructions(AGENT_INSTRUCTIONS, self.action)
-
-    def action_from_reply(self, reply: str) -> str:
-        """The whole reply (``action: raw``), or its first ``\\boxed{}`` (``action: boxed``)."""
-        return boxed_action(reply) if self.action == "boxed" else reply
-
-    def probe_actions(self) -> list[str]:
-        return list(PROBE_ACTIONS)
-
     def solution_actions(self, solution: Any, tools: Any = None) -> list[str] | None:
         if isinstance(solution, str) and "<answer>" in solution:
             return [solution]
         return boxed_actions(solution)
-
-    def hint_contradicts(self, hint: str, solution_actions: list[str] | None) -> bool | None:
-        """A hint that claims an answer the solution's answer does not match (compared as the
-        environments compare answers, without evaluating anything)."""
-        from plugins.families.answers import answers_match
-        from spade_core.selfplay.hints import contradicts_answer
-
-        return contradicts_answer(hint, solution_actions, answers_match)
 
     def static_problems(self, source: str) -> list[str]:
         try:

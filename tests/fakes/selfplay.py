@@ -507,3 +507,22 @@ def replay_run(tmp_path, **loop):
         tmp_path, (plugin, designer_plugin, estimators_plugin, trainers_plugin), 3,
         {"envs_per_iteration": 1, "rollouts_per_env": 2, "max_turns": 1, "replay_envs": 2,
          "schedule": "frontier", **loop})
+
+
+def qa_program(question, answer="42"):
+    """:data:`FAKE_SKELETON` filled in: a one-question environment."""
+    return (FAKE_SKELETON.replace("{{QUESTION}}", json.dumps(question))
+            .replace("{{ANSWER}}", json.dumps(answer)))
+
+
+def accepted_proposal(program, family=None, index=0):
+    """A proposal of ``program`` judged valid and accepted onto the frontier, as the design
+    and dedupe steps leave it for the hint and play steps."""
+    from spade_core.selfplay.proposal import Proposal
+
+    p = Proposal(index=index, family=family or FakeFamily(),
+                 document=Document(id=f"doc-{index}", text="six"), prompt=[],
+                 completions=[program], program=program)
+    p.verdict = Verdict(True, "ok", "valid")
+    p.accept()
+    return p

@@ -1,7 +1,8 @@
 """The tests are laid out like the code: the test of product module ``a/b/c.py`` is
 ``tests/<mirror>/test_c.py``, where the mirror of ``spade_core/`` is ``tests/core/`` (its
 subpackage ``spade_core/<sub>/`` is ``tests/core/<sub>/``), of ``sandbox/`` and ``envmemory/`` the
-folder of the same name, and of ``plugins/<kind>`` ``tests/plugins/<kind>/``. Tests that run a
+folder of the same name, and of ``plugins/<kind>`` ``tests/plugins/<kind>/`` (its subfolder
+``plugins/<kind>/<sub>/``, the preludes, ``tests/plugins/<kind>/<sub>/``). Tests that run a
 whole path through several modules (end to end, the quickstart, the reference's fidelity, the
 corpora of hostile programs, the docs' examples, the recipes, third-party packages) live in
 ``tests/scenarios/``. Every other test file is named for a module (or subpackage) of its folder's
@@ -16,9 +17,10 @@ from fakes.cli import ROOT
 
 PACKAGES = ("spade_core", "plugins", "sandbox", "envmemory")
 #: Folders of programs and templates that run in the sandbox or are data, not modules to test.
-NOT_MODULES = {"seeds", "preludes", "templates", "data"}
+NOT_MODULES = {"seeds", "templates", "data"}
 
 _INTERFACE = "an interface: tested through its implementations, in their own test files"
+_SUITE_PRELUDE = "a suite's sandbox prelude: played in the sandbox by tests/plugins/evals/"
 #: The only product modules without a mirrored ``test_<name>.py``, each with its reason.
 COVERED_ELSEWHERE: dict[str, str] = {
     "spade_core/interfaces/backend.py": _INTERFACE,
@@ -33,6 +35,14 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "spade_core/interfaces/trainer.py": _INTERFACE,
     "spade_core/hookspecs.py": "pluggy's hook specifications (an interface): every plugin's "
                                "registration test calls them",
+    # Sandbox preludes of eval suites that need their benchmark's package, played through the
+    # suite's tests (skipped without it); to mirror like lcb_scorer.py and bfcl_simulators.py.
+    "plugins/evals/preludes/acebench_episode.py": _SUITE_PRELUDE + "test_acebench_suite.py",
+    "plugins/evals/preludes/bfcl_scorer.py": _SUITE_PRELUDE + "test_bfcl_checker.py",
+    "plugins/evals/preludes/gem_episode.py": _SUITE_PRELUDE + "test_gem_suite.py",
+    "plugins/evals/preludes/rg_items.py": _SUITE_PRELUDE + "test_reasoning_gym_suite.py",
+    "plugins/evals/preludes/tau2_episode.py": _SUITE_PRELUDE + "test_tau2_suite.py",
+    "plugins/evals/preludes/tau2_loader.py": _SUITE_PRELUDE + "test_tau2_suite.py",
 }
 
 
@@ -42,7 +52,9 @@ def mirror(module: Path) -> Path:
     if top == "spade_core":
         return Path("tests/core", *rest[:-1])
     if top == "plugins":
-        return Path("tests/plugins") / rest[0].removesuffix(".py")
+        if len(rest) == 1:  # a one-module plugin (plugins/estimators.py)
+            return Path("tests/plugins") / rest[0].removesuffix(".py")
+        return Path("tests/plugins", *rest[:-1])
     return Path("tests") / top
 
 
@@ -136,3 +148,26 @@ def test_no_product_package_holds_test_fakes():
              for p in (ROOT / package).rglob("*.py")
              if "fake" in p.stem.lower() and not NOT_MODULES & set(p.relative_to(ROOT).parts)]
     assert not fakes, fakes
+
+
+#: The iteration's steps (spade_core/selfplay/iteration.py's table): module, its step function.
+STEPS = {"designer_reward": "release_window", "design": "design", "dedupe": "dedupe",
+         "environments": "draw_replay", "hinting": "hint", "play": "play",
+         "estimate": "estimate", "remember": "remember", "samples": "build_samples",
+         "train": "train"}
+
+
+def test_each_step_test_calls_its_step():
+    """A step's test calls the step itself, not only the whole loop around it."""
+    uncalled = []
+    for module, step in STEPS.items():
+        source = (ROOT / "spade_core" / "selfplay" / f"{module}.py").read_text(encoding="utf-8")
+        assert f"\ndef {step}(" in source, f"spade_core/selfplay/{module}.py has no {step}()"
+        test = ROOT / "tests" / "core" / "selfplay" / f"test_{module}.py"
+        calls = {node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr",
+                                                                                None)
+                 for node in ast.walk(ast.parse(test.read_text(encoding="utf-8")))
+                 if isinstance(node, ast.Call)}
+        if step not in calls:
+            uncalled.append(f"{test.relative_to(ROOT)} never calls {step}()")
+    assert not uncalled, "\n".join(uncalled)

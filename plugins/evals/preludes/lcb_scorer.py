@@ -101,9 +101,8 @@ class _Discard(_Capture):
         return len(text) if isinstance(text, str) else 0
 
 
-class _BinaryInput:
-    def __init__(self, data):
-        self._stream = _io.BytesIO(data)
+class _Reader:
+    """The reading methods of an input stream, over the in-memory ``_stream``."""
 
     def read(self, size=-1):
         return self._stream.read(size)
@@ -118,24 +117,17 @@ class _BinaryInput:
         return iter(self._stream.readlines())
 
 
-class _Input:
+class _BinaryInput(_Reader):
+    def __init__(self, data):
+        self._stream = _io.BytesIO(data)
+
+
+class _Input(_Reader):
     """``sys.stdin`` for one test: the test's input, in memory."""
 
     def __init__(self, text):
         self._stream = _io.StringIO(text)
         self.buffer = _BinaryInput(text.encode("utf-8"))
-
-    def read(self, size=-1):
-        return self._stream.read(size)
-
-    def readline(self, size=-1):
-        return self._stream.readline(size)
-
-    def readlines(self):
-        return self._stream.readlines()
-
-    def __iter__(self):
-        return iter(self._stream.readlines())
 
     def __enter__(self):
         return self

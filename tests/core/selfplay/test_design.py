@@ -1,16 +1,52 @@
-"""Designing and validating proposals (spade_core.selfplay.design): rejected programs, repair turns
-and retries, through the real loop with fake backend, sandbox, memory and corpus; the reset gate
-applied from iteration 1 on."""
+"""Designing and validating proposals (spade_core.selfplay.design): ``design()`` with fake
+components (a valid program accepted at once, an invalid one retried as a repair turn); rejected
+programs, repair turns and retries through the real loop with fake backend, sandbox, memory and
+corpus; the reset gate applied from iteration 1 on."""
 
 from __future__ import annotations
 
 import json
 from types import SimpleNamespace
 
+from spade_core.config.schema import LoopSection
+from spade_core.phases import PhaseTimer
 from spade_core.records import Verdict
+from spade_core.selfplay.design import design
 from spade_core.validation import ValidationOptions
 
-from fakes.selfplay import FakeFamily, FakeSelfPlayPlugin, make_run, metrics, one_iteration
+from plugins.designer.options import SkeletonOptions
+from plugins.designer.skeleton import Skeleton
+
+from fakes.selfplay import (
+    FakeDictMemory,
+    FakeFamily,
+    FakeInProcessSandbox,
+    FakeListCorpus,
+    FakeScriptedBackend,
+    FakeSelfPlayPlugin,
+    make_run,
+    metrics,
+    one_iteration,
+)
+
+
+def test_design_asks_for_each_document_validates_and_retries_the_invalid():
+    backend = FakeScriptedBackend()  # "broken" documents get no program
+    c = SimpleNamespace(corpus=FakeListCorpus(["six times seven", "broken doc"]),
+                        families=[FakeFamily()], memory=FakeDictMemory(),
+                        designer=Skeleton(SkeletonOptions()), backend=backend,
+                        llm_validator=None, sandbox=FakeInProcessSandbox(),
+                        validation=ValidationOptions())
+    loop = LoopSection(envs_per_iteration=2, max_attempts=3, max_repairs=1)
+    timer = PhaseTimer()
+    good, broken = design(c, loop, iteration=0, seed=0, timer=timer)
+    assert [d.text for d in (good.document, broken.document)] == ["six times seven", "broken doc"]
+    assert good.verdict.valid and good.attempt_categories == ["ok"]
+    assert "'what is six times seven?'" in good.program and len(good.completions) == 1
+    assert not broken.verdict.valid and broken.program is None
+    assert broken.attempt_categories == ["syntax"] * 3 and broken.repairs == 1
+    assert len(backend.designer_prompts) == 4  # one, then three for the broken document
+    assert {"sample", "design", "validate"} <= set(timer.seconds)
 
 
 def test_invalid_proposals_get_invalid_reward_and_are_kept(tmp_path):

@@ -1,4 +1,7 @@
-"""Regeneration windows (``loop.schedule: window``) with the real loop, the real process sandbox
+"""The designer's reward in the window schedule (spade_core.selfplay.designer_reward):
+``release_window()`` on a fake memory (a window's designs rewarded over its plays at the next
+window's start, and nothing otherwise); then regeneration windows (``loop.schedule: window``)
+with the real loop, the real process sandbox
 and the real FAISS memory, a scripted agent and a fake recording trainer: the same environments
 in every iteration of a window and fresh ones after it; designer samples held with their
 generation-time log-probs, trained once, at the next window's start, with the reward
@@ -7,15 +10,67 @@ recomputed over the window; no hinted episode and no failed attempt reaches the 
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
 import plugins.designer.plugin as designer_plugin
 import plugins.estimators as estimators_plugin
+from plugins.estimators import Regret, RegretOptions
+from spade_core.config.schema import LoopSection
 from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import Trainer
+from spade_core.records import EnvRecord, EnvStatus
+from spade_core.selfplay.designer_reward import Delayed, release_window
+from spade_core.selfplay.window import HeldDesign, Window, Windows
 
-from fakes.selfplay import FakeSelfPlayPlugin, run_real_sandbox_and_memory
+from fakes.selfplay import (
+    FakeDictMemory,
+    FakeSelfPlayPlugin,
+    accepted_proposal,
+    qa_program,
+    run_real_sandbox_and_memory,
+)
+
+
+class FakeFiguresMemory(FakeDictMemory):
+    """Keeps the figures the release adds to a window's first history entry."""
+
+    def __init__(self):
+        super().__init__()
+        self.added = []
+
+    def add_figures(self, env_id, iteration, figures):
+        self.added.append((env_id, iteration, figures))
+        return True
+
+
+def test_release_window_rewards_the_last_windows_designs_at_a_window_start_only():
+    program = qa_program("six times seven")
+    env_id = accepted_proposal(program).env_id
+    memory = FakeFiguresMemory()
+    memory.add(EnvRecord(id=env_id, source=program, family="fake-qa",
+                         status=EnvStatus.FRONTIER))
+    memory.update_stats(env_id, 4, [1.0, 1.0], [0.0, 0.0], {}, 0.0)  # the window's start
+    memory.update_stats(env_id, 5, [], [0.0, 1.0], {}, 0.0)
+    asked = [{"role": "user", "content": "design"}, {"role": "assistant", "content": "..."}]
+    window = Window(start=4, env_ids=[env_id], designs=[
+        HeldDesign(env_id=env_id, family="fake-qa", messages=asked, skill="math"),
+        HeldDesign(env_id="refused", family="fake-qa", messages=asked, skill="math",
+                   fixed_reward=-1.0)])
+    c = SimpleNamespace(estimator=Regret(RegretOptions()), memory=memory,
+                        estimator_label="regret")
+    loop, windows = LoopSection(), Windows(interval=2, current=window)
+    assert release_window(c, loop, None, True) == ([], [])  # the frontier schedule
+    assert release_window(c, loop, windows, False) == ([], [])  # within a window
+    assert release_window(c, loop, Windows(interval=2), True) == ([], [])  # the first window
+    (played, refused), [delayed] = release_window(c, loop, windows, True)
+    assert (refused.group, refused.reward) == ("refused", -1.0)
+    figures = played.meta["window_figures"]
+    assert played.group == env_id and played.reward == figures["regret"] > 0  # over the window
+    assert played.meta["window_start"] == 4 and played.meta["skill"] == "math"
+    assert delayed == Delayed(env_id, 4, played.reward, figures, trained=True)
+    assert memory.added == [(env_id, 4, delayed.as_figures())]
 
 #: A "broken" document makes the scripted designer answer without a program (a failed attempt).
 TEXTS = ("six times seven", "broken one", "forty two", "seven sixes", "broken two", "two 21s")

@@ -1,21 +1,74 @@
-"""Estimating difficulty (spade_core.selfplay.estimate): the estimator chosen sets the designer
-reward, and an estimate without a regret names its estimator, through the real loop with fakes."""
+"""Estimating difficulty (spade_core.selfplay.estimate): ``estimate()`` on fake proposals (a
+played one by the estimator over its plays and its earlier history, a duplicate and a rejected
+one by the loop's rewards); then, through the real loop with fakes, the estimator chosen sets
+the designer reward, and an estimate without a regret names its estimator."""
 
 from __future__ import annotations
 
 import copy
 import re
+from types import SimpleNamespace
 
 import pytest
 
 import plugins.designer.plugin as designer_plugin
 import plugins.trainers.plugin as trainers_plugin
 from spade_core.config.load import resolve_config
+from plugins.estimators import Regret, RegretOptions
+from spade_core.config.schema import LoopSection
 from spade_core.errors import PluginError
+from spade_core.records import EnvRecord, EnvStatus, Episode, Verdict
+from spade_core.selfplay.estimate import estimate
 from spade_core.selfplay.runner import run
 from spade_core.testing import load_test_plugins
 
-from fakes.selfplay import FAKE_RUN_CONFIG, FakeSelfPlayPlugin, make_run, metrics
+from fakes.selfplay import (
+    FAKE_RUN_CONFIG,
+    FakeDictMemory,
+    FakeSelfPlayPlugin,
+    accepted_proposal,
+    make_run,
+    metrics,
+    qa_program,
+)
+
+
+def _episodes(*rewards: float, hinted: bool = False) -> list[Episode]:
+    return [Episode(env_id="", seed=k, hinted=hinted, first_observation="", reward=r)
+            for k, r in enumerate(rewards)]
+
+
+def test_estimate_rewards_played_duplicate_and_rejected_proposals():
+    class FakeHistoryRegret(Regret):
+        """Regret, recording the history each estimate saw."""
+
+        seen = []
+
+        def estimate(self, data):
+            self.seen.append([h.iteration for h in data.history])
+            return super().estimate(data)
+
+    memory = FakeDictMemory()
+    played = accepted_proposal(qa_program("six times seven"))
+    memory.add(EnvRecord(id=played.env_id, source=played.program, family="fake-qa",
+                         status=EnvStatus.FRONTIER))
+    memory.update_stats(played.env_id, 1, [1.0], [0.0], {}, 1.0)
+    memory.update_stats(played.env_id, 2, [1.0], [0.0], {}, 1.0)  # a later iteration: not seen
+    played.unhinted, played.hinted = _episodes(0.0, 1.0), _episodes(1.0, 1.0, hinted=True)
+    duplicate = accepted_proposal(qa_program("forty two"), index=1)
+    duplicate.refuse_as_duplicate("other", 0.95)
+    timed_out = accepted_proposal("class SlowEnv: ...", index=2)
+    timed_out.reject(Verdict(False, "timeout", "reset() took too long"))
+    unplayed = accepted_proposal(qa_program("seven sixes"), index=3)  # accepted, never played
+    c = SimpleNamespace(estimator=FakeHistoryRegret(RegretOptions()), memory=memory,
+                        estimator_label="regret")
+    loop = LoopSection(duplicate_reward=-0.1, timeout_reward=-0.7, invalid_reward=-0.5)
+    estimate(c, loop, [played, duplicate, timed_out, unplayed], iteration=2)
+    assert played.difficulty.regret == 0.5 and played.designer_reward == 0.5
+    assert played.difficulty.figures["win_rate"] == 0.5
+    assert FakeHistoryRegret.seen == [[1]]  # the memory's history before this iteration
+    assert duplicate.designer_reward == -0.1 and timed_out.designer_reward == -0.7
+    assert unplayed.status == EnvStatus.REJECTED and unplayed.designer_reward == -0.5
 
 
 @pytest.mark.parametrize("estimator,expected", [

@@ -1,10 +1,13 @@
-"""The hint step (spade_core.selfplay.hinting): diagnostics, the hints backend and prompt, through
-the real loop with fake backend, sandbox, memory and corpus."""
+"""The hint step (spade_core.selfplay.hinting): ``hint()`` on fake sessions (first observations,
+the solution kept out of the hint, failed resets rejected, replays keeping their hint); then
+diagnostics, the hints backend and prompt, through the real loop with fake backend, sandbox,
+memory and corpus."""
 
 from __future__ import annotations
 
 import copy
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -12,10 +15,60 @@ import plugins.designer.plugin as designer_plugin
 import plugins.estimators as estimators_plugin
 import plugins.trainers.plugin as trainers_plugin
 from spade_core.config.load import resolve_config
+from spade_core.config.schema import LoopSection
+from spade_core.phases import PhaseTimer
+from spade_core.records import EnvStatus
+from spade_core.selfplay.hinting import hint
+from spade_core.selfplay.play import play_sessions
 from spade_core.selfplay.runner import run
 from spade_core.testing import load_test_plugins
 
-from fakes.selfplay import FAKE_RUN_CONFIG, FakeSelfPlayPlugin, make_run, metrics
+from fakes.selfplay import (
+    FAKE_RUN_CONFIG,
+    FakeInProcessSandbox,
+    FakeScriptedBackend,
+    FakeSelfPlayPlugin,
+    accepted_proposal,
+    make_run,
+    metrics,
+    qa_program,
+)
+
+
+def _components(**extra):
+    return SimpleNamespace(sandbox=FakeInProcessSandbox(), backend=FakeScriptedBackend(),
+                           hint_backend=None, hint_prompt="single", **extra)
+
+
+def test_hint_reads_first_observations_writes_hints_and_rejects_what_fails_to_open():
+    c, loop = _components(), LoopSection(rollouts_per_env=2)
+    good = accepted_proposal(qa_program("six times seven"))
+    broken = accepted_proposal("class BrokenEnv:\n    def __init__(self):\n"
+                               "        raise ValueError('no')\n", index=1)
+    timer = PhaseTimer()
+    with play_sessions(c, loop, [good, broken], hinted=True) as tables:
+        hint(c, loop, tables, seed=3, timer=timer)
+    assert good.first_observation == "Question: six times seven"
+    assert good.solution == ["\\boxed{42}"] and "42" in good.secrets
+    # The scripted hint gives the answer away: that sentence is dropped.
+    assert good.hint == "Think, then box the number." and good.hint_redacted
+    assert good.hint_diagnostics.source == "model"
+    assert broken.status == EnvStatus.REJECTED and broken.verdict.category == "runtime_error"
+    assert broken.hint == "" and len(c.backend.hint_prompts) == 1
+    assert "hint" in timer.seconds
+
+
+def test_no_hint_is_written_without_hinted_plays_and_a_replay_keeps_its_hint():
+    c, loop = _components(), LoopSection(rollouts_per_env=2)
+    replay = accepted_proposal(qa_program("forty two"))
+    replay.replayed, replay.hint = True, "Kept from its first play."
+    fresh = accepted_proposal(qa_program("six times seven"), index=1)
+    with play_sessions(c, loop, [replay, fresh], hinted=False) as tables:
+        hint(c, loop, tables, seed=0, timer=PhaseTimer())
+    assert fresh.first_observation and fresh.hint == ""
+    with play_sessions(c, loop, [replay], hinted=True) as tables:
+        hint(c, loop, tables, seed=0, timer=PhaseTimer())
+    assert replay.hint == "Kept from its first play." and c.backend.hint_prompts == []
 
 
 def test_a_hint_that_contradicts_the_programs_answer_is_counted(tmp_path):

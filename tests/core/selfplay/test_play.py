@@ -1,10 +1,12 @@
-"""Playing sessions (spade_core.selfplay.play): a sandbox worker killed or out of memory mid-batch,
-and failed plays dropped or counted as zero."""
+"""Playing sessions (spade_core.selfplay.play): ``play()`` on fake sessions (K unhinted and H
+hinted episodes on the same seeds, the hint judged); then, through the real loop, a sandbox worker
+killed or out of memory mid-batch, and failed plays dropped or counted as zero."""
 
 from __future__ import annotations
 
 import copy
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -12,12 +14,46 @@ import plugins.designer.plugin as designer_plugin
 import plugins.estimators as estimators_plugin
 import plugins.trainers.plugin as trainers_plugin
 from spade_core.config.load import resolve_config
+from spade_core.config.schema import LoopSection
+from spade_core.phases import PhaseTimer
 from spade_core.selfplay.checkpoint import latest_checkpoint
+from spade_core.selfplay.hinting import hint
+from spade_core.selfplay.play import play, play_sessions
 from spade_core.selfplay.runner import run
 from spade_core.testing import load_test_plugins
 
-from fakes.selfplay import FAKE_RUN_CONFIG, FakeSelfPlayPlugin, metrics
+from fakes.selfplay import (
+    FAKE_RUN_CONFIG,
+    FakeInProcessSandbox,
+    FakeScriptedBackend,
+    FakeSelfPlayPlugin,
+    accepted_proposal,
+    metrics,
+    qa_program,
+)
 from fakes.training import memory_rows, training_config
+
+
+@pytest.mark.parametrize("hinted, hint_plays", [(True, 2), (False, 0)])
+def test_play_rolls_out_unhinted_and_hinted_episodes_on_the_same_seeds(hinted, hint_plays):
+    """The scripted agent is right only when it was given a hint: unhinted plays lose, hinted
+    ones win, and the hint is judged against them (it helped)."""
+    c = SimpleNamespace(sandbox=FakeInProcessSandbox(), backend=FakeScriptedBackend(),
+                        hint_backend=None, hint_prompt="single")
+    loop = LoopSection(rollouts_per_env=3, hint_plays_per_env=2, max_turns=1)
+    p = accepted_proposal(qa_program("six times seven"))
+    timer = PhaseTimer()
+    with play_sessions(c, loop, [p], hinted=hinted) as tables:
+        hint(c, loop, tables, seed=10, timer=timer)
+        play(c, loop, tables, seed=10, timer=timer)
+    assert [(e.seed, e.reward, e.hinted) for e in p.unhinted] == [
+        (10, 0.0, False), (11, 0.0, False), (12, 0.0, False)]
+    assert [(e.seed, e.reward, e.hinted) for e in p.hinted] == [
+        (10, 1.0, True), (11, 1.0, True)][:hint_plays]
+    assert len(p.conversations) == 3 + hint_plays and p.failed == []
+    if hinted:
+        assert p.hint_diagnostics.hurt is False and p.hint_diagnostics.contradicts is None
+    assert "rollout" in timer.seconds
 
 
 _POOL_ENV = '''

@@ -1,12 +1,13 @@
-"""Per-call top-p and top-k: the call's values over the backend's, checked the same way for
-every backend (the backends' own tests check that the values reach their samplers)."""
+"""A generation call's checks: its length, and per-call top-p and top-k (the call's values over
+the backend's), checked the same way for every backend (the backends' own tests check that the
+values reach their samplers)."""
 
 from __future__ import annotations
 
 import pytest
 
 from plugins.backends.errors import GenerationError
-from plugins.backends.sampling import truncation
+from plugins.backends.sampling import call_sampling, truncation
 
 
 def test_a_call_overrides_the_backend_and_none_keeps_it():
@@ -22,3 +23,12 @@ def test_a_call_overrides_the_backend_and_none_keeps_it():
 def test_out_of_range_values_are_clear_errors(top_p, top_k, message):
     with pytest.raises(GenerationError, match=message):
         truncation(1.0, 0, top_p, top_k)
+
+
+def test_a_call_asks_for_at_least_one_token_and_gets_its_truncation():
+    assert call_sampling(8, None, None, 0.9, 40) == (0.9, 40)
+    assert call_sampling(1, 0.5, None) == (0.5, 0)
+    with pytest.raises(GenerationError, match="max_new_tokens must be at least 1, got 0"):
+        call_sampling(0, None, None)
+    with pytest.raises(GenerationError, match="top_p must be in"):
+        call_sampling(8, 2.0, None)

@@ -168,20 +168,6 @@ def test_hostile_argument_arrives_as_a_plain_string(tmp_path):
     assert _leftover_instances() == []  # nothing ran in this process
 
 
-def test_call_strings_are_literal_calls_of_simulator_methods():
-    from plugins.evals.preludes.bfcl_simulators import call_string
-
-    methods = frozenset({"mkdir", "echo"})
-    assert call_string("mkdir", {"dir_name": "a"}, methods) == "mkdir(dir_name='a')"
-    for name, arguments in [
-            ("__import__('os').system", {"command": "true"}),  # not a simulator method
-            ("open", {"file": "x", "mode": "w"}),               # a builtin, not a method
-            ("mkdir", {"dir_name=__import__('os').getcwd(),x": "a"}),  # argument name injection
-            ("mkdir", {"dir_name": float("nan")}),              # not a JSON value: repr is a name
-            ("mkdir", {"dir_name": {1, 2}})]:                   # not a JSON value at all
-        assert call_string(name, arguments, methods) is None, (name, arguments)
-
-
 @pytest.mark.parametrize("name, arguments", [
     ("__import__('os').system", {"command": "true"}),
     ("open", {"file": "x", "mode": "w"}),
@@ -195,18 +181,6 @@ def test_unsafe_calls_are_refused_without_evaluation(name, arguments):
     suite.play([item], backend, SETTINGS)
     shown = _shown_after(backend, reply)
     assert shown.startswith("Tool result:\nError during execution:") and "not a function" in shown
-
-
-def test_the_string_bfcl_evaluates_is_checked_on_its_own():
-    from plugins.evals.preludes.bfcl_simulators import single_literal_call
-
-    assert single_literal_call("instance.mkdir(dir_name='a')", "mkdir", {"dir_name": "a"})
-    for text in ("instance.mkdir(dir_name=__import__('os').getcwd())",  # not a literal
-                 "instance.mkdir(dir_name='a'); import os",              # not one expression
-                 "mkdir(dir_name='a')",                                  # not the instance's
-                 "instance.mkdir('a')",                                  # positional
-                 "instance.mkdir(dir_name='a', x=1)"):                   # other arguments
-        assert not single_literal_call(text, "mkdir", {"dir_name": "a"}), text
 
 
 def test_bfcl_step_limit_force_terminates_the_entry():

@@ -7,7 +7,9 @@ import pytest
 
 from spade_core.interfaces import EnvFamily
 
+from plugins.families.base import BoxedAnswerFamily
 from plugins.families.reasoning import ReasoningFamily
+from plugins.families.reasoning_gym import ReasoningGymFamily
 from plugins.families.tool_use import ToolUseFamily
 
 
@@ -31,3 +33,16 @@ def test_tool_use_prelude_exports_the_base_class_and_helpers():
     assert "ToolUseBaseEnv" in names and "answers_match" in names
     assert ReasoningFamily().modules.keys() == {"math_verify"}
     assert ToolUseFamily().modules.keys() == {"tool_use_base_env"}
+
+
+@pytest.mark.parametrize("family", [ReasoningFamily, lambda **kw: ReasoningGymFamily([], **kw)],
+                         ids=["reasoning", "reasoning-gym"])
+def test_boxed_answer_families_read_replies_by_their_action_option(family):
+    raw, boxed = family(), family(action="boxed")
+    assert isinstance(raw, BoxedAnswerFamily)
+    assert raw.agent_instructions() == raw.agent_text
+    assert "Only the first \\boxed{} of your reply counts." in boxed.agent_instructions()
+    reply = "Maybe \\boxed{3}, no: \\boxed{4}"
+    assert raw.action_from_reply(reply) == reply and boxed.action_from_reply(reply) == "\\boxed{3}"
+    assert raw.probe_actions() == list(raw.probes) and raw.probe_actions() is not raw.probes
+    assert raw.hint_contradicts("The answer is 5.", ["\\boxed{4}"]) is True

@@ -183,21 +183,6 @@ def test_dataset_is_deterministic_solvable_and_not_trivial(sandbox, pool_family,
                 assert session.step(junk).reward < 1.0, junk
 
 
-def test_answer_tags_plain_text_and_several_attempts(sandbox, pool_family):
-    source = program("chain_sum", "    max_attempts = 2\n")
-    with sandbox.open(source, family=pool_family) as session:
-        session.reset(5)
-        answer = session.solution()[len("\\boxed{"):-1]
-        miss = session.step("I think it is \\boxed{" + answer + "1}")
-        assert (miss.terminated, miss.truncated, miss.info["attempts_left"]) == (False, False, 1)
-        assert "1 attempt left" in miss.observation
-        hit = session.step(f"<answer>{answer}</answer>")
-        assert (hit.reward, hit.terminated) == (1.0, True)
-        assert session.step("\\boxed{1}").observation.startswith("The episode is over")
-        session.reset(5)
-        assert session.step(f"  {answer} ").reward == 1.0  # the whole reply as the answer
-
-
 def test_sandbox_check_and_a_512_mb_worker_accept_the_seed_programs(sandbox, pool_family):
     sources = [p.source for p in pool_family.seed_programs()]
     verdicts = validate(sandbox, sources, family=pool_family)
