@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from fakes.prelude_family import REPORT_PROGRAM, PreludeFamily as Family
-
 from spade_core.errors import SandboxError
+
+from fakes.prelude_family import REPORT_PROGRAM, PreludeFamily as Family
 
 
 @pytest.fixture
@@ -52,3 +52,126 @@ def test_hung_and_crashing_workers_fail_alone_and_within_limits(sandbox):
         sandbox.open(REPORT_PROGRAM, family=threads)
     assert survivor.reset(0)[0] == '{"n": 1}'
     survivor.close()
+
+# -- call limits hold whatever the program does, C code included (issue 48) ----------------------
+# Every call limit holds within a small margin whatever the program is doing, C code included
+# (issue 48): a call that spins inside one C function never returns to Python, so the worker's own
+# timer cannot stop it; the host must end the worker itself soon after the call's limit, whether
+# the call is alone, one of a batch, or one instance's load in a worker that loads several. After
+# it, the sandbox serves the next session as before.
+#
+# Before the progress markers, the host waited for the sum of a batch's (or a multi-instance
+# load's) limits: 8 batched steps of 3 s each took 24 s to get their verdict, 4 instances' load
+# 12 s.
+
+#: What the host may take beyond a call's limit to give its verdict.
+MARGIN = 2.0
+#: Spins in C for minutes (well past any limit here), in constant memory.
+SPIN = "sum(range(10 ** 12))"
+
+PROGRAM = f'''
+class SpinEnv:
+    def reset(self, seed=None):
+        if seed == 7:
+            {SPIN}
+        return "go", {{}}
+
+    def step(self, action):
+        if action == "spin":
+            {SPIN}
+        return "ok " + action, 0.0, False, False, {{}}
+'''
+
+
+def _verdict(call):  # noqa: ANN001, ANN202
+    begun = time.monotonic()
+    try:
+        result = call()
+    except SandboxError as exc:
+        return exc.verdict, time.monotonic() - begun
+    return result, time.monotonic() - begun
+
+
+def _serves_again(box) -> None:  # noqa: ANN001
+    session = box.open(PROGRAM)
+    assert session.reset(1) == ("go", {})
+    assert session.step("x").observation == "ok x"
+    session.close()
+
+
+def test_a_single_call_in_c_ends_at_its_limit(limited_sandbox):
+    session = limited_sandbox.open(PROGRAM)
+    verdict, seconds = _verdict(lambda: session.reset(7))
+    assert verdict.category == "timeout", verdict
+    assert seconds < limited_sandbox.limits.reset_seconds + MARGIN, seconds
+    _serves_again(limited_sandbox)
+
+
+def test_a_batched_call_in_c_ends_at_its_own_limit_not_the_batch_sum(limited_sandbox):
+    sessions = limited_sandbox.open_many(PROGRAM, 8)
+    assert all(isinstance(r, tuple) for r in limited_sandbox.reset_many(
+        [(s, 1) for s in sessions]))
+    actions = ["a", "b", "spin", "d", "e", "f", "g", "h"]
+    begun = time.monotonic()
+    results = limited_sandbox.step_many(list(zip(sessions, actions)))
+    seconds = time.monotonic() - begun
+    assert all(isinstance(r, SandboxError) and r.verdict.category == "timeout"
+               for r in results), results
+    assert "the call it was running" in str(results[0])
+    assert seconds < limited_sandbox.limits.step_seconds + MARGIN, seconds
+    _serves_again(limited_sandbox)
+
+
+def test_slow_batches_are_not_cut_short(limited_sandbox):
+    """Calls that each stay under their limit keep a batch alive however long it takes in all
+    (the worker's progress markers move the host's deadline)."""
+    program = "import datetime\n" + PROGRAM.replace('if action == "spin":', (
+        'if action == "slow":\n'
+        '            end = datetime.datetime.now() + datetime.timedelta(seconds=1.2)\n'
+        '            while datetime.datetime.now() < end:\n'
+        '                pass\n'
+        '        if action == "spin":'))
+    sessions = limited_sandbox.open_many(program, 4)
+    limited_sandbox.reset_many([(s, 1) for s in sessions])
+    results, seconds = _verdict(lambda: limited_sandbox.step_many(
+        [(s, "slow") for s in sessions]))
+    assert [getattr(r, "observation", r) for r in results] == ["ok slow"] * 4
+    assert seconds > limited_sandbox.limits.step_seconds + 1.0  # longer than one call may be
+    for session in sessions:
+        session.close()
+
+
+def test_a_load_in_c_ends_at_the_per_instance_limit(limited_sandbox):
+    program = SPIN + "\n" + PROGRAM
+    for count in (1, 4):
+        verdict, seconds = _verdict(lambda: limited_sandbox.open_many(program, count))
+        assert verdict.category == "timeout", verdict
+        assert seconds < limited_sandbox.limits.load_seconds + MARGIN, (count, seconds)
+    _serves_again(limited_sandbox)
+
+
+def test_one_sqlite_call_in_c_ends_at_the_call_limit(limited_sandbox):
+    """The issue's case: one SQLite ``printf`` that spins in C for seconds without a single
+    progress-handler call, in ``reset`` (validation's reset) and while loading 3 instances
+    (validation opens 3 in one worker, and the tool-use base resets in its constructor)."""
+    from spade_core.plugins import load_plugins
+    from spade_core.validation import validate
+
+    from fakes.cli import ROOT
+
+    family = load_plugins().registry.build("env_family", "tool-use", {}, "test")
+    seed = (ROOT / "plugins" / "families" / "seeds" / "tool_use" / "calendar_db.py").read_text()
+    anchor = '        self.create_database(SCHEMA, {"rooms": rooms, "meetings": meetings})\n'
+    assert anchor in seed
+    printf = "self._db.scalar(\"SELECT printf('%.*c', 2000000000, 'a')\")\n"
+    on_reset = seed.replace(anchor, anchor + "        if seed == 42:\n            " + printf)
+    on_load = seed.replace(anchor, anchor + "        " + printf)
+    limits = limited_sandbox.limits
+    for program, limit in ((on_reset, limits.reset_seconds), (on_load, limits.load_seconds)):
+        begun = time.monotonic()
+        (verdict,) = validate(limited_sandbox, [program], family=family)
+        seconds = time.monotonic() - begun
+        assert verdict.category == "timeout", verdict
+        assert seconds < limit + MARGIN, (verdict.message, seconds)
+    (verdict,) = validate(limited_sandbox, [seed], family=family)
+    assert verdict.valid, verdict
