@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from plugins.lab import memory_designer
+from plugins.lab.memory_designer import read_examples
 from plugins.lab.model import BLIND, COPY, MISS, SOLVE, Cell, Learner, LearnerParams
 from plugins.lab.programs import program, read_task
 from spade_core.interfaces import Generation, GenerationBackend
@@ -47,16 +49,31 @@ class LabBackendOptions(BaseModel):
     forgetting: float = Field(default=0.0, ge=0.0, le=1.0)
     heldout_difficulties: list[float] = Field(default=[0.0, 1.0, 2.0, 3.0, 4.0], min_length=1)
     reference_difficulties: list[float] = Field(default=[3.0, 4.0], min_length=1)
-    designer: Literal["learned", "random", "rlve"] = Field(
-        default="learned", description="learned: the categorical policy, trained by the lab "
-        "trainer; random: uniform over the cells, never trained; rlve: RLVE's adaptive "
-        "difficulty (per skill, one level up after rlve_threshold accuracy over rlve_window "
-        "plays), ordinary environments only")
+    designer: Literal["memory", "learned", "random", "rlve", "oracle"] = Field(
+        default="memory", description="memory: reads the memory examples in its prompt, "
+        "imitates a positive's skill and kind with its difficulty moved by at most one level and "
+        "avoids the negative's cell (plugins/lab/memory_designer.py), trained by the lab "
+        "trainer; learned: the categorical policy, trained by the lab trainer; random: uniform "
+        "over the cells, never trained; rlve: RLVE's adaptive difficulty (per skill, one level "
+        "up after rlve_threshold accuracy over rlve_window plays), ordinary environments only; "
+        "oracle: reads the agent's true ability and designs, skills in turn, the ordinary cell "
+        "whose success is nearest 0.5 (the upper bound)")
     designer_epsilon: float = Field(
         default=0.1, ge=0.0, le=1.0, description="the learned designer's exploration floor: "
         "with this probability a design is drawn uniformly over the cells instead of from its "
         "policy (the analogue of an LLM designer's sampling temperature), so that a policy "
         "concentrated on refused duplicates still makes designs whose rewards differ")
+    trap_share: float | None = Field(
+        default=None, ge=0.0, le=1 / 3 + 1e-9, description="share of the leaky cells and, "
+        "again, of the noisy cells in the designers' uniform draws (random designer, exploration "
+        "floor) and the learned policies' start: ordinary cells get 1 - 2 x trap_share; 0 makes "
+        "no trap cells at all. Unset: every listed kind alike (a third each)")
+    band_edges: list[float] = Field(
+        default=[], description="difficulty edges of the agent's ability bands: each skill has "
+        "one ability per band (none: one ability per skill)")
+    band_transfer: float = Field(
+        default=1.0, ge=0.0, le=1.0, description="share of a band's change that the skill's "
+        "other bands also get (1: the bands move as one ability)")
     rlve_threshold: float = Field(default=0.9, gt=0.0, le=1.0)
     rlve_window: int = Field(default=8, ge=1)
 
@@ -76,7 +93,11 @@ class LabBackendOptions(BaseModel):
             initial_ability=tuple(self.initial_ability), hint_boost=self.hint_boost,
             agent_lr=self.agent_lr, designer_lr=self.designer_lr, transfer=self.transfer,
             forgetting=self.forgetting, heldout_difficulties=tuple(self.heldout_difficulties),
-            reference_difficulties=tuple(self.reference_difficulties))
+            reference_difficulties=tuple(self.reference_difficulties),
+            band_edges=tuple(self.band_edges), band_transfer=self.band_transfer,
+            kind_weights=None if self.trap_share is None else tuple(
+                1.0 - 2.0 * self.trap_share if k == "ordinary" else self.trap_share
+                for k in self.kinds))
 
 
 class LabBackend(GenerationBackend):
@@ -95,6 +116,7 @@ class LabBackend(GenerationBackend):
         self.rlve_outcomes: dict[int, deque[bool]] = defaultdict(
             lambda: deque(maxlen=options.rlve_window))
         self.rlve_turn = 0
+        self.oracle_turn = 0
         #: RLVE: the designs ``(nonce, cell)`` made since the trainer's last update.
         self.rlve_pending: list[tuple[int, Cell]] = []
 
@@ -107,7 +129,7 @@ class LabBackend(GenerationBackend):
     def _reply(self, messages: list[dict[str, str]]) -> str:
         system = messages[0].get("content", "") if messages else ""
         if any(DESIGNER_MARK in str(m.get("content", "")) for m in messages):
-            return self._design()
+            return self._design(messages)
         if system == HINT_SYSTEM:
             return HINT_TEXT
         user = next((str(m.get("content", "")) for m in messages if m.get("role") == "user"), "")
@@ -116,30 +138,44 @@ class LabBackend(GenerationBackend):
             return "\\boxed{0}"
         return self._act(task)
 
-    def _design(self) -> str:
-        cell = self.choose_cell()
+    def _design(self, messages: list[dict[str, str]]) -> str:
+        cell = self.choose_cell(messages)
         self.designs += 1
         nonce = self.seed * 1_000_000 + self.designs
         if self.options.designer == "rlve":
             self.rlve_pending.append((nonce, cell))
         return f"```python\n{program(cell, nonce)}\n```"
 
-    def choose_cell(self) -> Cell:
-        """The designer's choice: a draw from its policy (``learned``; uniform instead with
-        probability ``designer_epsilon``), uniform (``random``), or RLVE's current level of the
-        next skill in turn (``rlve``)."""
-        cells = self.learner.cells
-        if self.options.designer == "random":
-            return self.rng.choice(cells)
-        if self.options.designer == "rlve":
+    def choose_cell(self, messages: Sequence[dict[str, str]] = ()) -> Cell:
+        """The designer's choice: an edit of a positive example of the prompt ``messages``
+        (``memory``), a draw from the categorical policy (``learned``; for both, uniform instead
+        with probability ``designer_epsilon``), uniform (``random``), RLVE's current level of
+        the next skill in turn (``rlve``), or the next skill's cell nearest 0.5 (``oracle``)."""
+        cells, designer = self.learner.cells, self.options.designer
+        if designer == "random":
+            return self.uniform_cell()
+        if designer == "rlve":
             skill = self.rlve_turn % self.options.skills
             self.rlve_turn += 1
             level = self.options.difficulties[self.rlve_level[skill]]
             return Cell(skill, float(level), "ordinary")
+        if designer == "oracle":
+            skill = self.oracle_turn % self.options.skills
+            self.oracle_turn += 1
+            return min((Cell(skill, float(d), "ordinary") for d in self.options.difficulties),
+                       key=lambda c: (abs(self.learner.success(c) - 0.5), c.difficulty))
         epsilon = self.options.designer_epsilon
         if epsilon > 0 and self.rng.random() < epsilon:  # the exploration floor
-            return self.rng.choice(cells)
+            return self.uniform_cell()
+        if designer == "memory":
+            return memory_designer.sample(self.learner, read_examples(messages), self.rng)
         return self.rng.choices(cells, weights=self.learner.policy())[0]
+
+    def uniform_cell(self) -> Cell:
+        """A cell of the uniform draw: every cell alike, or weighted by kind (``trap_share``)."""
+        if self.options.trap_share is None:
+            return self.rng.choice(self.learner.cells)
+        return self.rng.choices(self.learner.cells, weights=self.learner.prior)[0]
 
     def _act(self, task: Any) -> str:
         cell = task.cell
@@ -193,11 +229,15 @@ class LabBackend(GenerationBackend):
 
     def state_dict(self) -> dict[str, Any]:
         return {**self.learner.state(), "designs": self.designs, "rlve_level": self.rlve_level,
+                "rlve_turn": self.rlve_turn, "oracle_turn": self.oracle_turn,
                 "rng": self.rng.getstate()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.learner.theta = [float(v) for v in state["theta"]]
         self.learner.logits = [float(v) for v in state["logits"]]
+        self.learner.edit_logits = [float(v) for v in state.get("edit_logits", [0.0] * 3)]
+        self.rlve_turn = int(state.get("rlve_turn", 0))
+        self.oracle_turn = int(state.get("oracle_turn", 0))
         self.designs = int(state["designs"])
         self.rlve_level = [int(v) for v in state["rlve_level"]]
         version, internal, gauss = state["rng"]

@@ -101,3 +101,17 @@ def test_the_exploration_floor_draws_uniformly_from_a_concentrated_policy():
         elsewhere = sum(backend.choose_cell() != backend.learner.cells[0] for _ in range(4000))
         expected = epsilon * (cells - 1) / cells * 4000
         assert abs(elsewhere - expected) <= 4 * (expected + 1) ** 0.5
+
+
+def test_trap_share_sets_the_share_of_leaky_and_noisy_designs_of_the_random_designer():
+    for share in (0.0, 0.1, 1 / 3):
+        backend = LabBackend(LabBackendOptions(designer="random", trap_share=share), seed=5)
+        kinds = [backend.choose_cell().kind for _ in range(3000)]
+        for kind in ("leaky", "noisy"):
+            assert abs(kinds.count(kind) / 3000 - share) < 0.03
+
+
+def test_the_oracle_designs_each_skill_at_the_difficulty_nearest_even_odds():
+    backend = LabBackend(LabBackendOptions(designer="oracle", initial_ability=[0.4, 2.6, -3.0]))
+    assert [backend.choose_cell() for _ in range(4)] == [
+        Cell(0, 0.0), Cell(1, 3.0), Cell(2, -2.0), Cell(0, 0.0)]
