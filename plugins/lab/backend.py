@@ -107,6 +107,9 @@ class LabBackend(GenerationBackend):
         self.options = options
         self.learner = Learner(options.params())
         self.rng = random.Random(seed * 7919 + 17)
+        #: The uniform draws of a ``trap_share`` (their own streams: below).
+        self.draw_rng = random.Random(seed * 7919 + 29)
+        self.trap_rng = random.Random(seed * 7919 + 31)
         self.designs = 0
         self.seed = seed
         #: Per environment nonce, the latest unhinted actions (the grounded estimator reads them).
@@ -172,10 +175,24 @@ class LabBackend(GenerationBackend):
         return self.rng.choices(cells, weights=self.learner.policy())[0]
 
     def uniform_cell(self) -> Cell:
-        """A cell of the uniform draw: every cell alike, or weighted by kind (``trap_share``)."""
+        """A cell of the uniform draw: every cell alike, or weighted by kind (``trap_share``).
+
+        Weighted by kind, every draw takes a number and an ordinary cell from one stream and,
+        only when the number falls in the traps' share, a trap cell from another: two runs of one
+        seed that differ only in ``trap_share`` then design the same ordinary cells wherever
+        neither drew a trap (common random numbers: the comparison of random over every kind
+        with random over the ordinary cells is paired, seed by seed)."""
         if self.options.trap_share is None:
             return self.rng.choice(self.learner.cells)
-        return self.rng.choices(self.learner.cells, weights=self.learner.prior)[0]
+        cells, prior = self.learner.cells, self.learner.prior
+        ordinary = [c for c in cells if c.kind == "ordinary"]
+        traps = [(c, q) for c, q in zip(cells, prior, strict=True) if c.kind != "ordinary"]
+        share = sum(q for _, q in traps)
+        number = self.draw_rng.random()
+        cell = self.draw_rng.choice(ordinary) if ordinary else None
+        if cell is None or number < share:
+            return self.trap_rng.choices([c for c, _ in traps], weights=[q for _, q in traps])[0]
+        return cell
 
     def _act(self, task: Any) -> str:
         cell = task.cell
@@ -230,7 +247,8 @@ class LabBackend(GenerationBackend):
     def state_dict(self) -> dict[str, Any]:
         return {**self.learner.state(), "designs": self.designs, "rlve_level": self.rlve_level,
                 "rlve_turn": self.rlve_turn, "oracle_turn": self.oracle_turn,
-                "rng": self.rng.getstate()}
+                "rng": self.rng.getstate(), "draw_rng": self.draw_rng.getstate(),
+                "trap_rng": self.trap_rng.getstate()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.learner.theta = [float(v) for v in state["theta"]]
@@ -240,5 +258,7 @@ class LabBackend(GenerationBackend):
         self.oracle_turn = int(state.get("oracle_turn", 0))
         self.designs = int(state["designs"])
         self.rlve_level = [int(v) for v in state["rlve_level"]]
-        version, internal, gauss = state["rng"]
-        self.rng.setstate((version, tuple(internal), gauss))
+        for name in ("rng", "draw_rng", "trap_rng"):
+            if name in state:
+                version, internal, gauss = state[name]
+                getattr(self, name).setstate((version, tuple(internal), gauss))
