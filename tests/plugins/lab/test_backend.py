@@ -115,3 +115,13 @@ def test_the_oracle_designs_each_skill_at_the_difficulty_nearest_even_odds():
     backend = LabBackend(LabBackendOptions(designer="oracle", initial_ability=[0.4, 2.6, -3.0]))
     assert [backend.choose_cell() for _ in range(4)] == [
         Cell(0, 0.0), Cell(1, 3.0), Cell(2, -2.0), Cell(0, 0.0)]
+
+
+def test_random_designers_of_one_seed_agree_wherever_no_trap_was_drawn():
+    """Common random numbers: with and without traps, one seed designs the same ordinary cells
+    except where the first drew a trap, so the two random arms are compared seed by seed."""
+    traps = LabBackend(LabBackendOptions(designer="random", trap_share=0.1), seed=3)
+    ordinary = LabBackend(LabBackendOptions(designer="random", trap_share=0.0), seed=3)
+    pairs = [(traps.choose_cell(), ordinary.choose_cell()) for _ in range(500)]
+    assert all(a == b for a, b in pairs if a.kind == "ordinary")
+    assert 60 < sum(a.kind != "ordinary" for a, _ in pairs) < 140
