@@ -2,8 +2,8 @@
 
 It tells the calls apart by their prompts: a designer prompt carries the lab family's guide
 (:data:`DESIGNER_MARK`), a hint call the lab family's hint instructions; everything else is the
-agent reading a lab task. The designer samples a cell from its categorical policy and writes that
-cell's program; the agent reads the task, solves it with the model's probability and writes the
+agent reading a lab task. The designer chooses a cell (by default from the memory examples in its
+prompt: plugins/lab/memory_designer.py) and writes that cell's program; the agent reads the task, solves it with the model's probability and writes the
 sum (right or off by a little) in ``\\boxed{}``. Replies start with the action taken (``solve``,
 ``miss``, ``blind``, ``copy``): the lab trainer reads it back as the token a real policy would
 have sampled.
@@ -59,7 +59,8 @@ class LabBackendOptions(BaseModel):
         "oracle: reads the agent's true ability and designs, skills in turn, the ordinary cell "
         "whose success is nearest 0.5 (the upper bound)")
     designer_epsilon: float = Field(
-        default=0.1, ge=0.0, le=1.0, description="the learned designer's exploration floor: "
+        default=0.1, ge=0.0, le=1.0, description="the learned and memory designers' exploration "
+        "floor: "
         "with this probability a design is drawn uniformly over the cells instead of from its "
         "policy (the analogue of an LLM designer's sampling temperature), so that a policy "
         "concentrated on refused duplicates still makes designs whose rewards differ")
