@@ -3,10 +3,10 @@
 It tells the calls apart by their prompts: a designer prompt carries the lab family's guide
 (:data:`DESIGNER_MARK`), a hint call the lab family's hint instructions; everything else is the
 agent reading a lab task. The designer chooses a cell (by default from the memory examples in its
-prompt: plugins/lab/memory_designer.py) and writes that cell's program; the agent reads the task, solves it with the model's probability and writes the
-sum (right or off by a little) in ``\\boxed{}``. Replies start with the action taken (``solve``,
-``miss``, ``blind``, ``copy``): the lab trainer reads it back as the token a real policy would
-have sampled.
+prompt: plugins/lab/memory_designer.py) and writes that cell's program; the agent reads the task,
+solves it with the model's probability and writes the sum (right or off by a little) in
+``\\boxed{}``. Replies start with the action taken (``solve``, ``miss``, ``blind``, ``copy``):
+the lab trainer reads it back as the token a real policy would have sampled.
 """
 
 from __future__ import annotations

@@ -13,9 +13,10 @@ Its policy, given the prompt's positives ``P`` and negatives ``N`` (the explorat
 with ``regret_p`` the regret the prompt shows for the example (an LLM designer reads it too: a
 positive showing none teaches nothing; noisy environments sit in the win-rate band with regret
 0 and would otherwise crowd the examples), and, when no positive is usable, the categorical
-policy ``softmax(z)`` with the negatives' cells masked out. Both parts are trained (:func:`gradient`) by the exact policy gradient of
-``log Q(c)``: ``z`` learns which examples' cells pay (a noisy positive whose designs earn
-nothing is imitated less), ``e`` learns which edit pays.
+policy ``softmax(z)`` with the negatives' cells masked out. Both parts are trained
+(:func:`gradient`, :func:`update`) by the exact policy gradient of ``log Q(c)``: ``z`` learns
+which examples' cells pay (a positive whose designs earn nothing is imitated less), ``e`` which
+edit pays. The reading of the prompt (parsing, regret weighting, masking) is fixed.
 """
 
 from __future__ import annotations
