@@ -121,7 +121,9 @@ class LabBackend(GenerationBackend):
             lambda: deque(maxlen=options.rlve_window))
         self.rlve_turn = 0
         self.oracle_turn = 0
-        #: RLVE: the designs ``(nonce, cell)`` made since the trainer's last update.
+        #: The oracle: cells whose designs the memory refused as duplicates of mastered ones.
+        self.oracle_refused: set[Cell] = set()
+        #: RLVE and the oracle: the designs ``(nonce, cell)`` made since the trainer's last update.
         self.rlve_pending: list[tuple[int, Cell]] = []
 
     def generate(self, conversations: Sequence[list[dict[str, str]]], *, max_new_tokens: int,
@@ -146,7 +148,7 @@ class LabBackend(GenerationBackend):
         cell = self.choose_cell(messages)
         self.designs += 1
         nonce = self.seed * 1_000_000 + self.designs
-        if self.options.designer == "rlve":
+        if self.options.designer in ("rlve", "oracle"):
             self.rlve_pending.append((nonce, cell))
         return f"```python\n{program(cell, nonce)}\n```"
 
@@ -166,7 +168,9 @@ class LabBackend(GenerationBackend):
         if designer == "oracle":
             skill = self.oracle_turn % self.options.skills
             self.oracle_turn += 1
-            return min((Cell(skill, float(d), "ordinary") for d in self.options.difficulties),
+            mine = [Cell(skill, float(d), "ordinary") for d in self.options.difficulties]
+            open_cells = [c for c in mine if c not in self.oracle_refused] or mine
+            return min(open_cells,
                        key=lambda c: (abs(self.learner.success(c) - 0.5), c.difficulty))
         epsilon = self.options.designer_epsilon
         if epsilon > 0 and self.rng.random() < epsilon:  # the exploration floor
@@ -229,12 +233,20 @@ class LabBackend(GenerationBackend):
             window.clear()
 
     def rlve_settle(self) -> None:
-        """RLVE, at each update (the lab trainer calls it): a skill whose designs at its current
-        level since the last update were none of them played had them refused as duplicates of
-        an environment the memory found mastered (an ordinary lab program is always valid).
-        Mastered is RLVE's threshold reached, so the level moves up; otherwise the rule would
-        wait for plays at a level it can no longer get played, and freeze."""
+        """RLVE and the oracle, at each update (the lab trainer calls it): a design made since
+        the last update that was never played was refused as a duplicate of an environment the
+        memory found mastered (an ordinary lab program is always valid).
+
+        RLVE: mastered is its threshold reached, so a skill whose designs at its current level
+        were all refused moves one level up; otherwise the rule would wait for plays at a level
+        it can no longer get played, and freeze. The oracle: such a cell is not designed again
+        (it is still the one nearest 0.5 by the true ability when the memory's few plays called
+        it mastered, and the oracle would otherwise design nothing but refused duplicates)."""
         pending, self.rlve_pending = self.rlve_pending, []
+        if self.options.designer == "oracle":
+            played = {cell for nonce, cell in pending if nonce in self.actions}
+            self.oracle_refused |= {cell for _, cell in pending} - played
+            return
         levels = self.options.difficulties
         for skill in sorted({cell.skill for _, cell in pending}):
             level = self.rlve_level[skill]
@@ -248,6 +260,7 @@ class LabBackend(GenerationBackend):
     def state_dict(self) -> dict[str, Any]:
         return {**self.learner.state(), "designs": self.designs, "rlve_level": self.rlve_level,
                 "rlve_turn": self.rlve_turn, "oracle_turn": self.oracle_turn,
+                "oracle_refused": [[c.skill, c.difficulty, c.kind] for c in self.oracle_refused],
                 "rng": self.rng.getstate(), "draw_rng": self.draw_rng.getstate(),
                 "trap_rng": self.trap_rng.getstate()}
 
@@ -257,6 +270,8 @@ class LabBackend(GenerationBackend):
         self.learner.edit_logits = [float(v) for v in state.get("edit_logits", [0.0] * 3)]
         self.rlve_turn = int(state.get("rlve_turn", 0))
         self.oracle_turn = int(state.get("oracle_turn", 0))
+        self.oracle_refused = {Cell(int(s), float(d), str(k))
+                               for s, d, k in state.get("oracle_refused", [])}
         self.designs = int(state["designs"])
         self.rlve_level = [int(v) for v in state["rlve_level"]]
         for name in ("rng", "draw_rng", "trap_rng"):
