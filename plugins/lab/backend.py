@@ -2,8 +2,8 @@
 
 It tells the calls apart by their prompts: a designer prompt carries the lab family's guide
 (:data:`DESIGNER_MARK`), a hint call the lab family's hint instructions; everything else is the
-agent reading a lab task. The designer chooses a cell (by default from the memory examples in its
-prompt: plugins/lab/memory_designer.py) and writes that cell's program; the agent reads the task,
+agent reading a lab task. The designer chooses a cell (from its policy, or, ``designer: memory``,
+from the memory examples in its prompt) and writes that cell's program; the agent reads the task,
 solves it with the model's probability and writes the sum (right or off by a little) in
 ``\\boxed{}``. Replies start with the action taken (``solve``, ``miss``, ``blind``, ``copy``):
 the lab trainer reads it back as the token a real policy would have sampled.
@@ -49,8 +49,8 @@ class LabBackendOptions(BaseModel):
     forgetting: float = Field(default=0.0, ge=0.0, le=1.0)
     heldout_difficulties: list[float] = Field(default=[0.0, 1.0, 2.0, 3.0, 4.0], min_length=1)
     reference_difficulties: list[float] = Field(default=[3.0, 4.0], min_length=1)
-    designer: Literal["memory", "learned", "random", "rlve", "oracle"] = Field(
-        default="memory", description="memory: reads the memory examples in its prompt, "
+    designer: Literal["learned", "memory", "random", "rlve", "oracle"] = Field(
+        default="learned", description="memory: reads the memory examples in its prompt, "
         "imitates a positive's skill and kind with its difficulty moved by at most one level and "
         "avoids the negative's cell (plugins/lab/memory_designer.py), trained by the lab "
         "trainer; learned: the categorical policy, trained by the lab trainer; random: uniform "

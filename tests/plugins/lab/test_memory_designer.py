@@ -52,7 +52,7 @@ def test_the_prompt_examples_are_read_back():
 
 
 def test_it_imitates_and_edits_the_positives_and_stays_away_from_the_negative():
-    backend = LabBackend(LabBackendOptions(designer_epsilon=0.0), seed=5)
+    backend = LabBackend(LabBackendOptions(designer="memory", designer_epsilon=0.0), seed=5)
     made = designs(backend, 600)
     allowed = {Cell(0, 0.0), Cell(0, 1.0), Cell(2, 2.0), Cell(2, 3.0), Cell(2, 4.0)}
     assert set(made) == allowed  # every edit of both positives, nothing else
@@ -65,7 +65,7 @@ def test_it_imitates_and_edits_the_positives_and_stays_away_from_the_negative():
 
 
 def test_the_exploration_floor_still_reaches_every_kind():
-    backend = LabBackend(LabBackendOptions(designer_epsilon=0.3), seed=6)
+    backend = LabBackend(LabBackendOptions(designer="memory", designer_epsilon=0.3), seed=6)
     made = designs(backend, 600)
     outside = sum(n for c, n in made.items() if c.skill == 1 or c.kind != "ordinary")
     assert 0.1 < outside / 600 < 0.35  # floor draws: 0.3, of which 8/9 leave both positives
@@ -80,7 +80,7 @@ def test_without_examples_it_is_the_categorical_policy():
 
 
 def test_the_update_is_the_gradient_of_its_log_probability():
-    backend = LabBackend(LabBackendOptions(designer_epsilon=0.0), seed=8)
+    backend = LabBackend(LabBackendOptions(designer="memory", designer_epsilon=0.0), seed=8)
     lab, examples = backend.learner, read_examples(prompt())
     lab.logits[lab.index[HARD]] = 0.3
     lab.edit_logits = [0.2, -0.1, 0.4]
@@ -100,7 +100,7 @@ def test_the_update_is_the_gradient_of_its_log_probability():
 def test_a_rewarded_edit_is_made_more_often():
     from plugins.lab.memory_designer import update
 
-    backend = LabBackend(LabBackendOptions(designer_epsilon=0.0), seed=9)
+    backend = LabBackend(LabBackendOptions(designer="memory", designer_epsilon=0.0), seed=9)
     lab, examples = backend.learner, read_examples(prompt())
     before = probability(lab, examples, Cell(2, 4.0))
     update(lab, [(examples, Cell(2, 4.0), 1.0, 1.0), (examples, Cell(2, 2.0), -1.0, 1.0)])
