@@ -107,3 +107,11 @@ def test_a_rewarded_edit_is_made_more_often():
     assert lab.edit_logits[2] > 0 > lab.edit_logits[0]
     assert probability(lab, examples, Cell(2, 4.0)) > before
     assert probability(lab, Examples(), Cell(2, 4.0)) > 0  # without examples: the policy
+
+
+def test_a_positive_it_cannot_design_is_left_out():
+    """A prompt may show a cell outside this lab's cells (here: noisy, with traps switched off)."""
+    backend = LabBackend(LabBackendOptions(designer="memory", designer_epsilon=0.0,
+                                           trap_share=0.0), seed=10)
+    examples = Examples(positive=[Cell(1, 0.0, "noisy"), FRONTIER], regret=[0.9, 0.5])
+    assert probability(backend.learner, examples, Cell(0, 0.0)) == pytest.approx(1 / 3)
