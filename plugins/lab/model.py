@@ -70,6 +70,14 @@ class LearnerParams:
     heldout_difficulties: tuple[float, ...] = (0.0, 1.0, 2.0, 3.0, 4.0)
     #: Reference set of the grounded (SOAR-style) reward: the hardest held-out cells.
     reference_difficulties: tuple[float, ...] = (3.0, 4.0)
+    #: Difficulty bands: a cell of difficulty ``d`` is in band ``number of edges <= d``; each
+    #: (skill, band) has its own ability. No edges: one ability per skill.
+    band_edges: tuple[float, ...] = ()
+    #: Share of a band's change that the skill's other bands also get (1: one ability per skill).
+    band_transfer: float = 1.0
+    #: Weight of each kind (in ``kinds`` order) in the designers' uniform draws and the learned
+    #: policy's start; ``None``: every cell alike. A kind of weight 0 makes no cells.
+    kind_weights: tuple[float, ...] | None = None
 
 
 @dataclass
@@ -82,15 +90,30 @@ class Learner:
 
     def __post_init__(self) -> None:
         p = self.params
+        self.bands = len(p.band_edges) + 1
         if not self.theta:
             init = p.initial_ability or (0.0,)
-            self.theta = [float(init[s % len(init)]) for s in range(p.skills)]
+            self.theta = [float(init[s % len(init)]) for s in range(p.skills)
+                          for _ in range(self.bands)]
         self.start = list(self.theta)
+        weight = dict(zip(p.kinds, p.kind_weights or [1.0] * len(p.kinds), strict=True))
         self.cells = [Cell(s, float(d), k) for s in range(p.skills) for d in p.difficulties
-                      for k in p.kinds]
+                      for k in p.kinds if weight[k] > 0]
+        total = sum(weight[c.kind] for c in self.cells)
+        #: The designers' uniform draw: every cell alike, or weighted by its kind.
+        self.prior = [weight[c.kind] / total for c in self.cells]
         if not self.logits:
-            self.logits = [0.0] * len(self.cells)
+            # The learned policy starts at the prior (all logits 0 when every cell is alike).
+            n = len(self.cells)
+            self.logits = [math.log(q * n) if p.kind_weights else 0.0 for q in self.prior]
         self.index = {c: i for i, c in enumerate(self.cells)}
+        #: The memory-reading designer's edit logits: one difficulty level down, none, up.
+        self.edit_logits = [0.0, 0.0, 0.0]
+
+    def slot(self, skill: int, difficulty: float) -> int:
+        """Index into :attr:`theta` of the ability that answers ``skill`` at ``difficulty``."""
+        band = sum(1 for edge in self.params.band_edges if difficulty >= edge)
+        return skill * self.bands + band
 
     # -- agent ------------------------------------------------------------------------------
 
@@ -100,7 +123,7 @@ class Learner:
         if cell.kind == "leaky":
             return 1.0 if hinted else 0.0
         boost = self.params.hint_boost if hinted else 0.0
-        return sigmoid(self.theta[cell.skill] - cell.difficulty + boost)
+        return sigmoid(self.theta[self.slot(cell.skill, cell.difficulty)] - cell.difficulty + boost)
 
     def agent_gradient(self, cell: Cell, action: str, hinted: bool = False) -> float:
         """d log pi(action) / d theta[skill]: ``1 - p`` for solve, ``-p`` for miss, 0 for the
@@ -112,21 +135,30 @@ class Learner:
 
     def agent_update(self, batch: Iterable[tuple[Cell, str, bool, float]]) -> list[float]:
         """Apply one update from ``(cell, action, hinted, advantage)`` samples; returns the raw
-        per-skill change before transfer and forgetting."""
-        delta = [0.0] * self.params.skills
+        change per ability (per skill, or per skill and band) before transfer and forgetting."""
+        delta = [0.0] * len(self.theta)
         for cell, action, hinted, advantage in batch:
-            delta[cell.skill] += self.params.agent_lr * advantage * self.agent_gradient(
-                cell, action, hinted)
+            delta[self.slot(cell.skill, cell.difficulty)] += (
+                self.params.agent_lr * advantage * self.agent_gradient(cell, action, hinted))
         self.apply_agent_delta(delta)
         return delta
 
     def apply_agent_delta(self, delta: Sequence[float]) -> None:
-        p = self.params
-        total = sum(delta)
-        for s in range(p.skills):
-            moved = delta[s] + p.transfer * (total - delta[s])
-            self.theta[s] += moved
-            self.theta[s] -= p.forgetting * (self.theta[s] - self.start[s])
+        """Each ability gets its own change, ``transfer`` of the other skills' changes in its
+        band, ``band_transfer`` of its skill's other bands (and the product of both for the other
+        skills' other bands), then moves ``forgetting`` of the way back to its start."""
+        p, nb = self.params, self.bands
+        moved = [0.0] * len(self.theta)
+        for k in range(len(self.theta)):
+            s, b = divmod(k, nb)
+            for j, change in enumerate(delta):
+                if change:
+                    t, c = divmod(j, nb)
+                    moved[k] += change * (1.0 if t == s else p.transfer) * (
+                        1.0 if c == b else p.band_transfer)
+        for k in range(len(self.theta)):
+            self.theta[k] += moved[k]
+            self.theta[k] -= p.forgetting * (self.theta[k] - self.start[k])
 
     # -- designer ---------------------------------------------------------------------------
 
@@ -157,8 +189,10 @@ class Learner:
         """Expected unhinted success over every skill at ``difficulties`` (the held-out grid by
         default), exactly: no sampling."""
         ds = self.params.heldout_difficulties if difficulties is None else difficulties
-        values = [sigmoid(t - d) for t in self.theta for d in ds]
+        values = [sigmoid(self.theta[self.slot(s, d)] - d) for s in range(self.params.skills)
+                  for d in ds]
         return sum(values) / len(values)
 
     def state(self) -> dict:
-        return {"theta": list(self.theta), "logits": list(self.logits)}
+        return {"theta": list(self.theta), "logits": list(self.logits),
+                "edit_logits": list(self.edit_logits)}

@@ -6,6 +6,7 @@ importance weights (``tis_weights``) for designs generated under an older policy
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,7 +14,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from plugins.lab import memory_designer
 from plugins.lab.backend import LabBackend
+from plugins.lab.memory_designer import read_examples
 from plugins.lab.model import Cell
 from plugins.lab.programs import cell_of_program, read_task
 from plugins.trainers.grpo_rows import EncodedSample, compute_advantages, tis_weights
@@ -78,12 +81,24 @@ class LabTrainer(Trainer):
         self.rng = random.Random(seed * 31 + 5)
         self.updates = 0
 
+    @property
+    def reads_memory(self) -> bool:
+        return self.backend.options.designer == "memory"
+
+    def logprob(self, sample: TrainingSample, cell: Cell) -> float:
+        """The log-probability of a design under the designer's policy now: the categorical
+        policy's, or the memory-reading designer's given its prompt's examples (floor apart)."""
+        if not self.reads_memory:
+            return self.learner.logprob(cell)
+        q = memory_designer.probability(self.learner, read_examples(sample.messages), cell)
+        return math.log(max(q, 1e-300))
+
     def record_logprobs(self, samples: Sequence[TrainingSample]
                         ) -> list[list[float] | None] | None:
         out: list[list[float] | None] = []
         for sample in samples:
             cell = design_of(sample) if sample.role == Role.DESIGNER else None
-            out.append([self.learner.logprob(cell)] if cell is not None else None)
+            out.append([self.logprob(sample, cell)] if cell is not None else None)
         return out
 
     def _cap(self, samples: list[TrainingSample]) -> list[TrainingSample]:
@@ -120,13 +135,16 @@ class LabTrainer(Trainer):
                 weight = 1.0
                 then = sample.meta.get("rollout_logps")
                 if then:
-                    weight = tis_weights([self.learner.logprob(what)], [float(then[0])])[0]
+                    weight = tis_weights([self.logprob(sample, what)], [float(then[0])])[0]
                 weights.append(weight)
-                design_batch.append((what, row.advantage, weight))
+                design_batch.append((sample, what, row.advantage, weight))
         before = self.learner.heldout()
         self.learner.agent_update(agent_batch)
-        if design_batch:
-            self.learner.designer_update(design_batch)
+        if design_batch and self.reads_memory:
+            memory_designer.update(self.learner, [(read_examples(sample.messages), cell, a, w)
+                                                  for sample, cell, a, w in design_batch])
+        elif design_batch:
+            self.learner.designer_update([(cell, a, w) for _, cell, a, w in design_batch])
         self.backend.rlve_settle()
         self.updates += 1
         metrics = {"agent_samples": float(len(agent_batch)),

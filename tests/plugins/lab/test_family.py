@@ -25,3 +25,9 @@ def test_the_lab_family_accepts_only_lab_programs():
     assert family.static_problems(program(Cell(1, 2.0, "noisy"), 7)) == []
     [problem] = family.static_problems("class QuizEnv:\n    def reset(self, seed=None): ...\n")
     assert "not a lab environment" in problem
+
+
+def test_the_easy_pool_is_every_skill_at_the_easy_and_moderate_difficulties():
+    """The ceiling scenario's pool, like one a weaker model wrote: every skill at -2..2."""
+    assert (ROOT / "plugins/lab/data/pool-easy.jsonl").read_text() == pool_jsonl(
+        3, (-2.0, -1.0, 0.0, 1.0, 2.0))

@@ -65,3 +65,23 @@ def test_heldout_is_the_exact_mean_success_on_the_grid():
     expected = (0.5 + sigmoid(-2.0) + sigmoid(2.0) + 0.5) / 4
     assert lab.heldout() == pytest.approx(expected)
     assert lab.heldout([2.0]) == pytest.approx((sigmoid(-2.0) + 0.5) / 2)
+
+
+def test_ability_bands_share_band_transfer_of_their_change():
+    lab = learner(skills=1, band_edges=(1.0,), band_transfer=0.25, difficulties=(0.0, 2.0))
+    assert lab.theta == [0.0, 0.0]  # skill 0: the band below 1, the band from 1 up
+    lab.agent_update([(Cell(0, 0.0), SOLVE, False, 1.0)])  # 0.3 * 1 * (1 - 0.5) = 0.15
+    assert lab.theta == pytest.approx([0.15, 0.0375])
+    assert lab.success(Cell(0, 2.0)) == pytest.approx(sigmoid(0.0375 - 2.0))
+    lab.params.heldout_difficulties = (2.0,)
+    assert lab.heldout() == pytest.approx(sigmoid(0.0375 - 2.0))
+
+
+def test_kind_weights_set_the_prior_and_drop_the_kinds_of_weight_zero():
+    lab = learner(skills=1, kinds=("ordinary", "leaky", "noisy"), kind_weights=(0.8, 0.1, 0.1))
+    shares = {k: sum(q for c, q in zip(lab.cells, lab.prior) if c.kind == k) for k in
+              ("ordinary", "leaky", "noisy")}
+    assert shares == pytest.approx({"ordinary": 0.8, "leaky": 0.1, "noisy": 0.1})
+    assert lab.policy() == pytest.approx(lab.prior)  # the learned policy starts at the prior
+    none = learner(skills=1, kinds=("ordinary", "leaky", "noisy"), kind_weights=(1.0, 0.0, 0.0))
+    assert {c.kind for c in none.cells} == {"ordinary"}
