@@ -3,10 +3,12 @@ examples, written the same way."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 from spade_core.interfaces import EnvFamily, PromptExamples
-from spade_core.records import DesignTarget
+from spade_core.records import DesignTarget, EnvRecord
+from spade_core.untrusted_text import PARSE_FAILURES, parse_python
 
 DESIGNER_SYSTEM = (
     "You are an environment designer. You read a document and turn what it teaches into a "
@@ -60,7 +62,7 @@ def examples_text(examples: PromptExamples, max_chars: int) -> str:
             win = record.stats.get("win_rate") if isinstance(record.stats, dict) else None
             why = "too easy" if isinstance(win, (int, float)) and win > 0.5 else "too hard"
             rate = f", win rate {win:.2f}" if isinstance(win, (int, float)) else ""
-            name = (record.description or record.id).splitlines()[0][:120]
+            name = one_line_name(record)
             parts.append(f"Avoid tasks like: {name} ({why}{rate})")
         return "\n\n".join(parts)
     for record in examples.negative:
@@ -69,6 +71,22 @@ def examples_text(examples: PromptExamples, max_chars: int) -> str:
         parts.append(f"Avoid tasks like this one ({why}):\n```python\n"
                      f"{record.source[:max_chars]}\n```")
     return "\n\n".join(parts)
+
+
+def one_line_name(record: EnvRecord) -> str:
+    """What a one-line negative example calls an environment: its description, else the first
+    line of its environment class's docstring (designed programs have no description; a bare
+    record id would tell the designer nothing to avoid), else its id."""
+    name = record.description.strip()
+    if not name:
+        try:
+            tree = parse_python(record.source)
+        except (SyntaxError, *PARSE_FAILURES):
+            tree = None
+        classes = [n for n in getattr(tree, "body", []) if isinstance(n, ast.ClassDef)]
+        docs = [ast.get_docstring(c) for c in classes if c.name.endswith("Env")]
+        name = next((d.strip() for d in docs if d and d.strip()), "")
+    return (name or record.id).splitlines()[0][:120]
 
 
 def code_blocks(text: str) -> list[str]:

@@ -38,3 +38,22 @@ def test_an_empty_document_gives_the_no_corpus_prompt():
         assert "deduction from stated rules" in user  # the skill's aim
         assert "knights and knaves" in user  # and its ideas
         assert "grounded in the document" not in user and "about this document" not in user
+
+
+def test_a_one_line_negative_names_the_environment_not_its_id():
+    """A designed environment has no description: the one-line negative shows its class's
+    docstring (what the designer can steer away from), not a record id; a description wins, and
+    a program that does not parse falls back to the id."""
+    from plugins.designer.prompt_parts import examples_text
+    from spade_core.records import EnvRecord
+
+    def negative(source: str, description: str = "") -> str:
+        record = EnvRecord(id="abc123", source=source, family="lab", status="mastered",
+                           description=description, stats={"win_rate": 1.0})
+        return examples_text(PromptExamples(negative=[record], negative_code=False), 500)
+
+    source = 'class LabEnv:\n    """Lab environment: skill 1, difficulty 2.0, kind ordinary."""\n'
+    assert negative(source) == ("Avoid tasks like: Lab environment: skill 1, difficulty 2.0, "
+                                "kind ordinary. (too easy, win rate 1.00)")
+    assert negative(source, "Sum two\nmore").startswith("Avoid tasks like: Sum two (")
+    assert negative("class (((", "").startswith("Avoid tasks like: abc123 (")
