@@ -27,6 +27,10 @@ from plugins.families.preludes.arithmetic_task import (
 )
 
 
+#: Most plays of one program in one call (a sandbox opens them together, at most 1,024).
+SESSIONS_PER_CALL = 512
+
+
 def heldout_pairs(cell: str) -> list[tuple[int, int]]:
     """Every held-out pair of ``cell``, in the suite's fixed order (shuffled by the cell's name)."""
     first, operation, second = parse_cell(cell)
@@ -63,7 +67,13 @@ class ArithmeticSuite(EvalSuite):
 
     def play(self, items: Sequence[EvalItem], backend: GenerationBackend,
              settings: EvalSettings) -> list[list[float]]:
-        return play_programs(self.sandbox, items, backend, settings)
+        """The items in chunks of at most :data:`SESSIONS_PER_CALL` plays: a cell's items share
+        one program, whose plays of one call are opened together in one worker."""
+        size = max(1, SESSIONS_PER_CALL // max(1, settings.samples))
+        scores: list[list[float]] = []
+        for start in range(0, len(items), size):
+            scores += play_programs(self.sandbox, items[start:start + size], backend, settings)
+        return scores
 
     def gold(self, items: Sequence[EvalItem]) -> dict[str, tuple[str, ...]]:
         """Each item's number, keyed by the question its program asks."""

@@ -38,6 +38,22 @@ def test_gold_wins_wrong_loses_half_is_half_through_the_sandbox():
     assert SUITES.three_ways(suite, 8) == (1.0, 0.0, 0.5)
 
 
+@pytest.mark.slow
+def test_more_plays_than_a_worker_opens_at_once_are_played_in_chunks(monkeypatch):
+    """A cell's items share one program; 2 x 3 plays in chunks of 4 plays give each item its
+    own scores, in order."""
+    import plugins.evals.arithmetic_suite as module
+    from fakes.eval_backends import FakeGoldBackend
+    from spade_core.interfaces import EvalSettings
+
+    monkeypatch.setattr(module, "SESSIONS_PER_CALL", 4)
+    suite = SUITES.suite("arithmetic", {"cells": ["2+1"], "items_per_cell": 3})
+    items = suite.items(None, 0)
+    scores = suite.play(items, FakeGoldBackend(suite.gold(items)),
+                        EvalSettings(samples=2, max_new_tokens=8, temperature=0.8))
+    assert scores == [[1.0, 1.0]] * 3
+
+
 def test_unknown_cells_are_refused_naming_the_form():
     with pytest.raises(Exception, match="DIGITS OP DIGITS"):
         SUITES.suite("arithmetic", {"cells": ["2%1"]})
