@@ -20,6 +20,7 @@ from plugins.evals.options import ArithmeticSuiteOptions
 from plugins.evals.programs_suite import play_programs
 from plugins.families.arithmetic import ArithmeticFamily, parse_cell, program
 from plugins.families.preludes.arithmetic_task import (
+    ASK,
     DIGIT_RANGES,
     apply,
     heldout_pair,
@@ -77,7 +78,7 @@ class ArithmeticSuite(EvalSuite):
 
     def gold(self, items: Sequence[EvalItem]) -> dict[str, tuple[str, ...]]:
         """Each item's number, keyed by the question its program asks."""
-        return {f"{item.text} Reply with the number only.": item.gold for item in items}
+        return {f"{item.text} {ASK}": item.gold for item in items}
 
 
 def build(options: ArithmeticSuiteOptions, context: BuildContext) -> ArithmeticSuite:

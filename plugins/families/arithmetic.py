@@ -18,6 +18,7 @@ from spade_core.records import EnvProgram
 
 from plugins.families.base import SourceFamily
 from plugins.families.preludes.arithmetic_task import (
+    ASK,
     DIGIT_RANGES,
     OPERATIONS,
     cell_name,
@@ -66,7 +67,7 @@ SLOT_EXAMPLE: tuple[str, dict[str, str]] = (
 REQUEST = ("Choose one kind of arithmetic question for a learner to practise: how many digits "
            "each number has and the operation.")
 
-AGENT_INSTRUCTIONS = "You are a calculator. Reply with the number only."
+AGENT_INSTRUCTIONS = f"You are a calculator. {ASK}"
 
 #: Junk replies that must not be right for any item: no number, or a number no cell can give.
 PROBE_ACTIONS: tuple[str, ...] = (
@@ -160,9 +161,7 @@ class ArithmeticFamily(SourceFamily):
 
     def __init__(self, cells: list[str] | None = None, hint: str = "example") -> None:
         super().__init__([])
-        self.cells = tuple(cells) if cells else ALL_CELLS
-        for cell in self.cells:
-            parse_cell(cell)
+        self.cells = tuple(check_cells(list(cells))) if cells else ALL_CELLS
         self.hint = hint
 
     @cached_property

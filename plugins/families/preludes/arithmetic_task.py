@@ -32,6 +32,8 @@ _SEED_BASE = 1000
 #: Whether ``reset`` gives a worked example as ``info["hint"]`` (the family's ``hint`` option
 #: sets it to ``False`` when the hint call of the model is to write the hint instead).
 EXAMPLE_HINTS = True
+#: What every question asks of the reply (the eval suite's gold replies are keyed by it too).
+ASK = "Reply with the number only."
 
 
 def read_number(reply):
@@ -151,6 +153,7 @@ class ArithmeticTask:
         self.first_range = DIGIT_RANGES[int(self.FIRST)]
         self.second_range = DIGIT_RANGES[int(self.SECOND)]
         self.a = self.b = self.answer = None
+        self._hint = None
 
     @property
     def cell(self):
@@ -184,11 +187,13 @@ class ArithmeticTask:
         self.answer = apply(self.OPERATION, a, b)
         info = {"cell": self.cell}
         if EXAMPLE_HINTS:
-            info["hint"] = self._example()
+            # The example depends on the program alone: written once, not at every reset.
+            self._hint = self._hint or self._example()
+            info["hint"] = self._hint
         return self.question(), info
 
     def question(self):
-        return f"What is {self.a} {self.OPERATION} {self.b}? Reply with the number only."
+        return f"What is {self.a} {self.OPERATION} {self.b}? {ASK}"
 
     def step(self, action):
         given = read_number(action)
