@@ -22,12 +22,11 @@ DESCRIPTION_FIELDS: tuple[str, ...] = ("description", "name", "title", "skill", 
 def read_programs(path: Path, field: str | None = None, command: str = "envs import"
                   ) -> Iterator[tuple[str, str | None, str]]:
     """``(label, source or None when unreadable, description)`` for each program under ``path``:
-    every ``*.py`` file of a folder (sorted, package ``__init__.py`` files left out), or every line of a ``.jsonl`` file. ``command``
-    starts the error messages."""
+    every ``*.py`` file of a folder (sorted; package ``__init__.py`` files are no programs), or
+    every line of a ``.jsonl`` file. ``command`` starts the error messages."""
     from spade_core.errors import UsageError
 
     if path.is_dir():
-        # package files (``__init__.py``) are no programs
         for file in sorted(p for p in path.rglob("*.py")
                            if p.is_file() and p.name != "__init__.py"):
             try:

@@ -1,6 +1,6 @@
 """Registers the built-in environment families, ``reasoning``, ``arithmetic`` and ``tool-use``,
-through the ``register_env_families`` hook (their options in ``options.py``). Light at import: no heavy
-library is loaded here."""
+through the ``register_env_families`` hook (their options in ``options.py``). Light at import:
+no heavy library is loaded here."""
 
 from __future__ import annotations
 
