@@ -31,8 +31,9 @@ def _dedupe(c: Components, proposals: list[Proposal],
             continue
         program = EnvProgram(source=p.program, family=p.family.name, doc_id=p.document.id)
         existing = c.memory.get(program.id)
-        if existing is not None and existing.status in (EnvStatus.MASTERED, EnvStatus.TOO_HARD,
-                                                        EnvStatus.RETIRED):
+        # Mastered and retired are final; too hard is not (docs/memory.md): a re-proposal of a
+        # too-hard program is played again, so a cell that failed by chance can come back.
+        if existing is not None and existing.status in (EnvStatus.MASTERED, EnvStatus.RETIRED):
             p.refuse_as_duplicate(existing.id, 1.0)
             continue
         candidates.append((p, program))

@@ -45,6 +45,21 @@ def test_mastered_programs_are_refused_and_new_ones_accepted():
     assert "dedupe" in timer.seconds
 
 
+def test_a_too_hard_program_proposed_again_is_played_again_and_a_retired_one_is_refused():
+    """Too hard is not final (a frontier cell can fail 16 + 16 plays by chance at 10 % success):
+    its re-proposal goes back onto the frontier; a retired one stays refused."""
+    memory = FakeDictMemory()
+    hard, old = "class HardEnv: ...", "class OldEnv: ..."
+    memory.add(EnvRecord(id=_proposal(hard).env_id, source=hard, family="fake",
+                         status=EnvStatus.TOO_HARD))
+    memory.add(EnvRecord(id=_proposal(old).env_id, source=old, family="fake",
+                         status=EnvStatus.RETIRED))
+    again, retired = _proposal(hard), _proposal(old)
+    dedupe(SimpleNamespace(memory=memory), [again, retired])
+    assert again.status == EnvStatus.FRONTIER
+    assert (retired.status, retired.duplicate_of) == (EnvStatus.DUPLICATE, retired.env_id)
+
+
 class FakeNearMemory(FakeDictMemory):
     """Its dedupe index finds every program that mentions ``Mastered`` near the mastered one."""
 
