@@ -19,12 +19,10 @@ from spade_core.plugins import LoadedPlugins
 from spade_core.run_info import RunInfo
 from spade_core.selfplay.artifacts import RunArtifacts
 from spade_core.selfplay.async_loop import AsyncLoop
+from spade_core.checkpoint_files import CheckpointError, read_state, resumable_checkpoint
 from spade_core.selfplay.checkpoint import (
-    CheckpointError,
     load_rng,
-    read_state,
     restore_memory,
-    resumable_checkpoint,
     save_checkpoint,
     set_aside,
     truncate_jsonl,
