@@ -6,9 +6,10 @@ snapshot of the environment memory (``memory/``), the random number generators (
 plain JSON: a resume never unpickles anything from the run directory) and ``state.json`` (next
 iteration, corpus sampler and pool positions, running totals), and last ``manifest.json``, the size
 of every other file. It is built in a hidden temporary folder and renamed into place, so a ``kill
--9`` at any moment leaves either the whole checkpoint or none of it; a write that fails (the disk
-full) removes the temporary folder and raises :class:`CheckpointError`, the earlier checkpoints
-untouched. A checkpoint damaged afterwards (a file cut short by a copy or a failing disk) fails
+-9`` at any moment leaves either the whole checkpoint or none of it; a write that fails removes the
+temporary folder and raises :class:`CheckpointError` (the disk full:
+:class:`~spade_core.disk_space.DiskFullError`), the earlier checkpoints untouched. A checkpoint
+damaged afterwards (a file cut short by a copy or a failing disk) fails
 :func:`~spade_core.checkpoint_files.verify_checkpoint`; a resume then falls back to the newest
 intact one (:func:`~spade_core.checkpoint_files.resumable_checkpoint`).
 
@@ -22,7 +23,6 @@ not be snapshotted) leaves the memory as it is on resume.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import random
@@ -43,6 +43,7 @@ from spade_core.checkpoint_files import (
     rng_from_json,
     rng_to_json,
 )
+from spade_core.disk_space import DiskFullError, full_reason, is_disk_full, writing
 from spade_core.interfaces.memory import EnvMemory
 
 #: Sub-folder of a checkpoint that holds the memory's snapshot.
@@ -128,9 +129,10 @@ def restore_memory(memory: EnvMemory, checkpoint: Path, info: dict[str, Any] | N
 def save_checkpoint(run_dir: Path, next_iteration: int, state: dict[str, Any], trainer: Any,
                     memory: EnvMemory, keep: int) -> Path:
     """Write checkpoint ``iter-<next_iteration>`` atomically, then keep only the newest ``keep``.
-    A write that fails (the disk full, a file-size limit, the trainer's or the memory's own
-    error) leaves no trace of this checkpoint and raises :class:`CheckpointError` saying what
-    failed and that the earlier checkpoints are intact."""
+    A write that fails (the trainer's or the memory's own error; the disk full, a quota or a
+    file-size limit) leaves no trace of this checkpoint and raises :class:`CheckpointError`
+    (:class:`~spade_core.disk_space.DiskFullError`, with the free space and the size of the
+    previous checkpoint) saying what failed and that the earlier checkpoints are intact."""
     root = Path(run_dir) / CHECKPOINTS
     final = root / f"{PREFIX}{next_iteration:06d}"
     tmp = root / f".tmp-{PREFIX}{next_iteration:06d}-{os.getpid()}"
@@ -143,19 +145,17 @@ def save_checkpoint(run_dir: Path, next_iteration: int, state: dict[str, Any], t
     except Exception as exc:  # noqa: BLE001 - the trainer's or the memory's write failed too
         shutil.rmtree(tmp, ignore_errors=True)
         earlier = [p for p in checkpoints(run_dir) if p.name != final.name]
-        kept = (f"the earlier checkpoint {earlier[-1].name} is intact" if earlier
-                else "no earlier checkpoint exists")
-        if isinstance(exc, OSError):
-            full = exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
-            what = str(exc.strerror or exc) + (f" ({exc.filename})" if exc.filename else "")
-        else:  # e.g. SQLite's "database or disk is full" from the memory's snapshot
-            full = "full" in str(exc) or "disk I/O" in str(exc)
-            what = f"{type(exc).__name__}: {exc}"
-        why = " (the disk is full or a file-size limit was reached)" if full else ""
+        kept = "nothing of it was kept and " + (
+            f"the earlier checkpoint {earlier[-1].name} is intact" if earlier
+            else "no earlier checkpoint exists")
+        if is_disk_full(exc):  # e.g. SQLite's "database or disk is full" from the memory
+            raise DiskFullError(
+                final, f"checkpoint {final.name}", reason=full_reason(exc), kept=kept,
+                needed=_size(earlier[-1]) if earlier else None) from exc
+        what = f"{type(exc).__name__}: {exc}"
         raise CheckpointError(
-            f"could not write checkpoint {final.name} in {root}: {what}{why}; nothing of it was "
-            f"kept and {kept}; {'free space, then ' if full else 'fix it, then '}continue the "
-            f"run with `spade run --resume {run_dir}`") from exc
+            f"could not write checkpoint {final.name} in {root}: {what}; {kept}; fix it, then "
+            f"continue the run with `spade run --resume {run_dir}`") from exc
     if final.exists():  # a checkpoint of the same iteration from a run that was resumed earlier
         shutil.rmtree(final)
     os.rename(tmp, final)
@@ -163,6 +163,11 @@ def save_checkpoint(run_dir: Path, next_iteration: int, state: dict[str, Any], t
     for old in checkpoints(run_dir)[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+def _size(folder: Path) -> int:
+    """The bytes of every file under ``folder``: about what the next checkpoint needs."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
 def _write_into(tmp: Path, next_iteration: int, state: dict[str, Any], trainer: Any,
@@ -234,6 +239,8 @@ def truncate_jsonl(path: Path, keep_below: int, key: str = "iteration") -> int:
             continue
         kept.append(line)
     if dropped:
-
-        write_atomic(path, "".join(line + "\n" for line in kept))
+        data = "".join(line + "\n" for line in kept).encode("utf-8")
+        with writing(path, f"{path.name} without the rows of the iterations run again",
+                     len(data)):
+            write_atomic(path, data)
     return dropped

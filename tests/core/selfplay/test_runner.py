@@ -152,3 +152,49 @@ def test_the_end_of_a_run_is_a_human_summary_with_next_steps(tmp_path):
     # a config or plugin error would happen again: no resume is suggested
     assert "--resume" not in end_message({"status": "failed", "error": "x"}, tmp_path, 4,
                                          resumable=False)
+
+
+def _broken_estimator_run(run_dir):
+    """A run whose difficulty estimator fails to start (a broken plugin), with the messages."""
+    from spade_core.hookspecs import hookimpl
+
+    class Broken(FakeSelfPlayPlugin):
+        @hookimpl
+        def register_difficulty_estimators(self, register):
+            def build(options, context):
+                raise RuntimeError("cannot load its model")
+
+            register("broken", build)
+
+    recorder = RecordingPlugin()
+    loaded = load_test_plugins(Broken(), designer_plugin, trainers_plugin, recorder)
+    data = copy.deepcopy(FAKE_RUN_CONFIG)
+    data["run"]["dir"] = str(run_dir)
+    data["estimator"] = "broken"
+    messages = []
+    with pytest.raises(PluginError, match="failed to start: RuntimeError: cannot load its model"):
+        run(resolve_config(data, loaded.registry, "test.yaml"), loaded, report=messages.append)
+    assert recorder.events[-1][:2] == ("run_end", "failed")
+    return messages
+
+
+def test_a_run_refused_at_start_up_leaves_no_run_directory(tmp_path):
+    messages = _broken_estimator_run(tmp_path / "runs" / "first")
+    assert not (tmp_path / "runs").exists()  # the run directory and the folder it made
+    assert messages[-1] == (f"spade: run refused at start-up; nothing of it is kept "
+                            f"({tmp_path / 'runs' / 'first'} is removed); start it again once "
+                            "what the error says is fixed")
+
+
+def test_a_refused_start_up_keeps_the_folders_that_existed_before(tmp_path):
+    (tmp_path / "runs" / "first").mkdir(parents=True)  # empty: a run may start in it
+    (tmp_path / "runs" / "other-run.txt").write_text("kept")
+    _broken_estimator_run(tmp_path / "runs" / "first")
+    assert list((tmp_path / "runs" / "first").iterdir()) == []
+    assert (tmp_path / "runs" / "other-run.txt").read_text() == "kept"
+
+
+def test_a_run_refused_at_start_up_can_be_started_again(tmp_path):
+    _broken_estimator_run(tmp_path / "run")
+    run_dir, _ = make_run(tmp_path)  # the same directory: nothing is in the way
+    assert [r["iteration"] for r in metrics(run_dir)] == [0, 1]
