@@ -1,7 +1,9 @@
 """A whole run: set up (:mod:`~spade_core.selfplay.setup`), resume or start, run the iterations
 (:func:`~spade_core.selfplay.iteration.run_iteration`, or the asynchronous loop), checkpoint, and
 write the summary; every part is closed whatever happens. A failure ends the run with ``status:
-failed`` in ``summary.json`` and every finished iteration's data on disk.
+failed`` in ``summary.json`` and every finished iteration's data on disk (a full disk, wherever it
+is met, as a :class:`~spade_core.disk_space.DiskFullError`); a new run that fails before it has
+started leaves no run directory behind.
 """
 
 from __future__ import annotations
@@ -12,6 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spade_core.checkpoint_files import (
+    CheckpointError,
+    latest_checkpoint,
+    read_state,
+    resumable_checkpoint,
+)
 from spade_core.config.load import ResolvedConfig
 from spade_core.disk_space import as_disk_full
 from spade_core.distributed import LaunchInfo, launch_info
@@ -21,12 +29,6 @@ from spade_core.plugins import LoadedPlugins
 from spade_core.run_info import RunInfo
 from spade_core.selfplay.artifacts import RunArtifacts
 from spade_core.selfplay.async_loop import AsyncLoop
-from spade_core.checkpoint_files import (
-    CheckpointError,
-    latest_checkpoint,
-    read_state,
-    resumable_checkpoint,
-)
 from spade_core.selfplay.checkpoint import (
     load_rng,
     restore_memory,
@@ -159,9 +161,8 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = stde
             _write_summary(artifacts, summary, report)
         hook.spade_run_end(run=context, status=status, error=error)
         if refused:
-            start_up.undo()
             report(f"spade: run {'stopped' if status == 'interrupted' else 'refused'} at "
-                   f"start-up; nothing of it is kept ({run_dir} is removed); start it again"
+                   f"start-up; {start_up.undo()}; start it again"
                    + (" once what the error says is fixed" if status == "failed" else ""))
         else:
             resumable = resumable and latest_checkpoint(run_dir) is not None
@@ -185,20 +186,27 @@ class _StartUp:
                 break
             self.created.append(folder)
 
-    def undo(self) -> None:
+    def undo(self) -> str:
         """Remove what the start-up wrote into the run directory (which was empty or missing),
-        then the folders it created, when they are empty; never a folder that existed before."""
-        if self.run_dir.is_dir():
-            for child in self.run_dir.iterdir():
+        then the folders it created, when they are empty; never a folder that existed before.
+        Returns what became of the directory, for the user; never raises (it must not hide the
+        error that refused the run)."""
+        try:
+            for child in self.run_dir.iterdir() if self.run_dir.is_dir() else ():
                 if child.is_dir() and not child.is_symlink():
-                    shutil.rmtree(child, ignore_errors=True)
+                    shutil.rmtree(child)
                 else:
                     child.unlink(missing_ok=True)
-        for folder in self.created:
-            try:
-                folder.rmdir()
-            except OSError:  # not empty (another process wrote there since) or already gone
-                break
+            for folder in self.created:
+                try:
+                    folder.rmdir()
+                except OSError:  # not empty (another process wrote there since)
+                    break
+        except OSError as exc:
+            return f"removing what it wrote failed ({exc}): remove {self.run_dir} yourself"
+        if self.run_dir.exists():
+            return f"nothing of it is kept ({self.run_dir} is emptied)"
+        return f"nothing of it is kept ({self.run_dir} is removed)"
 
 
 def _write_summary(artifacts: RunArtifacts, summary: dict[str, Any], report: Reporter) -> None:

@@ -203,7 +203,8 @@ def test_a_run_refused_at_start_up_leaves_no_run_directory(tmp_path):
 def test_a_refused_start_up_keeps_the_folders_that_existed_before(tmp_path):
     (tmp_path / "runs" / "first").mkdir(parents=True)  # empty: a run may start in it
     (tmp_path / "runs" / "other-run.txt").write_text("kept")
-    _broken_estimator_run(tmp_path / "runs" / "first")
+    messages = _broken_estimator_run(tmp_path / "runs" / "first")
+    assert f"nothing of it is kept ({tmp_path / 'runs' / 'first'} is emptied)" in messages[-1]
     assert list((tmp_path / "runs" / "first").iterdir()) == []
     assert (tmp_path / "runs" / "other-run.txt").read_text() == "kept"
 
