@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from spade_core.atomic_files import fsync_dir, write_atomic
+from spade_core.disk_space import writing
 
 MANIFEST = "pool.json"
 
@@ -183,22 +184,27 @@ class IndexFiles:
     def save(self, pool: DedupeIndex) -> Path:
         """Write the index under a new name, then commit it by replacing the manifest."""
         faiss = _faiss()
-        self.folder.mkdir(parents=True, exist_ok=True)
         old = self.manifest()
         generation = int(old.get("generation", 0)) + 1 if old else 1
         name = f"pool-{generation}.faiss"
         path = self.folder / name
         tmp = path.with_name(name + ".tmp")
-        faiss.write_index(pool.index, str(tmp))
-        with open(tmp, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-        manifest = {"generation": generation, "file": name, "sha256": _sha256(path),
-                    "bytes": path.stat().st_size, "embedder": self.embedder_name,
-                    "dim": pool.config.dim, "trained_size": pool.trained_size,
-                    **pool.describe()}
-        write_atomic(self.folder / MANIFEST, json.dumps(manifest, indent=1).encode())
-        fsync_dir(self.folder)
+        with writing(path, "the environment memory's dedupe index"):
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                faiss.write_index(pool.index, str(tmp))
+                with open(tmp, "rb+") as handle:
+                    os.fsync(handle.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)  # the manifest still names the previous index
+                raise
+            manifest = {"generation": generation, "file": name, "sha256": _sha256(path),
+                        "bytes": path.stat().st_size, "embedder": self.embedder_name,
+                        "dim": pool.config.dim, "trained_size": pool.trained_size,
+                        **pool.describe()}
+            write_atomic(self.folder / MANIFEST, json.dumps(manifest, indent=1).encode())
+            fsync_dir(self.folder)
         for stale in self.folder.glob("pool-*.faiss*"):
             if stale.name != name:
                 stale.unlink(missing_ok=True)

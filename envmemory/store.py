@@ -5,7 +5,8 @@ Every record (source, status, statistics, embedding) is written in its own trans
 consistent snapshot while a run writes. Records that enter the dedupe index (mastered environments)
 get an ``index_id`` (column ``pool_id``, its on-disk name), the id their vector has in the FAISS
 index; the index is only a cache of
-``(index_id, embedding)`` rows and can always be rebuilt from here.
+``(index_id, embedding)`` rows and can always be rebuilt from here. A write that finds the disk
+full is rolled back and raises :class:`~spade_core.disk_space.DiskFullError` naming the database.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from spade_core.disk_space import writing
 from spade_core.interfaces.memory import ENV_STATUSES
 from spade_core.records import EnvIteration, EnvRecord
 
@@ -180,8 +182,9 @@ class RecordStore:
             self.conn.execute("PRAGMA query_only=ON")
             self._columns = _select_columns(self.conn)
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._lock_file = open(self.folder / LOCK_NAME, "a+")  # noqa: SIM115 - held while open
+        with self._writing("folder"):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._lock_file = open(self.folder / LOCK_NAME, "a+")  # noqa: SIM115 - held open
         try:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -192,22 +195,29 @@ class RecordStore:
                 f"{self.folder} is already open for writing by another process{holder}; one "
                 "memory has one writer: give this run a memory of its own (memory.options.path), "
                 "read it with `spade memory stats` or wait for the other run to end") from None
-        self._lock_file.seek(0)
-        self._lock_file.truncate()
-        self._lock_file.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                          "since": time.time()}) + "\n")
-        self._lock_file.flush()
-        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute(f"PRAGMA synchronous={synchronous}")
-        self.conn.executescript(_SCHEMA)
-        have = _envs_columns(self.conn)
-        for name, (declaration, _) in _ADDED_COLUMNS.items():
-            if name not in have:
-                self.conn.execute(f"ALTER TABLE envs ADD COLUMN {name} {declaration}")
-        self._columns = _select_columns(self.conn)
-        self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
-                          (SCHEMA_VERSION,))
+        with self._writing("schema"):
+            self._lock_file.seek(0)
+            self._lock_file.truncate()
+            self._lock_file.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                              "since": time.time()}) + "\n")
+            self._lock_file.flush()
+            self.conn = sqlite3.connect(self.path, isolation_level=None,
+                                        check_same_thread=False)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute(f"PRAGMA synchronous={synchronous}")
+            self.conn.executescript(_SCHEMA)
+            have = _envs_columns(self.conn)
+            for name, (declaration, _) in _ADDED_COLUMNS.items():
+                if name not in have:
+                    self.conn.execute(f"ALTER TABLE envs ADD COLUMN {name} {declaration}")
+            self._columns = _select_columns(self.conn)
+            self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                              (SCHEMA_VERSION,))
+
+    def _writing(self, what: str) -> Any:
+        """A write of the database (``what`` it writes, for the message): a full disk raises
+        :class:`~spade_core.disk_space.DiskFullError` naming it."""
+        return writing(self.path, f"the environment memory's {what}")
 
     def _rollback(self) -> None:
         """Undo the open transaction, if SQLite has not already (a failed ``COMMIT`` on a full
@@ -222,7 +232,7 @@ class RecordStore:
         return row[0] if row else None
 
     def set_meta(self, key: str, value: str) -> None:
-        with self._lock:
+        with self._lock, self._writing(f"setting {key!r}"):
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     # -- writing --------------------------------------------------------------------------------
@@ -267,7 +277,7 @@ class RecordStore:
                indexed: bool) -> bool:
         """Insert one record in its own transaction; ``False`` (and ``times_proposed`` + 1) when
         the id is already stored."""
-        with self._lock:
+        with self._lock, self._writing(f"record of environment {record.id}"):
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 inserted = self._insert(record, embedding, fingerprint, indexed)
@@ -283,7 +293,8 @@ class RecordStore:
         transaction; returns the new ``index_id`` when the record entered the pool."""
         if status not in ENV_STATUSES:
             raise ValueError(f"unknown status {status!r}; one of {', '.join(ENV_STATUSES)}")
-        with self._lock:
+        with self._lock, self._writing(f"play of environment {env_id} in iteration "
+                                       f"{entry.iteration}"):
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self._insert_iteration(env_id, entry)
@@ -307,7 +318,7 @@ class RecordStore:
 
     def add_figures(self, env_id: str, iteration: int, figures: dict[str, float]) -> bool:
         """Merge ``figures`` into the figures of one history entry; returns whether it exists."""
-        with self._lock:
+        with self._lock, self._writing(f"figures of environment {env_id}"):
             row = self.conn.execute("SELECT figures FROM iterations WHERE env_id = ? AND "
                                     "iteration = ?", (env_id, iteration)).fetchone()
             if row is None:
@@ -321,14 +332,14 @@ class RecordStore:
         """Set one record's status; returns whether the record exists."""
         if status not in ENV_STATUSES:
             raise ValueError(f"unknown status {status!r}; one of {', '.join(ENV_STATUSES)}")
-        with self._lock:
+        with self._lock, self._writing(f"status of environment {env_id}"):
             cursor = self.conn.execute("UPDATE envs SET status = ?, updated_at = ? WHERE id = ?",
                                        (str(status), time.time(), env_id))
             return cursor.rowcount > 0
 
     def clear(self) -> None:
         """Delete every record and its history in one transaction (settings in ``meta`` stay)."""
-        with self._lock:
+        with self._lock, self._writing("records (deleting them)"):
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self.conn.execute("DELETE FROM iterations")
@@ -360,7 +371,7 @@ class RecordStore:
             raise sqlite3.OperationalError(f"{self.folder} is open read-only; cannot restore")
         source = open_snapshot(snapshot)
         try:
-            with self._lock:
+            with self._lock, self._writing(f"records (restoring the snapshot {snapshot})"):
                 source.backup(self.conn)
         finally:
             source.close()

@@ -35,3 +35,25 @@ def fsync_dir(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def append_whole(path: Path, data: bytes) -> None:
+    """Append ``data`` to ``path`` (created if missing) and fsync it; a write that fails (the
+    disk full) cuts the file back to where it ended (removes the file it created), so it never
+    ends in a torn line."""
+    existed = os.path.exists(path)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        end = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except BaseException:
+            os.ftruncate(fd, end)
+            if not existed:
+                os.unlink(path)
+            raise
+    finally:
+        os.close(fd)

@@ -9,6 +9,18 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
     return f"{count} {noun if count == 1 else many or noun + 's'}"
 
 
+def size_text(size: int) -> str:
+    """``size`` bytes for a person: ``512 bytes``, ``2.5 KB``, ``1.2 GB`` (powers of 1000)."""
+    if size < 1000:
+        return f"{size} bytes"
+    value = float(size)
+    for unit in ("KB", "MB", "GB"):
+        value /= 1000
+        if value < 1000:
+            return f"{value:.1f} {unit}"
+    return f"{value / 1000:.1f} TB"
+
+
 _CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x20), 0x7F, *range(0x80, 0xA0)]
             if chr(code) not in "\n\t"}
 

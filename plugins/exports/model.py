@@ -1,6 +1,6 @@
 """Write a run's trained model as a ``save_pretrained`` folder with tokenizer, chat template and a
-model card (``spade export-model``). The checkpoint is found the way ``spade eval --checkpoint``
-finds it (:func:`spade_core.eval.weights.trainer_folder`)."""
+model card (``spade export-model``). The checkpoint is found, and checked for damage, the way
+``spade eval --checkpoint`` does it (:func:`spade_core.eval.weights.trainer_folder`)."""
 
 from __future__ import annotations
 
@@ -106,15 +106,17 @@ def model_card(run_dir: Path, config: dict[str, Any], kind: str, source: Path,
 def export_model(run_dir: str | Path, out: str | Path, *, merge: bool = False,
                  checkpoint: int | None = None, model: str | None = None) -> dict[str, Any]:
     """Export the run's model to ``out``; returns what was written (``kind``: ``merged``,
-    ``adapter`` or ``full``)."""
+    ``adapter`` or ``full``). A missing or damaged checkpoint is refused before any model
+    loads."""
+    run_dir, out = Path(run_dir), Path(out)
+    source = checkpoint_folder(run_dir, checkpoint)
+
     import torch
     from transformers import AutoModelForCausalLM
 
     from plugins.backends.model_source import DEFAULT_MODEL, resolve_model
 
-    run_dir, out = Path(run_dir), Path(out)
     config = read_run_config(run_dir) or {}
-    source = checkpoint_folder(run_dir, checkpoint)
     spec = model or ((config.get("model") or {}).get("path") if isinstance(
         config.get("model"), dict) else None) or DEFAULT_MODEL
     base = resolve_model(spec).path

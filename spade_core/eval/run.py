@@ -46,9 +46,13 @@ def run_eval(resolved: Any, registry: Registry, *, config_label: str,
     :data:`spade_core.eval.paper_table.TABLE_OPTIONS`), for the selected suites only."""
     from spade_core.errors import PluginError, UsageError
     from spade_core.eval.evaluate import EvalRequest, evaluate
+    from spade_core.eval.weights import trainer_folder
 
     if samples < 1 or (limit is not None and limit < 1):
         raise UsageError("eval: --samples and --limit must be at least 1")
+    for source in (checkpoint, baseline):  # missing or damaged: refused before any model loads
+        if source and str(source) != "base" and not Path(source).is_file():
+            trainer_folder(source)
     if not registry.names("eval_suite"):
         raise PluginError("the 'eval' command has no eval suite to run: no loaded plugin "
                           "registers one (the built-in suites come with the plugin 'evals'; is "

@@ -1,4 +1,5 @@
-"""Load a run's trained weights (``--checkpoint``) onto the backend's model before evaluating."""
+"""Load a run's trained weights (``--checkpoint``) onto the backend's model before evaluating;
+a damaged checkpoint is refused first, naming its damaged file."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from spade_core.checkpoint_files import enclosing_checkpoint, require_intact
 from spade_core.errors import ConfigError, UsageError
 from spade_core.interfaces import GenerationBackend, TrainableBackend
 
@@ -14,7 +16,17 @@ _ITER = re.compile(r"iter-(\d+)\Z")
 
 def trainer_folder(path: str | Path) -> Path:
     """The folder holding ``adapter/`` or ``model.safetensors``: given a run directory (its latest
-    checkpoint), ``checkpoints/iter-N``, its ``trainer/`` folder, or an adapter folder itself."""
+    checkpoint), ``checkpoints/iter-N``, its ``trainer/`` folder, or an adapter folder itself.
+    The checkpoint it lies in is checked against its manifest first
+    (:func:`~spade_core.checkpoint_files.require_intact`): a damaged one is refused."""
+    folder = _find_trainer_folder(path)
+    checkpoint = enclosing_checkpoint(folder)
+    if checkpoint is not None:
+        require_intact(checkpoint, f"--checkpoint {path}")
+    return folder
+
+
+def _find_trainer_folder(path: str | Path) -> Path:
     root = Path(path).expanduser()
     if not root.exists():
         raise UsageError(f"--checkpoint {path}: no such folder")

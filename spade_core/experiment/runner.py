@@ -39,7 +39,7 @@ def _stderr(message: str) -> None:
 def run_state(run: PlannedRun, iterations: int) -> str:
     """``done`` (completed with every iteration), ``resume`` (it has a checkpoint) or ``fresh``
     (nothing usable yet)."""
-    from spade_core.selfplay.checkpoint import latest_checkpoint
+    from spade_core.checkpoint_files import latest_checkpoint
 
     summary = run.dir / "summary.json"
     if summary.is_file():

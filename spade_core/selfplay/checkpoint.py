@@ -6,11 +6,12 @@ snapshot of the environment memory (``memory/``), the random number generators (
 plain JSON: a resume never unpickles anything from the run directory) and ``state.json`` (next
 iteration, corpus sampler and pool positions, running totals), and last ``manifest.json``, the size
 of every other file. It is built in a hidden temporary folder and renamed into place, so a ``kill
--9`` at any moment leaves either the whole checkpoint or none of it; a write that fails (the disk
-full) removes the temporary folder and raises :class:`CheckpointError`, the earlier checkpoints
-untouched. A checkpoint damaged afterwards (a file cut short by a copy or a failing disk) fails
-:func:`verify_checkpoint`; a resume then falls back to the newest intact one
-(:func:`resumable_checkpoint`).
+-9`` at any moment leaves either the whole checkpoint or none of it; a write that fails removes the
+temporary folder and raises :class:`CheckpointError` (the disk full:
+:class:`~spade_core.disk_space.DiskFullError`), the earlier checkpoints untouched. A checkpoint
+damaged afterwards (a file cut short by a copy or a failing disk) fails
+:func:`~spade_core.checkpoint_files.verify_checkpoint`; a resume then falls back to the newest
+intact one (:func:`~spade_core.checkpoint_files.resumable_checkpoint`).
 
 The memory is snapshotted only through its interface: ``memory.save_checkpoint(CHECKPOINT/memory)``
 while it is open, and on resume, once the memory is built from the run's config,
@@ -22,8 +23,6 @@ not be snapshotted) leaves the memory as it is on resume.
 
 from __future__ import annotations
 
-import base64
-import errno
 import json
 import os
 import random
@@ -33,27 +32,28 @@ from pathlib import Path
 from typing import Any
 
 from spade_core.atomic_files import fsync_dir, write_atomic
-from spade_core.errors import SpadeError
+from spade_core.checkpoint_files import (
+    CHECKPOINTS,
+    MANIFEST,
+    PREFIX,
+    RNG_FILE,
+    STATE_FILE,
+    CheckpointError,
+    checkpoints,
+    rng_from_json,
+    rng_to_json,
+)
+from spade_core.disk_space import DiskFullError, full_reason, is_disk_full, writing
 from spade_core.interfaces.memory import EnvMemory
 
-CHECKPOINTS = "checkpoints"
-PREFIX = "iter-"
 #: Sub-folder of a checkpoint that holds the memory's snapshot.
 MEMORY_DIR = "memory"
 #: The ``state.json`` ``memory`` kind that names a snapshot in ``MEMORY_DIR``.
 _MEMORY_KIND = "checkpoint"
-#: The generators' states, as JSON (:func:`rng_to_json`).
-RNG_FILE = "rng.json"
 #: What checkpoints written before ``rng.json`` hold instead: a pickle, never loaded.
 LEGACY_RNG_FILE = "rng.pkl"
-#: Written last into a checkpoint: ``{"files": {relative path: size in bytes}}``.
-MANIFEST = "manifest.json"
 #: Prefix a damaged checkpoint is renamed to on resume (kept for inspection, never pruned).
 DAMAGED_PREFIX = "damaged-"
-
-
-class CheckpointError(SpadeError):
-    """A checkpoint is missing, incomplete or does not fit the run being resumed."""
 
 
 def _fsync_tree(folder: Path) -> None:
@@ -64,21 +64,6 @@ def _fsync_tree(folder: Path) -> None:
         elif path.is_dir():
             fsync_dir(path)
     fsync_dir(folder)
-
-
-def checkpoints(run_dir: Path) -> list[Path]:
-    """Complete checkpoints of a run, oldest first."""
-    root = Path(run_dir) / CHECKPOINTS
-    if not root.is_dir():
-        return []
-    found = [p for p in root.iterdir() if p.is_dir() and p.name.startswith(PREFIX)
-             and (p / "state.json").is_file()]
-    return sorted(found, key=lambda p: int(p.name.removeprefix(PREFIX)))
-
-
-def latest_checkpoint(run_dir: Path) -> Path | None:
-    found = checkpoints(run_dir)
-    return found[-1] if found else None
 
 
 # -- random number generators ----------------------------------------------------------------------
@@ -97,54 +82,6 @@ def rng_state() -> dict[str, Any]:
         state["torch"] = torch.get_rng_state()
         if torch.cuda.is_available():
             state["torch_cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def _bytes64(tensor: Any) -> str:
-    return base64.b64encode(bytes(tensor.cpu().numpy().tobytes())).decode("ascii")
-
-
-def rng_to_json(state: dict[str, Any]) -> dict[str, Any]:
-    """:func:`rng_state`'s states as plain JSON values: lists of integers for Python's and
-    NumPy's Mersenne twisters, base64 of torch's state bytes."""
-    version, internal, gauss = state["python"]
-    out: dict[str, Any] = {"format": 1, "python": [version, list(internal), gauss]}
-    if "numpy" in state:
-        name, keys, pos, has_gauss, cached = state["numpy"]
-        out["numpy"] = [str(name), [int(k) for k in keys], int(pos), int(has_gauss),
-                        float(cached)]
-    if "torch" in state:
-        out["torch"] = _bytes64(state["torch"])
-    if "torch_cuda" in state:
-        out["torch_cuda"] = [_bytes64(t) for t in state["torch_cuda"]]
-    return out
-
-
-def rng_from_json(data: dict[str, Any]) -> dict[str, Any]:
-    """:func:`rng_to_json`'s inverse, for :func:`restore_rng`; a malformed file raises
-    ``ValueError``."""
-    try:
-        version, internal, gauss = data["python"]
-        state: dict[str, Any] = {"python": (int(version), tuple(int(i) for i in internal),
-                                            None if gauss is None else float(gauss))}
-        if "numpy" in data:
-            import numpy as np
-
-            name, keys, pos, has_gauss, cached = data["numpy"]
-            state["numpy"] = (str(name), np.asarray(keys, dtype=np.uint32), int(pos),
-                              int(has_gauss), float(cached))
-        for key in ("torch", "torch_cuda"):
-            if key in data:
-                import torch
-
-                def tensor(text: str) -> Any:
-                    raw = bytearray(base64.b64decode(text.encode("ascii"), validate=True))
-                    return torch.frombuffer(raw, dtype=torch.uint8).clone()
-
-                state[key] = (tensor(data[key]) if key == "torch"
-                              else [tensor(t) for t in data[key]])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"malformed generator state: {exc}") from None
     return state
 
 
@@ -192,9 +129,10 @@ def restore_memory(memory: EnvMemory, checkpoint: Path, info: dict[str, Any] | N
 def save_checkpoint(run_dir: Path, next_iteration: int, state: dict[str, Any], trainer: Any,
                     memory: EnvMemory, keep: int) -> Path:
     """Write checkpoint ``iter-<next_iteration>`` atomically, then keep only the newest ``keep``.
-    A write that fails (the disk full, a file-size limit, the trainer's or the memory's own
-    error) leaves no trace of this checkpoint and raises :class:`CheckpointError` saying what
-    failed and that the earlier checkpoints are intact."""
+    A write that fails (the trainer's or the memory's own error; the disk full, a quota or a
+    file-size limit) leaves no trace of this checkpoint and raises :class:`CheckpointError`
+    (:class:`~spade_core.disk_space.DiskFullError`, with the free space and the size of the
+    previous checkpoint) saying what failed and that the earlier checkpoints are intact."""
     root = Path(run_dir) / CHECKPOINTS
     final = root / f"{PREFIX}{next_iteration:06d}"
     tmp = root / f".tmp-{PREFIX}{next_iteration:06d}-{os.getpid()}"
@@ -207,19 +145,17 @@ def save_checkpoint(run_dir: Path, next_iteration: int, state: dict[str, Any], t
     except Exception as exc:  # noqa: BLE001 - the trainer's or the memory's write failed too
         shutil.rmtree(tmp, ignore_errors=True)
         earlier = [p for p in checkpoints(run_dir) if p.name != final.name]
-        kept = (f"the earlier checkpoint {earlier[-1].name} is intact" if earlier
-                else "no earlier checkpoint exists")
-        if isinstance(exc, OSError):
-            full = exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
-            what = str(exc.strerror or exc) + (f" ({exc.filename})" if exc.filename else "")
-        else:  # e.g. SQLite's "database or disk is full" from the memory's snapshot
-            full = "full" in str(exc) or "disk I/O" in str(exc)
-            what = f"{type(exc).__name__}: {exc}"
-        why = " (the disk is full or a file-size limit was reached)" if full else ""
+        kept = "nothing of it was kept and " + (
+            f"the earlier checkpoint {earlier[-1].name} is intact" if earlier
+            else "no earlier checkpoint exists")
+        if is_disk_full(exc):  # e.g. SQLite's "database or disk is full" from the memory
+            raise DiskFullError(
+                final, f"checkpoint {final.name}", reason=full_reason(exc), kept=kept,
+                needed=_size(earlier[-1]) if earlier else None) from exc
+        what = f"{type(exc).__name__}: {exc}"
         raise CheckpointError(
-            f"could not write checkpoint {final.name} in {root}: {what}{why}; nothing of it was "
-            f"kept and {kept}; {'free space, then ' if full else 'fix it, then '}continue the "
-            f"run with `spade run --resume {run_dir}`") from exc
+            f"could not write checkpoint {final.name} in {root}: {what}; {kept}; fix it, then "
+            f"continue the run with `spade run --resume {run_dir}`") from exc
     if final.exists():  # a checkpoint of the same iteration from a run that was resumed earlier
         shutil.rmtree(final)
     os.rename(tmp, final)
@@ -227,6 +163,11 @@ def save_checkpoint(run_dir: Path, next_iteration: int, state: dict[str, Any], t
     for old in checkpoints(run_dir)[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+def _size(folder: Path) -> int:
+    """The bytes of every file under ``folder``: about what the next checkpoint needs."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
 def _write_into(tmp: Path, next_iteration: int, state: dict[str, Any], trainer: Any,
@@ -238,7 +179,7 @@ def _write_into(tmp: Path, next_iteration: int, state: dict[str, Any], trainer: 
         state["trainer"] = (tmp / "trainer").is_dir()
     state["memory"] = snapshot_memory(memory, tmp / MEMORY_DIR)
     _write_file(tmp / RNG_FILE, json.dumps(rng_to_json(rng_state())))
-    _write_file(tmp / "state.json", json.dumps(state, indent=1, default=str))
+    _write_file(tmp / STATE_FILE, json.dumps(state, indent=1, default=str))
     sizes = {str(p.relative_to(tmp)): p.stat().st_size
              for p in sorted(tmp.rglob("*")) if p.is_file()}
     _write_file(tmp / MANIFEST, json.dumps({"files": sizes}, indent=1))
@@ -249,50 +190,6 @@ def _write_file(path: Path, text: str) -> None:
     with path.open("w", encoding="utf-8") as fh:
         fh.write(text)
         fh.flush()
-
-
-def read_state(checkpoint: Path) -> dict[str, Any]:
-    try:
-        return json.loads((checkpoint / "state.json").read_text())
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CheckpointError(f"{checkpoint}: unreadable state.json ({exc})") from None
-
-
-def verify_checkpoint(checkpoint: Path) -> str | None:
-    """What is wrong with a checkpoint on disk, or ``None`` when it looks whole: ``state.json``
-    and ``rng.json`` parse, and every file ``manifest.json`` lists has the size it had when
-    written (checkpoints written before the manifest are checked for ``state.json`` only)."""
-    try:
-        read_state(checkpoint)
-    except CheckpointError as exc:
-        return str(exc).removeprefix(f"{checkpoint}: ")
-    manifest = checkpoint / MANIFEST
-    if not manifest.is_file():
-        return None
-    try:
-        files = json.loads(manifest.read_text())["files"]
-        for name, size in files.items():
-            path = checkpoint / name
-            if not path.is_file():
-                return f"{name} is missing"
-            if path.stat().st_size != int(size):
-                return f"{name} has {path.stat().st_size} bytes, {int(size)} when written"
-        rng_from_json(json.loads((checkpoint / RNG_FILE).read_text()))
-    except (OSError, KeyError, TypeError, ValueError, AttributeError) as exc:
-        return f"unreadable {MANIFEST} or {RNG_FILE} ({exc})"
-    return None
-
-
-def resumable_checkpoint(run_dir: Path) -> tuple[Path | None, list[tuple[Path, str]]]:
-    """The newest checkpoint that :func:`verify_checkpoint` accepts, and the newer ones it
-    skipped, each with what is wrong with it."""
-    skipped = []
-    for candidate in reversed(checkpoints(run_dir)):
-        problem = verify_checkpoint(candidate)
-        if problem is None:
-            return candidate, skipped
-        skipped.append((candidate, problem))
-    return None, skipped
 
 
 def set_aside(checkpoint: Path) -> Path:
@@ -342,6 +239,8 @@ def truncate_jsonl(path: Path, keep_below: int, key: str = "iteration") -> int:
             continue
         kept.append(line)
     if dropped:
-
-        write_atomic(path, "".join(line + "\n" for line in kept))
+        data = "".join(line + "\n" for line in kept).encode("utf-8")
+        with writing(path, f"{path.name} without the rows of the iterations run again",
+                     len(data)):
+            write_atomic(path, data)
     return dropped

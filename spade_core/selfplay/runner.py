@@ -1,17 +1,27 @@
 """A whole run: set up (:mod:`~spade_core.selfplay.setup`), resume or start, run the iterations
 (:func:`~spade_core.selfplay.iteration.run_iteration`, or the asynchronous loop), checkpoint, and
 write the summary; every part is closed whatever happens. A failure ends the run with ``status:
-failed`` in ``summary.json`` and every finished iteration's data on disk.
+failed`` in ``summary.json`` and every finished iteration's data on disk (a full disk, wherever it
+is met, as a :class:`~spade_core.disk_space.DiskFullError`); a new run that fails before it has
+started leaves no run directory behind.
 """
 
 from __future__ import annotations
 
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spade_core.checkpoint_files import (
+    CheckpointError,
+    latest_checkpoint,
+    read_state,
+    resumable_checkpoint,
+)
 from spade_core.config.load import ResolvedConfig
+from spade_core.disk_space import as_disk_full
 from spade_core.distributed import LaunchInfo, launch_info
 from spade_core.errors import ConfigError, PluginError, SpadeError
 from spade_core.messages import plural
@@ -20,11 +30,8 @@ from spade_core.run_info import RunInfo
 from spade_core.selfplay.artifacts import RunArtifacts
 from spade_core.selfplay.async_loop import AsyncLoop
 from spade_core.selfplay.checkpoint import (
-    CheckpointError,
     load_rng,
-    read_state,
     restore_memory,
-    resumable_checkpoint,
     save_checkpoint,
     set_aside,
     truncate_jsonl,
@@ -91,7 +98,8 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = stde
     artifacts = RunArtifacts(run_dir)
     checkpoint = _resume_point(run_dir, report) if resume is not None else None
     state: dict[str, Any] = read_state(checkpoint) if checkpoint is not None else {}
-    artifacts.create(resolved.to_dict())
+    # A fresh run whose start-up fails leaves nothing: what it created is removed again.
+    start_up = _StartUp(run_dir) if resume is None else None
     context = RunInfo(run_dir=run_dir, config=resolved.to_dict(), seed=config.run.seed)
     progress = _Progress(start=int(state.get("next_iteration", 0)),
                          totals=dict(state.get("totals", {})))
@@ -106,6 +114,7 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = stde
     stop = StopRequest()
     try:
         stop.install(report)
+        artifacts.create(resolved.to_dict())
         report(f"spade: run directory {run_dir}" + (
             f" (resuming at iteration {progress.start} from {checkpoint.name})"
             if checkpoint else ""))
@@ -115,6 +124,8 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = stde
                          trainer=trainer, launch=launch)
         _begin(parts, checkpoint, state, progress, report)
         hook.spade_run_start(run=context)
+        if start_up is not None:
+            start_up.passed = True
         if config.loop.async_level:
             _iterate_async(parts, state, progress, report, stop)
         else:
@@ -127,13 +138,15 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = stde
     except RunStopped as exc:
         status, error = "interrupted", str(exc)
         raise
-    except SpadeError as exc:
-        error = str(exc)
+    except Exception as exc:
+        full = as_disk_full(exc, run_dir, "a file of the run (a plugin's or a library's write)")
+        if full is not None:  # said plainly, with what to do once space is freed
+            full = full.in_run(run_dir if latest_checkpoint(run_dir) else None)
+            error = str(full)
+            raise full from exc
+        error = str(exc) if isinstance(exc, SpadeError) else f"{type(exc).__name__}: {exc}"
         # a config or plugin error happens again on resume: fix it first
         resumable = not isinstance(exc, (ConfigError, PluginError))
-        raise
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
         raise
     finally:
         stop.uninstall()
@@ -143,10 +156,66 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = stde
                    "seconds": round(time.time() - started, 1), **progress.totals}
         if checkpoint is not None:
             summary["resumed_from"] = progress.start
-        artifacts.write_summary(summary)
+        refused = start_up is not None and not start_up.passed and status != "completed"
+        if not refused:
+            _write_summary(artifacts, summary, report)
         hook.spade_run_end(run=context, status=status, error=error)
-        report(end_message(summary, run_dir, config.run.iterations, resumable))
+        if refused:
+            report(f"spade: run {'stopped' if status == 'interrupted' else 'refused'} at "
+                   f"start-up; {start_up.undo()}; start it again"
+                   + (" once what the error says is fixed" if status == "failed" else ""))
+        else:
+            resumable = resumable and latest_checkpoint(run_dir) is not None
+            report(end_message(summary, run_dir, config.run.iterations, resumable))
     return run_dir
+
+
+class _StartUp:
+    """What a fresh run's start-up creates: the run directory and the folders above it that did
+    not exist yet. Until the start-up has ``passed`` (the components are built, the first
+    checkpoint is written, the plugins are told the run starts), a failure :meth:`undo`-es it:
+    a refused run leaves no half-made directory that ``--resume`` could not continue."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.passed = False
+        #: The run directory and the folders above it that do not exist yet, deepest first.
+        self.created: list[Path] = []
+        for folder in (run_dir, *run_dir.parents):
+            if folder.exists():
+                break
+            self.created.append(folder)
+
+    def undo(self) -> str:
+        """Remove what the start-up wrote into the run directory (which was empty or missing),
+        then the folders it created, when they are empty; never a folder that existed before.
+        Returns what became of the directory, for the user; never raises (it must not hide the
+        error that refused the run)."""
+        try:
+            for child in self.run_dir.iterdir() if self.run_dir.is_dir() else ():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink(missing_ok=True)
+            for folder in self.created:
+                try:
+                    folder.rmdir()
+                except OSError:  # not empty (another process wrote there since)
+                    break
+        except OSError as exc:
+            return f"removing what it wrote failed ({exc}): remove {self.run_dir} yourself"
+        if self.run_dir.exists():
+            return f"nothing of it is kept ({self.run_dir} is emptied)"
+        return f"nothing of it is kept ({self.run_dir} is removed)"
+
+
+def _write_summary(artifacts: RunArtifacts, summary: dict[str, Any], report: Reporter) -> None:
+    """``summary.json``; a failure to write it is reported, never raised: it must not hide the
+    error that ended the run (on a full disk the summary often cannot be written either)."""
+    try:
+        artifacts.write_summary(summary)
+    except (OSError, SpadeError) as exc:
+        report(f"spade: warning: summary.json not written: {exc}")
 
 
 @dataclass
@@ -244,8 +313,10 @@ def _resume_point(run_dir: Path, report: Reporter) -> Path:
             raise CheckpointError(f"--resume {str(run_dir)!r}: no intact checkpoint is left (the "
                                   "damaged ones are kept as checkpoints/damaged-*); the run "
                                   "cannot be continued")
-        raise ConfigError(f"--resume {str(run_dir)!r}: the run has no checkpoint (none is "
-                          "written before the run starts when checkpoint.every is 0)")
+        raise ConfigError(f"--resume {str(run_dir)!r}: the run has no checkpoint to continue "
+                          "from: it never started (refused at start-up by an earlier spade-rl), "
+                          "or ran with checkpoint.every 0, which writes none before a stop; "
+                          "start it again in a new run directory")
     return checkpoint
 
 
@@ -254,7 +325,8 @@ def end_message(summary: dict[str, Any], run_dir: Path, planned: int,
     """The run's last words, for a person: what happened, where it is, what to do next (the
     figures themselves are in ``summary.json``). The error itself is not repeated: it is raised
     to the caller (the command line prints it once). ``resumable``: whether ``--resume`` can
-    help (not after a config or plugin error, which would happen again)."""
+    help (not after a config or plugin error, which would happen again, nor without a
+    checkpoint)."""
     seconds = float(summary.get("seconds", 0))
     took = f"{int(seconds // 60)} min {seconds % 60:.0f} s" if seconds >= 60 else f"{seconds:.1f} s"
     done = int(summary.get("iterations_completed", 0))

@@ -1,4 +1,4 @@
-from spade_core.messages import plural, printable
+from spade_core.messages import plural, printable, size_text
 
 
 def test_counts_take_the_noun_in_the_right_number():
@@ -6,6 +6,11 @@ def test_counts_take_the_noun_in_the_right_number():
     assert plural(0, "environment") == "0 environments"
     assert plural(2, "environment") == "2 environments"
     assert plural(3, "summary", "summaries") == "3 summaries"
+
+
+def test_sizes_read_as_a_person_would_write_them():
+    assert [size_text(n) for n in (0, 999, 1000, 2_500_000, 7_300_000_000, 12 * 10**15)] == [
+        "0 bytes", "999 bytes", "1.0 KB", "2.5 MB", "7.3 GB", "12000.0 TB"]
 
 
 def test_control_characters_are_escaped_newlines_and_tabs_kept():

@@ -40,3 +40,32 @@ def test_ivf_retrains_with_more_lists_as_the_pool_grows() -> None:
     pool.index.nprobe = pool.index.nlist  # exhaustive: every vector must still be there
     sims, ids = pool.search(vectors[[0, 777, 1699]], 1)
     assert ids[:, 0].tolist() == [1, 778, 1700]
+
+
+def test_a_full_disk_while_the_index_is_saved_keeps_the_previous_one(tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    import pytest
+
+    import envmemory.index as index_module
+    from spade_core.disk_space import DiskFullError
+
+    pool = DedupeIndex(IndexConfig(dim=8))
+    pool.add(np.arange(1, 3), np.eye(8, dtype=np.float32)[:2])
+    files = IndexFiles(tmp_path, "test/8")
+    files.save(pool)
+    faiss = index_module._faiss()
+
+    class FullDiskFaiss:  # FAISS's own error when its write finds the disk full
+        def write_index(self, index, path):
+            Path(path).write_bytes(b"half")
+            raise RuntimeError("Error in faiss::FileIOWriter: write error (No space left on "
+                               "device)")
+
+    monkeypatch.setattr(index_module, "_faiss", lambda: FullDiskFaiss())
+    with pytest.raises(DiskFullError, match=r"could not write the environment memory's dedupe "
+                                            r"index \(.*pool-2.faiss\): Error in faiss.*"
+                                            r"No space left"):
+        files.save(pool)
+    monkeypatch.setattr(index_module, "_faiss", lambda: faiss)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pool-1.faiss", "pool.json"]
+    assert files.manifest()["file"] == "pool-1.faiss"

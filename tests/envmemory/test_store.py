@@ -100,3 +100,33 @@ def test_kill_9_at_random_points_loses_nothing_committed(tmp_path: Path) -> None
         start += 100000
     assert len(added) > 100 and reader_counts
     assert any(p.name.startswith("pool-") for p in tmp_path.iterdir())
+
+
+def test_a_full_disk_rolls_the_write_back_and_names_the_database(tmp_path: Path) -> None:
+    from spade_core.disk_space import DiskFullError
+    from spade_core.records import EnvIteration, EnvRecord
+
+    store = RecordStore(tmp_path)
+    try:
+        def big(name: str) -> EnvRecord:
+            return EnvRecord(id=name, source="x" * 200_000, family="games", status="frontier")
+
+        assert store.insert(big("first"), None, None, False)
+        pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+        store.conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own full disk
+        with pytest.raises(DiskFullError) as full:
+            store.insert(big("second"), None, None, False)
+        assert str(full.value).startswith(
+            f"could not write the environment memory's record of environment second "
+            f"({tmp_path / 'memory.sqlite'}): database or disk is full")
+        with pytest.raises(DiskFullError, match="play of environment first in iteration 0"):
+            store.record_iteration("first", EnvIteration(iteration=0, hinted=[1.0] * 50_000,
+                                                         unhinted=[], figures={},
+                                                         designer_reward=0.0, at=1.0),
+                                   {"regret": 0.5}, "frontier", False)
+        assert [r.id for r in store.records()] == ["first"]  # both rolled back
+        assert store.history("first") == []
+        store.conn.execute("PRAGMA max_page_count = 1073741823")  # space freed
+        assert store.insert(big("second"), None, None, False)
+    finally:
+        store.close()

@@ -215,11 +215,13 @@ def test_the_layer_rule_fails_on_an_import_back_up_however_it_is_written(tmp_pat
 
 #: The core's foundation: top-level modules every layer may use (records and errors, messages,
 #: the t quantile, atomic files, untrusted text, the launch's rank, the run's info, the phase
-#: names, the prompt texts), which import no other module of the core: no subpackage, no API.
+#: names, the prompt texts, checkpoint folders and their check, a full disk said plainly), which
+#: import no other module of the core: no subpackage, no API.
 FOUNDATION = ("spade_core.records", "spade_core.errors", "spade_core.messages",
               "spade_core.intervals", "spade_core.atomic_files", "spade_core.untrusted_text",
               "spade_core.distributed", "spade_core.run_info", "spade_core.phases",
-              "spade_core.hint_prompts", "spade_core.validator_prompts")
+              "spade_core.hint_prompts", "spade_core.validator_prompts",
+              "spade_core.checkpoint_files", "spade_core.disk_space")
 
 
 def _leaves_the_foundation(name: str, target: str) -> bool:

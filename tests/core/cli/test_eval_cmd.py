@@ -83,3 +83,18 @@ def test_save_replies_keeps_prompt_reply_answer_and_score_and_the_header_names_t
 
 def test_eval_help_says_what_a_baseline_may_be():
     assert "--baseline DIR|FILE|base" in _help(["eval"])
+
+
+def test_eval_refuses_a_damaged_checkpoint_before_any_model_loads(tmp_path, capsys):
+    from fakes.checkpoints import WEIGHTS, cut_short, write_checkpoints
+
+    [checkpoint] = write_checkpoints(tmp_path / "run", 1)
+    cut_short(checkpoint / WEIGHTS)
+    for flag in ("--checkpoint", "--baseline"):
+        status = main(["eval", QUICKSTART, "--set", "backend=fake-wrong", "--suite",
+                       "reasoning-gym", flag, str(tmp_path / "run")],
+                      plugins=_with_fake_backend())
+        err = capsys.readouterr().err
+        assert status == 1, err
+        assert f"checkpoint {checkpoint} is damaged ({WEIGHTS} has 10 bytes" in err
+        assert "the run has no intact checkpoint" in err

@@ -42,3 +42,41 @@ def test_a_run_directorys_files(tmp_path):
     assert json.loads((tmp_path / "run" / "summary.json").read_text()) == {"status": "completed"}
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == \
         ["config.resolved.yaml", "envs", "metrics.jsonl", "summary.json"]  # no temporary file
+
+
+def test_each_write_on_a_full_disk_names_its_file_and_leaves_it_as_it_was(tmp_path,
+                                                                        monkeypatch):
+    import os
+    from types import SimpleNamespace
+
+    import pytest
+
+    import spade_core.atomic_files as atomic_files
+    from spade_core.disk_space import DiskFullError
+
+    from fakes.disk import FullDisk
+
+    run = tmp_path / "run"
+    artifacts = RunArtifacts(run)
+    artifacts.create({"run": {"seed": 1}})
+    artifacts.log_metrics({"iteration": 0})
+    artifacts.write_env("e1", "class E: pass", {"iteration": 0})
+    artifacts.write_summary({"status": "running"})
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    full_os = SimpleNamespace(**vars(os))  # os as the writes see it, on a full disk
+    monkeypatch.setattr(atomic_files, "os", full_os)
+    disk = FullDisk(monkeypatch).fail(full_os, "write").fail(full_os, "fsync")
+    writes = {
+        "1 line of metrics.jsonl": lambda: artifacts.log_metrics({"iteration": 1}),
+        "2 lines of isolation.jsonl": lambda: artifacts.append_jsonl_rows(
+            "isolation.jsonl", [{"a": 1}, {"b": 2}]),
+        "environment e2's program": lambda: artifacts.write_env("e2", "x", {}),
+        "environment e1's details": lambda: artifacts.add_env_details("e1", {"delayed": 1}),
+        "the run's summary": lambda: artifacts.write_summary({"status": "failed"}),
+        "the run's resolved config": lambda: artifacts.create({"run": {"seed": 2}}),
+    }
+    for what, write in writes.items():
+        with pytest.raises(DiskFullError, match=f"could not write {what} "):
+            write()
+    assert disk.hits >= len(writes)
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before

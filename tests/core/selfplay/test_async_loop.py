@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from spade_core.selfplay.checkpoint import latest_checkpoint, read_state
+from spade_core.checkpoint_files import latest_checkpoint, read_state
 
 from fakes.selfplay import FAKE_RUN_CONFIG, FakeScriptedBackend
 

@@ -16,7 +16,7 @@ import plugins.trainers.plugin as trainers_plugin
 from spade_core.config.load import resolve_config
 from spade_core.config.schema import LoopSection
 from spade_core.phases import PhaseTimer
-from spade_core.selfplay.checkpoint import latest_checkpoint
+from spade_core.checkpoint_files import latest_checkpoint
 from spade_core.selfplay.hinting import hint
 from spade_core.selfplay.play import play, play_sessions
 from spade_core.selfplay.runner import run

@@ -29,3 +29,20 @@ def test_options_reach_the_export_and_the_result_is_printed(monkeypatch, tmp_pat
     assert main(["export-model", "run", "--out", out, "--model", "other"]) == 0
     assert capsys.readouterr().out == f"exported merged model from iter-000002 to {out}\n"
     assert calls[-1][2] == {"merge": False, "checkpoint": None, "model": "other"}
+
+
+def test_a_damaged_checkpoint_is_refused_naming_the_file_before_any_model_loads(tmp_path,
+                                                                                 capsys):
+    from fakes.checkpoints import WEIGHTS, cut_short, write_checkpoints
+
+    run = tmp_path / "run"
+    first, latest = write_checkpoints(run, 1, 2)
+    cut_short(latest / WEIGHTS)
+    out = tmp_path / "out"
+    assert main(["export-model", str(run), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"checkpoint {latest} is damaged ({WEIGHTS} has 10 bytes, 1000 when written)" in err
+    assert f"the newest intact checkpoint of the run is {first}" in err
+    assert not out.exists()  # refused before anything was written
+    assert main(["export-model", str(run), "--out", str(out), "--checkpoint", "1"]) == 1
+    assert f"checkpoint {latest} is damaged" in capsys.readouterr().err
