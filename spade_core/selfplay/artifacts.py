@@ -64,7 +64,14 @@ class RunArtifacts:
         self.append_jsonl("metrics.jsonl", row)
 
     def write_env(self, env_id: str, source: str, details: dict[str, Any]) -> None:
-        """``envs/<id>.py`` (the program as written) and ``envs/<id>.json`` (everything else)."""
+        """``envs/<id>.py`` (the program as written) and ``envs/<id>.json`` (everything else).
+        The same program proposed again (a family that writes one program per choice, a
+        refused duplicate) replaces ``<id>.json``; the record it replaces is kept as a line of
+        ``envs/<id>.history.jsonl`` first, so no proposal's record is lost."""
+        earlier = self.envs_dir / f"{env_id}.json"
+        if earlier.is_file():
+            self.append_jsonl(f"envs/{env_id}.history.jsonl",
+                              json.loads(earlier.read_text(encoding="utf-8")))
         self._write(self.envs_dir / f"{env_id}.py", f"environment {env_id}'s program", source)
         self._write(self.envs_dir / f"{env_id}.json", f"environment {env_id}'s details",
                     json.dumps(details, indent=1, default=_jsonable))

@@ -37,6 +37,17 @@ def test_a_run_directorys_files(tmp_path):
         {"status": "frontier", "delayed": {"trained": True}}
     assert not artifacts.add_env_details("missing", {"x": 1})
 
+    # The same program proposed again (one program per arithmetic cell, a refused duplicate):
+    # the latest record in abc.json, each one it replaced kept in abc.history.jsonl.
+    artifacts.write_env("abc", "class A: ...", {"status": "duplicate", "iteration": 3})
+    artifacts.write_env("abc", "class A: ...", {"status": "frontier", "iteration": 5})
+    assert json.loads((artifacts.envs_dir / "abc.json").read_text()) == \
+        {"status": "frontier", "iteration": 5}
+    history = (artifacts.envs_dir / "abc.history.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in history] == [
+        {"status": "frontier", "delayed": {"trained": True}},
+        {"status": "duplicate", "iteration": 3}]
+
     artifacts.write_summary({"status": "running"})
     artifacts.write_summary({"status": "completed"})
     assert json.loads((tmp_path / "run" / "summary.json").read_text()) == {"status": "completed"}
