@@ -80,7 +80,7 @@ class Regret(_Estimator):
         penalty = self.options.timeout_penalty
         if penalty is not None and data.step_timeouts:
             reward = penalty
-        return Difficulty(figures=figures, designer_reward=reward, regret=figures["regret"])
+        return Difficulty(figures=figures, designer_reward=reward)
 
 
 class BlendOptions(_Options):
@@ -109,7 +109,7 @@ class BlendOptions(_Options):
                                "reference's --spade-regret-floor, set in every recipe); false: "
                                "regret / regret_saturation unclipped, negative included")
     mask_negative: bool = Field(default=True, description="a design whose blend is negative is "
-                                "not trained (figure masked = 1; the reference's "
+                                "not trained (train false, figure masked = 1; the reference's "
                                 "proposer_masked); false: trained with its negative reward")
     frontier_weight: float = Field(default=0.0, ge=0.0, description="weight of the penalty "
                                    "(w - 0.5)^2 / frontier_scale on the win rate; 0 in the recipes")
@@ -142,11 +142,12 @@ class Blend(_Estimator):
         reward += o.micro_lp_weight * micro_lp / o.micro_lp_scale
         reward -= o.frontier_weight * (win - 0.5) ** 2 / o.frontier_scale
         figures |= {"regret_term": regret_term, "plateau_term": plateau_term,
-                    "plateau_win_rate": win, "micro_lp": micro_lp,
-                    "masked": 1.0 if o.mask_negative and reward < 0 else 0.0}
-        if data.window:
-            figures["window_episodes"] = float(len(pooled))
-        return Difficulty(figures=figures, regret=figures["regret"], designer_reward=reward)
+                    "plateau_win_rate": win, "micro_lp": micro_lp}
+        if data.window:  # the loop's regret pools the window; the regret term is matched
+            figures |= {"matched_regret": figures["regret"],
+                        "window_episodes": float(len(pooled))}
+        return Difficulty(figures=figures, designer_reward=reward,
+                          train=not (o.mask_negative and reward < 0))
 
 
 def _window_progress(plays: Sequence[EnvIteration], estimator: str = "slope") -> float:
@@ -183,8 +184,7 @@ class Learnability(_Estimator):
     def estimate(self, data: EstimateInput) -> Difficulty:
         figures = _figures(data.hinted, data.pooled_unhinted, self.threshold)
         p = figures["win_rate"]
-        return Difficulty(figures=figures, regret=figures["regret"],
-                          designer_reward=(1.0 - p) if 0.0 < p < 1.0 else 0.0)
+        return Difficulty(figures=figures, designer_reward=(1.0 - p) if 0.0 < p < 1.0 else 0.0)
 
 
 class SolveRateOptions(_Options):
@@ -203,7 +203,7 @@ class SolveRate(_Estimator):
         o = self.options
         figures = _figures(data.hinted, data.pooled_unhinted, self.threshold)
         win = _mean(data.pooled_unhinted) if o.win_rate == "mean_reward" else figures["win_rate"]
-        return Difficulty(figures=figures, regret=figures["regret"], designer_reward=plateau(
+        return Difficulty(figures=figures, designer_reward=plateau(
             win, o.plateau_low, o.plateau_high, o.plateau_ramp))
 
 
@@ -310,14 +310,14 @@ class LearningProgress(_ProgressEstimator):
             earlier = [fmean(h.unhinted) for h in played[:-1]]
         if not earlier:
             figures |= {"baseline": now, "progress": 0.0, "cold_start": 1.0}
-            return Difficulty(figures=figures, regret=figures["regret"],
+            return Difficulty(figures=figures,
                               designer_reward=self._cold(figures) + self._variance(data, figures))
         gamma = self.options.baseline_gamma
         baseline = earlier[0]
         for mean in earlier[1:]:
             baseline = (1.0 - gamma) * baseline + gamma * mean
         figures |= {"baseline": baseline, "progress": now - baseline, "cold_start": 0.0}
-        return Difficulty(figures=figures, regret=figures["regret"],
+        return Difficulty(figures=figures,
                           designer_reward=abs(now - baseline) + self._variance(data, figures))
 
     def _per_skill(self, data: EstimateInput, figures: dict) -> Difficulty:
@@ -340,7 +340,7 @@ class LearningProgress(_ProgressEstimator):
         if o.solver_variance and rewards and (len(rewards) > 1 or not data.window):
             figures["solver_variance_reward"] = solver_variance_reward(rewards)
             reward += figures["solver_variance_reward"]
-        return Difficulty(figures=figures, regret=figures["regret"], designer_reward=reward)
+        return Difficulty(figures=figures, designer_reward=reward)
 
     def _variance(self, data: EstimateInput, figures: dict) -> float:
         """The solver-variance reward (0 unless ``solver_variance``; needs two plays)."""
@@ -366,7 +366,7 @@ class LearningProgressPerStep(_ProgressEstimator):
             change = late - early
             figures |= {"progress": change, "early_mean": early, "late_mean": late,
                         "window_plays": float(len(plays)), "cold_start": 0.0}
-            return Difficulty(figures=figures, regret=figures["regret"],
+            return Difficulty(figures=figures,
                               designer_reward=change if self.options.signed else max(change, 0.0))
         slope = None if self.options.progress == "difference" else _weighted_slope(
             [float(p.iteration) for p in plays], [fmean(p.unhinted) for p in plays],
@@ -374,12 +374,11 @@ class LearningProgressPerStep(_ProgressEstimator):
         if slope is None:
             figures |= {"progress": 0.0, "progress_per_iteration": 0.0,
                         "window_plays": float(len(plays)), "cold_start": 1.0}
-            return Difficulty(figures=figures, regret=figures["regret"],
-                              designer_reward=self._cold(figures))
+            return Difficulty(figures=figures, designer_reward=self._cold(figures))
         change = slope * (plays[-1].iteration - plays[0].iteration)
         figures |= {"progress": change, "progress_per_iteration": slope,
                     "window_plays": float(len(plays)), "cold_start": 0.0}
-        return Difficulty(figures=figures, regret=figures["regret"],
+        return Difficulty(figures=figures,
                           designer_reward=change if self.options.signed else max(change, 0.0))
 
 
@@ -410,8 +409,7 @@ class Frontier(_Estimator):
                    for r in p.unhinted]
         p = _win_rate(rewards, self.threshold)
         figures |= {"window_win_rate": p, "window_episodes": float(len(rewards))}
-        return Difficulty(figures=figures, regret=figures["regret"],
-                          designer_reward=4.0 * p * (1.0 - p))
+        return Difficulty(figures=figures, designer_reward=4.0 * p * (1.0 - p))
 
 
 def _factory(cls: type[_Estimator]):  # noqa: ANN202 - a component factory
@@ -461,5 +459,4 @@ class AlphaCurriculum(_Estimator):
         o = self.options
         figures = _figures(data.hinted, data.pooled_unhinted, self.threshold)
         p = figures["win_rate"]
-        return Difficulty(figures=figures, regret=figures["regret"],
-                          designer_reward=math.exp(-o.beta * (p - o.alpha) ** 2))
+        return Difficulty(figures=figures, designer_reward=math.exp(-o.beta * (p - o.alpha) ** 2))

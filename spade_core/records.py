@@ -8,8 +8,7 @@ that they serialise to JSON (``dataclasses.asdict``) for run logs and the enviro
 from __future__ import annotations
 
 import hashlib
-import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from enum import StrEnum
 from collections.abc import Mapping
 from typing import Any
@@ -167,29 +166,36 @@ class Episode:
 
 @dataclass(frozen=True)
 class Difficulty:
-    """What a difficulty estimator says about one environment.
+    """What a difficulty estimator says about one environment, and the loop's record of it.
 
-    ``regret`` is the mean hinted minus mean unhinted episode reward (the loop's metrics, the
-    memory's ranking and the designer's examples read it); it is required and must be given
-    explicitly: it is never taken from ``figures``. ``designer_reward`` is what the designer is
-    trained on, and ``figures`` holds any further named numbers for logs and the memory (e.g.
-    ``win_rate``). ``figures["regret"]`` is set to ``regret`` (a copy for the logs), whatever the
-    estimator put there.
+    An estimator returns ``Difficulty(figures, designer_reward)``, with ``train=False`` for a
+    design the designer must not be trained on; it leaves ``regret`` out: the loop fills it
+    (:meth:`with_regret`). ``designer_reward`` is what the designer is trained on, ``figures``
+    any further named numbers for logs and the memory (e.g. ``win_rate``). The logs read two
+    of the fields from ``figures`` too: ``figures["regret"]`` and ``figures["masked"]`` (1 when
+    ``train`` is false) are copies, set whatever the estimator put there.
     """
 
     figures: dict[str, float]
     designer_reward: float
-    regret: float
+    #: Whether the designer is trained on this design (``False``: masked, e.g. the reference's
+    #: negative blend, ``proposer_masked``; its reward is still logged, and the design still
+    #: counts in the designer's advantage scale).
+    train: bool = True
+    #: Mean hinted minus mean unhinted episode reward (the mean of no rewards being 0), set by
+    #: the loop from the estimate's input (:attr:`EstimateInput.regret
+    #: <spade_core.interfaces.EstimateInput.regret>`); ``None`` as an estimator returns it.
+    regret: float | None = None
 
     def __post_init__(self) -> None:
+        copies = {"masked": 0.0 if self.train else 1.0}
         if isinstance(self.regret, (int, float)) and not isinstance(self.regret, bool):
-            object.__setattr__(self, "figures", {**self.figures, "regret": float(self.regret)})
+            copies["regret"] = float(self.regret)
+        object.__setattr__(self, "figures", {**self.figures, **copies})
 
-    @property
-    def has_regret(self) -> bool:
-        """Whether the estimator filled ``regret`` with a finite number (the contract)."""
-        return (isinstance(self.regret, (int, float)) and not isinstance(self.regret, bool)
-                and math.isfinite(self.regret))
+    def with_regret(self, regret: float) -> "Difficulty":
+        """This estimate with the loop's ``regret`` (mirrored in ``figures``)."""
+        return replace(self, regret=float(regret))
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ ENV_SWITCH = "SPADE_PROGRESS"
 
 #: What each built-in phase counts (bars appear in the order the phases start).
 UNITS = {"sample": "docs", "design": "prompts", "validate": "programs", "dedupe": "envs",
-         "hint": "envs", "rollout": "episodes", "estimate": "envs", "train": "samples"}
+         "draw": "envs", "hint": "envs", "rollout": "episodes", "estimate": "envs",
+         "remember": "envs", "train": "samples"}
 
 _OFF = ("0", "false", "no", "off")
 _ON = ("1", "true", "yes", "on", "bars")

@@ -65,14 +65,13 @@ class Grounded(DifficultyEstimator):
         hinted, unhinted = list(data.hinted), list(data.pooled_unhinted)
         h = sum(hinted) / len(hinted) if hinted else 0.0
         u = sum(unhinted) / len(unhinted) if unhinted else 0.0
-        figures = {"hinted_mean": h, "unhinted_mean": u, "regret": h - u, "gain": 0.0}
+        figures = {"hinted_mean": h, "unhinted_mean": u, "gain": 0.0}  # regret: the loop's
         cell = cell_of_program(data.env.source)
         nonce = _nonce(data.env.source)
         actions = list(self.backend.actions.get(nonce, ()))[-len(unhinted):] if unhinted else []
         if cell is not None and len(actions) == len(unhinted) and unhinted:
             figures["gain"] = grounded_gain(self.backend.learner, cell, actions, unhinted)
-        return Difficulty(figures=figures, regret=h - u,
-                          designer_reward=self.options.scale * figures["gain"])
+        return Difficulty(figures=figures, designer_reward=self.options.scale * figures["gain"])
 
 
 def _nonce(source: str) -> int:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from spade_core.phases import PhaseTimer
 from spade_core.records import EnvProgram, EnvStatus
 from spade_core.selfplay.contamination import ContaminationGuard, refuse_contaminated
+from spade_core.selfplay.built_components import Components
 from spade_core.selfplay.proposal import Proposal
-from spade_core.selfplay.setup import Components
 
 
 def dedupe(c: Components, proposals: list[Proposal], guard: ContaminationGuard | None = None,

@@ -12,8 +12,8 @@ from spade_core.config.schema import LoopSection
 from spade_core.interfaces import GenerationBackend
 from spade_core.phases import PhaseTimer
 from spade_core.records import Verdict, VerdictCategory
+from spade_core.selfplay.built_components import Components
 from spade_core.selfplay.proposal import Proposal
-from spade_core.selfplay.setup import Components
 from spade_core.selfplay.validator import llm_validate
 from spade_core.validation import validate
 

@@ -1,14 +1,20 @@
-"""The designer's reward on its way to its samples, in one place: a proposal that was not played
-earns its verdict's reward; in the frontier schedule a played design's reward is the estimate of
-its iteration; in the window schedule a design is held with its generation-time log-probabilities
-and rewarded over its whole window when the next window starts (released); either way the
-designer's advantages are scaled by the agent samples one design stands for."""
+"""The designer's reward, in one module, from the verdict or the estimate to its samples:
+
+- step ``reward`` (:func:`reward`): each proposal's immediate reward: a played one's estimate,
+  a duplicate's ``loop.duplicate_reward``, any other's verdict's (:func:`failure_reward`);
+- the frontier schedule trains a played design on that reward at once (:func:`immediate_designs`);
+  the window schedule holds it with its generation-time log-probabilities (:func:`hold_designs`)
+  and rewards it over its whole window when the next window starts (step ``release``,
+  :func:`release`);
+- either way a design the estimator masks (``Difficulty.train`` false) is not trained, and the
+  designer's advantages are scaled by the agent samples one design stands for
+  (:func:`scale_designer`), the masked designs counted."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 from spade_core.config.schema import LoopSection
 from spade_core.interfaces import (
@@ -18,21 +24,30 @@ from spade_core.interfaces import (
     EstimateInput,
     TrainingSample,
 )
-from spade_core.records import EnvProgram, Role
-from spade_core.selfplay.estimate import checked_estimate, failure_reward, skill_window_means
+from spade_core.records import EnvProgram, EnvStatus, Role, VerdictCategory
+from spade_core.selfplay.difficulty import checked_estimate, skill_window_means
 from spade_core.selfplay.pipeline import stamp_samples
 from spade_core.selfplay.proposal import Proposal
-from spade_core.selfplay.window import HeldDesign, Window, Windows, window_timeouts
-
-if TYPE_CHECKING:
-    from spade_core.selfplay.setup import Components
+from spade_core.selfplay.samples import template_meta
+from spade_core.selfplay.window import HeldDesign, Window, window_timeouts
 
 
-def template_meta(loop: LoopSection, role: Literal["designer", "agent"]) -> dict[str, Any]:
-    """``chat_template_kwargs`` in a sample's meta when its role set any, so that the trainer
-    renders the conversation as generation did."""
-    kwargs = loop.template_kwargs(role)
-    return {"chat_template_kwargs": kwargs} if kwargs else {}
+def reward(loop: LoopSection, proposals: list[Proposal]) -> None:
+    """Step: reward. Each proposal's immediate designer reward (``p.designer_reward``): a played
+    one's estimate (``p.difficulty.designer_reward``), a duplicate's ``loop.duplicate_reward``,
+    any other's its verdict's :func:`failure_reward`."""
+    for p in proposals:
+        if p.played:
+            p.designer_reward = p.difficulty.designer_reward
+        elif p.status == EnvStatus.DUPLICATE:
+            p.designer_reward = loop.duplicate_reward
+        else:
+            p.designer_reward = failure_reward(loop, p.verdict.category if p.verdict else "")
+
+
+def failure_reward(loop: LoopSection, category: str) -> float:
+    """The designer's reward for a proposal that was not played, by verdict category."""
+    return loop.timeout_reward if category == VerdictCategory.TIMEOUT else loop.invalid_reward
 
 
 def env_reward_scale(loop: LoopSection, agent_samples: int, designer_samples: int,
@@ -72,6 +87,18 @@ def designer_samples(loop: LoopSection, proposals: list[Proposal]) -> list[Train
                       "skill": p.target.skill or p.family.name, "family": p.family.name,
                       "played": last and p.difficulty is not None}))
     return samples
+
+
+def immediate_designs(loop: LoopSection, proposals: list[Proposal]
+                      ) -> tuple[list[TrainingSample], int]:
+    """The frontier schedule's designer samples, rewarded at once (:func:`designer_samples`),
+    and how many were masked: a played design whose estimate says ``train=False`` (e.g. a
+    negative blend) is left out, but counts in the designer reward scale
+    (:func:`scale_designer`), as in the window schedule."""
+    masked = {p.env_id for p in proposals if p.difficulty is not None and not p.difficulty.train}
+    every = designer_samples(loop, proposals)
+    designs = [s for s in every if not (s.meta["played"] and s.group in masked)]
+    return designs, len(every) - len(designs)
 
 
 def scale_designer(loop: LoopSection, samples: list[TrainingSample], interval: int = 1,
@@ -116,18 +143,19 @@ def hold_designs(trainer: Any, loop: LoopSection, iteration: int,
 def delayed_reward(estimator: DifficultyEstimator, design: HeldDesign, record: EnvRecord | None,
                    window: Window, success_threshold: float,
                    label: str = "", timeouts: str = "start",
-                   skill_means: Sequence[float] = ()) -> tuple[float, dict]:
+                   skill_means: Sequence[float] = ()) -> tuple[float, dict, bool]:
     """A held design's reward over its window's plays (``record``: its environment's memory
-    record, with one history entry per iteration played): the estimator sees the hinted plays
-    of the window's start, the unhinted plays played alongside them, and every iteration of the
-    window; ``timeouts`` (``loop.timeouts``) says which timeouts count (:func:`window_timeouts`);
-    ``skill_means``: the design's skill's mean per window (``estimate.skill_window_means``). A design
-    whose environment was never played gets 0."""
+    record, with one history entry per iteration played), its figures and whether the designer
+    is trained on it (``Difficulty.train``): the estimator sees the hinted plays of the window's
+    start, the unhinted plays played alongside them, and every iteration of the window;
+    ``timeouts`` (``loop.timeouts``) says which timeouts count (:func:`window_timeouts`);
+    ``skill_means``: the design's skill's mean per window (``difficulty.skill_window_means``). A
+    design whose environment was never played gets 0, and is trained."""
     if design.fixed_reward is not None:
-        return design.fixed_reward, {}
+        return design.fixed_reward, {}, True
     plays = [h for h in record.history if h.iteration >= window.start] if record else []
     if not plays:
-        return 0.0, {}
+        return 0.0, {}, True
     first = plays[0]
     difficulty = checked_estimate(estimator, EstimateInput(
         env=EnvProgram(source=record.source, family=design.family, doc_id=record.doc_id),
@@ -136,7 +164,7 @@ def delayed_reward(estimator: DifficultyEstimator, design: HeldDesign, record: E
         success_threshold=success_threshold, window=plays,
         step_timeouts=window_timeouts(plays, window.start, timeouts),
         skill_means=skill_means), label)
-    return float(difficulty.designer_reward), dict(difficulty.figures)
+    return float(difficulty.designer_reward), dict(difficulty.figures), difficulty.train
 
 
 @dataclass
@@ -165,23 +193,22 @@ def release(estimator: DifficultyEstimator, memory: EnvMemory, window: Window,
     """The window's designer samples, each rewarded over the window (see
     :func:`delayed_reward`; ``interval``: the regeneration interval, for per-skill means);
     ``meta`` keeps the generation-time log-probs for the trainer and the delayed reward's figures
-    (``window_figures``). A design the estimator masks (figure ``masked`` 1: the reference's
-    negative blend, ``proposer_masked``) is not trained. Every played design's delayed reward is
-    returned too, and added to its window's first history entry in the memory
+    (``window_figures``). A design the estimator masks (``Difficulty.train`` false: the
+    reference's negative blend, ``proposer_masked``) is not trained. Every played design's
+    delayed reward is returned too, and added to its window's first history entry in the memory
     (:meth:`~spade_core.interfaces.EnvMemory.add_figures`)."""
     means = (skill_window_means(memory.records(), interval, window.start // interval)
              if estimator.uses_skill_means else {})
     samples, delayed = [], []
     for design in window.designs:
         record = memory.get(design.env_id)
-        reward, figures = delayed_reward(estimator, design, record, window,
-                                         success_threshold, label, timeouts,
-                                         means.get(design.skill, ()))
-        masked = bool(figures.get("masked"))
+        reward, figures, train = delayed_reward(estimator, design, record, window,
+                                                success_threshold, label, timeouts,
+                                                means.get(design.skill, ()))
         if design.fixed_reward is None and record is not None:
-            delayed.append(Delayed(design.env_id, window.start, reward, figures, not masked))
+            delayed.append(Delayed(design.env_id, window.start, reward, figures, train))
             memory.add_figures(design.env_id, window.start, delayed[-1].as_figures())
-        if masked:
+        if not train:
             continue
         meta = dict(design.meta) | {"skill": design.skill, "window_start": window.start,
                                     "rollout_logps": design.rollout_logps,
@@ -190,12 +217,3 @@ def release(estimator: DifficultyEstimator, memory: EnvMemory, window: Window,
                                       reward=reward, group=design.env_id, meta=meta))
     return samples, delayed
 
-
-def release_window(c: "Components", loop: LoopSection, windows: Windows | None,
-                   starting: bool) -> tuple[list[TrainingSample], list[Delayed]]:
-    """Step: release. At a window's start, the last window's designs rewarded over its plays
-    (:func:`release`); nothing otherwise, and nothing in the frontier schedule."""
-    if windows is None or not starting or windows.current is None:
-        return [], []
-    return release(c.estimator, c.memory, windows.current, loop.success_threshold,
-                   c.estimator_label, loop.timeouts, windows.interval)

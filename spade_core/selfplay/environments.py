@@ -1,6 +1,6 @@
-"""Where an iteration's environments come from when the designer does not write them: a fixed
-pool's draw, the memory's frontier replayed, a window's own environments played again; and the
-frontier schedule's retirement of environments played too long."""
+"""Step: draw. Where an iteration's environments come from when the designer does not write
+them: a fixed pool's draw, the memory's frontier replayed, a window's own environments played
+again. Reading the memory's frontier is timed as the ``draw`` phase."""
 
 from __future__ import annotations
 
@@ -11,32 +11,33 @@ from spade_core.interfaces import EnvFamily, EnvRecord
 from spade_core.phases import PhaseTimer
 from spade_core.records import DesignTarget, Document, EnvStatus, Verdict
 from spade_core.selfplay.pool import POOL_VERDICT, PoolSampler, pool_document
+from spade_core.selfplay.built_components import Components
 from spade_core.selfplay.proposal import Proposal
-from spade_core.selfplay.setup import Components
 
 
 def draw_from_pool(c: Components, loop: LoopSection, seed: int,
-                   timer: PhaseTimer, replays: bool = True,
+                   timer: PhaseTimer, replays: int | None = None,
                    chosen: list[str] | None = None) -> list[Proposal]:
     """Fixed-pool mode, through the same draw as self-play's replay: the pool stands in for the
     designer. The next ``envs_per_iteration`` pool environments never played yet (in the pool's
-    order, by id) are this iteration's fresh ones; ``loop.replay_envs`` frontier environments
-    already played are replayed as in self-play, and replays also fill the fresh slots once
-    every pool environment has been played. Retired environments (mastered, too hard, aged)
-    are never drawn. ``chosen`` (``loop.pool_order: shuffle``): exactly these pool
-    environments, whatever their status, and no replay."""
+    order, by id) are this iteration's fresh ones; ``replays`` (default ``loop.replay_envs``)
+    frontier environments already played are replayed as in self-play, and replays also fill
+    the fresh slots once every pool environment has been played. Retired environments
+    (mastered, too hard, aged) are never drawn. ``chosen`` (``loop.pool_order: shuffle``):
+    exactly these pool environments, whatever their status, and no replay."""
     family_of = {f.name: f for f in c.families}
     if chosen is not None:
         records = [r for r in (c.memory.get(i) for i in chosen)
                    if r is not None and r.family in family_of]
         return [_proposal(i, r, family_of, pool_document(r), POOL_VERDICT, replayed=False)
                 for i, r in enumerate(records)]
-    with timer.phase("sample"):
+    with timer.phase("draw"):
         frontier = _frontier(c, family_of)
     unplayed = sorted((r for r in frontier if not r.history), key=lambda r: r.id)
     fresh = [_proposal(i, r, family_of, pool_document(r), POOL_VERDICT, replayed=False)
              for i, r in enumerate(unplayed[:loop.envs_per_iteration])]
-    more = (loop.replay_envs if replays else 0) + loop.envs_per_iteration - len(fresh)
+    replays = loop.replay_envs if replays is None else replays
+    more = replays + loop.envs_per_iteration - len(fresh)
     return fresh + draw_replay(c, loop, {p.env_id for p in fresh}, seed, timer, count=more,
                                frontier=frontier)
 
@@ -85,7 +86,7 @@ def draw_replay(c: Components, loop: LoopSection, exclude: set[str], seed: int,
         return []
     family_of = {f.name: f for f in c.families}
     if frontier is None:
-        with timer.phase("sample"):
+        with timer.phase("draw"):
             frontier = _frontier(c, family_of)
     candidates = [r for r in frontier if r.history and r.id not in exclude
                   and len(r.history) < loop.replay_max_age]
@@ -121,25 +122,14 @@ def window_replays(c: Components, env_ids: list[str], start: int,
     return proposals
 
 
-def retire_aged(c: Components, loop: LoopSection, proposals: list[Proposal]) -> list[EnvRecord]:
-    """Played environments still on the frontier after ``loop.replay_max_age`` iterations of
-    play leave it as ``retired``; returns their records."""
-    retired = []
-    for p in proposals:
-        if p.status == EnvStatus.FRONTIER and p.plays >= loop.replay_max_age:
-            retired.append(c.memory.set_status(p.env_id, EnvStatus.RETIRED))
-            p.retire()
-    return retired
-
-
-def pool_choice(pool: PoolSampler, loop: LoopSection, iteration: int, interval: int | None,
+def pool_choice(pool: PoolSampler, loop: LoopSection, iteration: int, interval: int,
                 run_seed: int) -> list[str] | None:
     """With ``loop.pool_order: shuffle`` (the reference's fixed pool), the pool environments of
-    this iteration's draw: one draw per window (per iteration without windows, ``interval``
-    ``None``), seeded by ``loop.pool_seed`` (default: the run's seed). ``None``: the pool's
-    own order (:func:`draw_from_pool` takes the next unplayed)."""
+    this iteration's draw: one draw per ``interval`` iterations (a regeneration window; 1 in
+    the frontier schedule), seeded by ``loop.pool_seed`` (default: the run's seed). ``None``:
+    the pool's own order (:func:`draw_from_pool` takes the next unplayed)."""
     if loop.pool_order != "shuffle":
         return None
-    draw = iteration // interval if interval is not None else iteration
+    draw = iteration // interval
     seed = loop.pool_seed if loop.pool_seed is not None else run_seed
     return pool.shuffled(loop.envs_per_iteration, draw, seed)

@@ -18,7 +18,6 @@ from spade_core.selfplay.hints import (
     HINT_SYSTEM,
     HintDiagnostics,
     generate_hints,
-    hint_hurt,
     redact_leaks,
     secrets_of,
 )
@@ -26,8 +25,8 @@ from spade_core.selfplay.sessions import PlaySessions, SessionBatch
 from spade_core.untrusted_text import PARSE_FAILURES
 
 if TYPE_CHECKING:
+    from spade_core.selfplay.built_components import Components
     from spade_core.selfplay.proposal import Proposal
-    from spade_core.selfplay.setup import Components
 
 
 def hint(c: "Components", loop: LoopSection, tables: PlaySessions, seed: int,
@@ -56,18 +55,6 @@ def hint(c: "Components", loop: LoopSection, tables: PlaySessions, seed: int,
             p.hint_diagnostics = HintDiagnostics(
                 source="env" if provided[i] else "model", redacted=p.hint_redacted)
         timer.advance("hint", len(playable))
-
-
-def judge_hint(p: "Proposal") -> None:
-    """The hint's diagnostics after its hinted plays: did they do worse than the unhinted ones,
-    and does the hint claim an answer other than the solution's (where the family can tell)."""
-    diagnostics = p.hint_diagnostics or HintDiagnostics(source="kept")
-    diagnostics.hurt = hint_hurt([e.reward for e in p.hinted], [e.reward for e in p.unhinted])
-    try:
-        diagnostics.contradicts = p.family.hint_contradicts(p.hint, p.solution)
-    except Exception:  # noqa: BLE001 - a diagnostic must not end the run: "cannot tell"
-        diagnostics.contradicts = None
-    p.hint_diagnostics = diagnostics
 
 
 def _first_observations(batch: SessionBatch, playable: list["Proposal"],

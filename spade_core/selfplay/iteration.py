@@ -1,10 +1,12 @@
 """One self-play iteration, as a flat list of named steps (each a function in a module named for
-it, every component reached through its interface, so each can be swapped by config):
+it, every component reached through its interface, so each can be swapped by config). The
+schedule (``run.schedule``, frontier or window, :mod:`schedule`) is chosen at set-up; the steps
+that differ between the two are its methods.
 
 ==========  ===========================================  ===================================
 step        function                                     what it does
 ==========  ===========================================  ===================================
-release     :func:`designer_reward.release_window`       a window's start: the last window's
+release     :meth:`Schedule.release`                     a window's start: the last window's
                                                          designs rewarded over their plays
 design      :func:`design.design`                        the designer writes programs, each
                                                          chunk validated as the next generates
@@ -14,53 +16,50 @@ draw        :mod:`environments`                          instead of designing: a
 hint        :func:`hinting.hint`                         sessions opened, first observations,
                                                          hints written
 play        :func:`play.play`                            unhinted and hinted rollouts
-estimate    :func:`estimate.estimate`                    difficulty and the designer's reward
-remember    :func:`remember.remember`                    the memory updated; mastered returned
-samples     :func:`samples.build_samples`                what the trainer gets (designs held in
+estimate    :func:`estimate.estimate`                    each played environment's difficulty
+reward      :func:`designer_reward.reward`               the designer's immediate reward
+remember    :func:`remember.remember`                    the memory updated; mastered returned;
+                                                         aged ones retired (frontier schedule)
+samples     :meth:`Schedule.samples`                     what the trainer gets (designs held in
                                                          the window schedule)
-train       :func:`train.train`                          one update
+train       :func:`train`                                one update
 evaluate    :meth:`LoopEvaluator.evaluate`               held-out suites, every ``eval.every``
 log         :func:`record` and :func:`log`               run files and the metrics row
 ==========  ===========================================  ===================================
 
-The first ten steps are :func:`generate`; :func:`run_iteration` runs them, trains and logs. The
-asynchronous loop (:mod:`~spade_core.selfplay.async_loop`) runs the same :func:`generate` on its
-thread and the same :func:`train`, :func:`evaluate`, :func:`record` and :func:`log` as updates
-finish. A proposal that fails at any step is recorded with why, and gets the configured designer
-reward; it never stops the iteration.
+The steps up to the samples are :func:`generate`; :func:`run_iteration` runs them, trains and
+logs. Each step's time is its phase in the row's ``seconds`` (``sample``: the corpus draw of
+the design step; ``draw``: the memory's frontier read). The asynchronous loop
+(:mod:`~spade_core.selfplay.async_loop`) runs the same :func:`generate` on its thread and the
+same :func:`train`, :func:`evaluate`, :func:`record` and :func:`log` as updates finish. A
+proposal that fails at any step is recorded with why, and gets the configured designer reward;
+it never stops the iteration.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from spade_core.interfaces import EnvRecord, TrainingSample
+from spade_core.interfaces import EnvRecord, Trainer, TrainingSample
 from spade_core.phases import CountingBackend, PhaseTimer, tokens_by_role
 from spade_core.records import EnvStatus
+from spade_core.selfplay.built_components import Components
 from spade_core.selfplay.dedupe import dedupe
 from spade_core.selfplay.design import design
-from spade_core.selfplay.designer_reward import Delayed, release_window
-from spade_core.selfplay.environments import (
-    draw_from_pool,
-    draw_replay,
-    pool_choice,
-    retire_aged,
-    window_replays,
-)
-from spade_core.selfplay.estimate import estimate, played
+from spade_core.selfplay.designer_reward import Delayed, reward
+from spade_core.selfplay.environments import draw_from_pool, draw_replay, pool_choice
+from spade_core.selfplay.estimate import estimate
 from spade_core.selfplay.hinting import hint
-from spade_core.selfplay.metrics import iteration_metrics, window_metrics
+from spade_core.selfplay.metrics import iteration_metrics
 from spade_core.selfplay.pipeline import pipeline_figures
 from spade_core.selfplay.play import play, play_sessions
 from spade_core.selfplay.proposal import Proposal
 from spade_core.selfplay.remember import remember
 from spade_core.selfplay.run_files import write_iteration
-from spade_core.selfplay.samples import build_samples
-from spade_core.selfplay.setup import Components, SelfPlayRun
-from spade_core.selfplay.train import train
+from spade_core.selfplay.schedule import Ledger
+from spade_core.selfplay.setup import SelfPlayRun
 
 
 @dataclass
@@ -78,7 +77,7 @@ class Made:
 
 def run_iteration(run: SelfPlayRun, iteration: int,
                   previous: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One iteration: generate (release, design or draw, dedupe, hint, play, estimate,
+    """One iteration: generate (release, design or draw, dedupe, hint, play, estimate, reward,
     remember, samples), train, evaluate, record and log; returns its metrics row. ``previous``:
     the previous iteration's ``pipeline`` figures, for this one's idle seconds."""
     timer = run.timer(iteration)
@@ -99,42 +98,60 @@ def run_iteration(run: SelfPlayRun, iteration: int,
 
 
 def generate(run: SelfPlayRun, iteration: int, timer: PhaseTimer,
-             ledger: Callable[[], dict[str, Any]] | None = None) -> Made:
+             ledger: Ledger | None = None) -> Made:
     """The iteration up to its samples. ``ledger`` (asynchronous training): takes the backend's
     record of what it generated, for the designs a window holds."""
-    loop, windows, seed = run.loop, run.windows, run.seed(iteration)
-    starting = windows is None or windows.starts(iteration)
+    loop, schedule, seed = run.loop, run.schedule, run.seed(iteration)
+    fresh = schedule.starts(iteration)
     c = counted(run.components, timer)
 
-    released, delayed = release_window(c, loop, windows, starting)
-    if not starting:
-        proposals = window_replays(c, windows.current.env_ids, windows.current.start,
-                                   drop_timed_out=loop.timeouts == "start")
-    elif run.pool is not None:
-        interval = windows.interval if windows is not None else None
-        proposals = draw_from_pool(c, loop, seed, timer, replays=windows is None,
-                                   chosen=pool_choice(run.pool, loop, iteration, interval,
-                                                      run.resolved.config.run.seed))
-    else:
-        proposals = design(c, loop, iteration, seed, timer)
-        dedupe(c, proposals, run.guard, timer)
-        if windows is None:
-            proposals += draw_replay(c, loop, {p.env_id for p in proposals}, seed, timer)
-    with play_sessions(c, loop, proposals, hinted=starting) as tables:
+    released, delayed = schedule.release(c, loop, fresh)
+    proposals = environments(run, c, iteration, fresh, timer)
+    with play_sessions(c, loop, proposals, hinted=fresh) as tables:
         hint(c, loop, tables, seed, timer)
         play(c, loop, tables, seed, timer)
     # The environments estimated: those played, their failed plays included (a rejected or
     # duplicate proposal is not, so a run that plays nothing shows "estimate: 0/0").
-    estimated = sum(1 for p in proposals if played(p))
+    estimated = sum(1 for p in proposals if p.played)
     with timer.phase("estimate", total=estimated):
         estimate(c, loop, proposals, iteration)
-        mastered = remember(c, proposals, iteration)
-        retired = retire_aged(c, loop, proposals) if windows is None else []
         timer.advance("estimate", estimated)
+    reward(loop, proposals)
+    with timer.phase("remember", total=len(proposals)):
+        mastered = remember(c, proposals, iteration)
+        retired = schedule.retire(c, loop, proposals)
+        timer.advance("remember", len(proposals))
     announce(run, proposals, mastered)
-    samples = build_samples(c.trainer, loop, iteration, proposals, windows, starting, released,
-                            ledger, masked=sum(not d.trained for d in delayed))
+    samples = schedule.samples(c.trainer, loop, iteration, proposals, fresh, released, delayed,
+                               ledger)
     return Made(proposals, samples, mastered, retired, released, delayed)
+
+
+def environments(run: SelfPlayRun, c: Components, iteration: int, fresh: bool,
+                 timer: PhaseTimer) -> list[Proposal]:
+    """Steps design and dedupe, or draw: the iteration's environments. An iteration that starts
+    no set plays the schedule's own again; a fixed pool's draw stands in for the designer; the
+    schedule's frontier replays go beside a fresh set."""
+    loop, schedule, seed = run.loop, run.schedule, run.seed(iteration)
+    if not fresh:
+        return schedule.again(c, loop)
+    if run.pool is not None:
+        return draw_from_pool(c, loop, seed, timer, replays=schedule.replays(loop),
+                              chosen=pool_choice(run.pool, loop, iteration, schedule.interval,
+                                                 run.resolved.config.run.seed))
+    proposals = design(c, loop, iteration, seed, timer)
+    dedupe(c, proposals, run.guard, timer)
+    return proposals + draw_replay(c, loop, {p.env_id for p in proposals}, seed, timer,
+                                   count=schedule.replays(loop))
+
+
+def train(trainer: Trainer, samples: list[TrainingSample], timer: PhaseTimer) -> dict[str, Any]:
+    """Step: train. The trainer's update on ``samples`` (``trainer: none`` changes nothing),
+    timed as the ``train`` phase; its figures (``{}`` when it reports none)."""
+    with timer.phase("train", total=len(samples)):
+        figures = trainer.train(samples) or {}
+        timer.advance("train", len(samples))
+    return figures
 
 
 def counted(c: Components, timer: PhaseTimer) -> Components:
@@ -175,8 +192,9 @@ def record(run: SelfPlayRun, iteration: int, made: Made, timer: PhaseTimer,
                             memory_counts=c.memory.stats().get("by_status", {}))
     row["train"] = train_metrics or {}
     row["tokens"] = tokens_by_role(timer)
-    if run.windows is not None:
-        row["window"] = window_metrics(run.windows.current, iteration, made.released)
+    window = run.schedule.row(iteration, made.released)
+    if window is not None:
+        row["window"] = window
     row["corpus_state"] = c.corpus.state_dict()
     row["mode"] = loop.mode
     return row

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 from spade_core.config.schema import LoopSection
 from spade_core.phases import PhaseTimer
 from spade_core.records import EnvStatus
-from spade_core.selfplay.hinting import judge_hint
+from spade_core.selfplay.hints import HintDiagnostics, hint_hurt
 from spade_core.selfplay.proposal import Proposal
 from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
 from spade_core.selfplay.sessions import PlaySessions
 
 if TYPE_CHECKING:
-    from spade_core.selfplay.setup import Components
+    from spade_core.selfplay.built_components import Components
 
 
 def play_sessions(c: "Components", loop: LoopSection, proposals: list[Proposal],
@@ -64,6 +64,18 @@ def play(c: "Components", loop: LoopSection, tables: PlaySessions, seed: int,
             _drop_failed(p)
         if h:
             judge_hint(p)
+
+
+def judge_hint(p: Proposal) -> None:
+    """The hint's diagnostics after its hinted plays: did they do worse than the unhinted ones,
+    and does the hint claim an answer other than the solution's (where the family can tell)."""
+    diagnostics = p.hint_diagnostics or HintDiagnostics(source="kept")
+    diagnostics.hurt = hint_hurt([e.reward for e in p.hinted], [e.reward for e in p.unhinted])
+    try:
+        diagnostics.contradicts = p.family.hint_contradicts(p.hint, p.solution)
+    except Exception:  # noqa: BLE001 - a diagnostic must not end the run: "cannot tell"
+        diagnostics.contradicts = None
+    p.hint_diagnostics = diagnostics
 
 
 def _drop_failed(p: Proposal) -> None:

@@ -4,7 +4,7 @@
 PATH --run-dir DIR`` stores valid ones as ``frontier`` records) or a folder of ``.py`` programs /
 a ``.jsonl`` file, validated here with the run's sandbox as ``spade envs import`` would. The pool's
 environments are added to the run's own memory as ``frontier`` records; from there the loop draws
-them with the same mechanism as self-play's replay (``draw_from_pool`` in iteration.py), so pool
+them with the same mechanism as self-play's replay (``draw_from_pool`` in environments.py), so pool
 environments become mastered, too hard or retired exactly as designed ones do.
 """
 

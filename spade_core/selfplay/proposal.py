@@ -21,7 +21,7 @@ from spade_core.records import (
 from spade_core.selfplay.hints import HintDiagnostics
 
 if TYPE_CHECKING:
-    from spade_core.selfplay.setup import Components
+    from spade_core.selfplay.built_components import Components
 
 
 @dataclass
@@ -96,6 +96,19 @@ class Proposal:
     def retire(self) -> None:
         """Played too long without leaving the frontier (frontier schedule)."""
         self.status = EnvStatus.RETIRED
+
+    # -- what the steps read ----------------------------------------------------------------
+
+    @property
+    def played(self) -> bool:
+        """Whether it was played this iteration (on the frontier, with unhinted plays, kept or
+        dropped as failed): it then has an estimate and its plays go into the memory."""
+        return self.status == EnvStatus.FRONTIER and bool(self.unhinted or self.failed)
+
+    @property
+    def step_timeouts(self) -> int:
+        """Plays this iteration, hinted or not, that the environment's own code timed out."""
+        return sum(e.timed_out for e in self.unhinted + self.hinted + self.failed)
 
     @property
     def env_id(self) -> str:

@@ -42,14 +42,13 @@ from spade_core.selfplay.pipeline import Generated
 from spade_core.selfplay.setup import (
     Reporter,
     SelfPlayRun,
-    _builder,
-    _require_followers,
     close_all,
+    component_builder,
     open_run,
+    require_followers,
     stderr_reporter,
 )
 from spade_core.selfplay.stop import RunStopped, StopRequest
-from spade_core.selfplay.window import Window
 
 
 def follow(resolved: ResolvedConfig, launch: LaunchInfo, report: Reporter = stderr_reporter) -> None:
@@ -58,10 +57,10 @@ def follow(resolved: ResolvedConfig, launch: LaunchInfo, report: Reporter = stde
     ``spade_core.distributed``). Writes nothing to the run directory."""
     opened: list[Any] = []
     try:
-        build, _ = _builder(resolved, None, resolved.config.run.seed, opened, {}, launch)
+        build, _ = component_builder(resolved, None, resolved.config.run.seed, opened, {}, launch)
         build("backend")
         trainer = build("trainer")
-        _require_followers(resolved, trainer, launch)
+        require_followers(resolved, trainer, launch)
         trainer.follow()
     finally:
         close_all(opened, report)
@@ -352,11 +351,10 @@ def _checkpoint(parts: SelfPlayRun, next_iteration: int, totals: dict[str, float
                 pending: Generated | None = None, version: int | None = None) -> None:
     """``pending`` and ``version`` (asynchronous training): the iteration generated and not yet
     trained, kept whole so that a resumed run trains it once, and the updates applied so far."""
-    c, windows = parts.components, parts.windows
+    c = parts.components
     state = {"corpus": c.corpus.state_dict(), "totals": totals,
              "pool": parts.pool.state_dict() if parts.pool is not None else None,
-             "window": (windows.current.to_dict()
-                        if windows is not None and windows.current is not None else None)}
+             "window": parts.schedule.state_dict()}
     if version is not None:
         state["policy_version"] = version
         state["pending"] = pending.to_dict() if pending is not None else None
@@ -366,10 +364,9 @@ def _checkpoint(parts: SelfPlayRun, next_iteration: int, totals: dict[str, float
 def _restore(parts: SelfPlayRun, checkpoint: Path, state: dict[str, Any], start: int) -> str | None:
     """Put every component back where the checkpoint left it (the window in progress included);
     drop later metrics and replay rows. Returns a note for the user, or ``None``."""
-    c, windows, pool = parts.components, parts.windows, parts.pool
+    c, pool = parts.components, parts.pool
     c.corpus.load_state_dict(state["corpus"])
-    if windows is not None and state.get("window"):
-        windows.current = Window.from_dict(state["window"])
+    parts.schedule.load_state_dict(state.get("window"))
     if pool is not None:
         if state.get("pool") is None:
             raise ConfigError(f"{checkpoint}: taken in selfplay mode; resume it with loop.mode "

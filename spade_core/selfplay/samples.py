@@ -1,58 +1,25 @@
-"""Step: build samples. What one iteration trains on, as the reference trains: the agent's
-unhinted episodes and the designer's samples, rewarded at once in the frontier schedule, or in
-the window schedule the designs of the last window released now (the window's own designs are
-held from its start, :mod:`~spade_core.selfplay.designer_reward`); docs/training.md, "Schedules
-and what is trained"."""
+"""The agent's training samples from one iteration's plays (the designer's come from
+:mod:`~spade_core.selfplay.designer_reward`), and the sample meta both roles share; the schedule
+(:mod:`~spade_core.selfplay.schedule`) puts an iteration's samples together, docs/training.md,
+"Schedules and what is trained"."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from spade_core.config.schema import LoopSection
-from spade_core.interfaces import Trainer, TrainingSample
+from spade_core.interfaces import TrainingSample
 from spade_core.records import Episode, Role
-from spade_core.selfplay.designer_reward import (
-    designer_samples,
-    hold_designs,
-    scale_designer,
-    template_meta,
-)
 from spade_core.selfplay.proposal import Proposal
-from spade_core.selfplay.window import Windows
 
-__all__ = ["agent_samples", "build_samples", "masked_turns", "training_samples"]
-
-
-def build_samples(trainer: Trainer, loop: LoopSection, iteration: int, proposals: list[Proposal],
-                  windows: Windows | None, starting: bool, released: list[TrainingSample],
-                  ledger: Callable[[], dict[str, Any]] | None = None, masked: int = 0
-                  ) -> list[TrainingSample]:
-    """The iteration's samples. Frontier schedule (``windows`` ``None``): this iteration's
-    designs and plays (:func:`training_samples`). Window schedule: at a window's start its
-    designs are held (``ledger``, asynchronous training: what the backend generated, for their
-    log-probabilities), and the agent's plays are trained with the ``released`` designs of the
-    window before (``masked``: how many of that window's designs the estimator masked; they
-    count in the designer reward scale)."""
-    if windows is None:
-        return training_samples(loop, proposals)
-    if starting:
-        windows.current = hold_designs(trainer, loop, iteration, proposals,
-                                       ledger() if ledger is not None else None)
-    return scale_designer(loop, released + agent_samples(loop, proposals), windows.interval,
-                          masked)
+__all__ = ["agent_samples", "masked_turns", "template_meta"]
 
 
-def training_samples(loop: LoopSection, proposals: list[Proposal]) -> list[TrainingSample]:
-    """Designer and agent samples of one iteration, rewarded at once (the frontier schedule). A
-    design whose estimate is masked (figure ``masked``: a negative blend) is not trained, but
-    counts in the designer reward scale, as in the window schedule."""
-    masked = {p.env_id for p in proposals
-              if p.difficulty is not None and p.difficulty.figures.get("masked")}
-    every = designer_samples(loop, proposals)
-    designs = [s for s in every if not (s.meta["played"] and s.group in masked)]
-    return scale_designer(loop, designs + agent_samples(loop, proposals),
-                          masked=len(every) - len(designs))
+def template_meta(loop: LoopSection, role: Literal["designer", "agent"]) -> dict[str, Any]:
+    """``chat_template_kwargs`` in a sample's meta when its role set any, so that the trainer
+    renders the conversation as generation did."""
+    kwargs = loop.template_kwargs(role)
+    return {"chat_template_kwargs": kwargs} if kwargs else {}
 
 
 def agent_samples(loop: LoopSection, proposals: list[Proposal]) -> list[TrainingSample]:

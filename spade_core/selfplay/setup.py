@@ -18,25 +18,16 @@ from spade_core.config.schema import LoopSection
 from spade_core.distributed import LaunchInfo
 from spade_core.errors import ConfigError
 from spade_core.eval.loop import LoopEvaluator, open_evaluator
-from spade_core.interfaces import (
-    CorpusSampler,
-    DifficultyEstimator,
-    EnvFamily,
-    EnvMemory,
-    GenerationBackend,
-    PromptStrategy,
-    Sandbox,
-    Trainer,
-)
 from spade_core.phases import PhaseTimer
 from spade_core.plugins import LoadedPlugins
 from spade_core.run_info import RunInfo
 from spade_core.selfplay.artifacts import RunArtifacts
+from spade_core.selfplay.built_components import Components
 from spade_core.selfplay.contamination import ContaminationGuard, open_guard
 from spade_core.selfplay.pipeline import versioned
 from spade_core.selfplay.pool import PoolSampler, load_pool
+from spade_core.selfplay.schedule import FrontierSchedule, Schedule, open_schedule
 from spade_core.selfplay.validator import LLMValidator
-from spade_core.selfplay.window import Windows
 from spade_core.validation import ValidationOptions
 
 Reporter = Callable[[str], None]
@@ -48,35 +39,11 @@ def stderr_reporter(message: str) -> None:
 
 
 @dataclass
-class Components:
-    """The built components a run plays with."""
-
-    corpus: CorpusSampler
-    designer: PromptStrategy
-    families: list[EnvFamily]
-    sandbox: Sandbox
-    estimator: DifficultyEstimator
-    memory: EnvMemory
-    backend: GenerationBackend
-    trainer: Trainer
-    #: How proposals are validated (config ``validation`` and ``loop.success_threshold``).
-    validation: ValidationOptions = field(default_factory=ValidationOptions)
-    #: Writes the hints (config ``hints.backend``); ``None``: the policy (``backend``).
-    hint_backend: GenerationBackend | None = None
-    #: ``family``: each family's hint instructions; ``single``: one prompt for all (``hints``).
-    hint_prompt: str = "family"
-    #: The optional LLM validator (``validation.llm``); ``None``: off.
-    llm_validator: LLMValidator | None = None
-    #: The estimator as errors name it: registered name, plugin and distribution ("": its class).
-    estimator_label: str = ""
-
-
-@dataclass
 class SelfPlayRun:
     """What every step of an iteration reads: the built components, the resolved config, the
     run directory's writer, the run's event context and hooks, and the loop's parts (``pool``:
-    the fixed pool of ``loop.mode: fixed-pool``; ``windows``: the window schedule, ``None`` in
-    the frontier schedule; the contamination ``guard`` and the in-run ``evaluator``, each
+    the fixed pool of ``loop.mode: fixed-pool``; ``schedule``: the frontier or the window
+    schedule, ``loop.schedule``; the contamination ``guard`` and the in-run ``evaluator``, each
     ``None`` when off)."""
 
     components: Components
@@ -85,7 +52,7 @@ class SelfPlayRun:
     info: RunInfo
     hook: Any
     pool: PoolSampler | None = None
-    windows: Windows | None = None
+    schedule: Schedule = field(default_factory=FrontierSchedule)
     guard: ContaminationGuard | None = None
     evaluator: LoopEvaluator | None = None
     #: Closed by the run in reverse order whatever happens (components included).
@@ -128,16 +95,14 @@ def open_run(resolved: ResolvedConfig, loaded: LoadedPlugins, artifacts: RunArti
     pool = None
     if config.loop.mode == "fixed-pool":
         pool = PoolSampler(load_pool(resolved, components.families, components.sandbox))
-    windows = (Windows(config.loop.regeneration_interval)
-               if config.loop.schedule == "window" else None)
     return SelfPlayRun(components=components, resolved=resolved, artifacts=artifacts, info=info,
-                       hook=loaded.manager.hook, pool=pool, windows=windows, guard=guard,
-                       evaluator=evaluator, opened=opened)
+                       hook=loaded.manager.hook, pool=pool, schedule=open_schedule(config.loop),
+                       guard=guard, evaluator=evaluator, opened=opened)
 
 
-def _builder(resolved: ResolvedConfig, run_dir: Path | None, seed: int, opened: list[Any],
-             built: dict[str, Any], launch: LaunchInfo
-             ) -> tuple[Callable[[str], Any], Callable[[], BuildContext]]:
+def component_builder(resolved: ResolvedConfig, run_dir: Path | None, seed: int,
+                      opened: list[Any], built: dict[str, Any], launch: LaunchInfo
+                      ) -> tuple[Callable[[str], Any], Callable[[], BuildContext]]:
     """``build(section)``, which builds one config section's component with the components built
     so far in its context and records it in ``opened`` (to close) and ``built`` (by kind); and
     ``context()``, that context."""
@@ -167,7 +132,7 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
     :class:`~spade_core.selfplay.pipeline.VersionedBackend` before the trainer is built, so that
     the trainer's weight pushes go through it."""
     built: dict[str, Any] = {}
-    build, context = _builder(resolved, run_dir, seed, opened, built, launch)
+    build, context = component_builder(resolved, run_dir, seed, opened, built, launch)
     # First, as it is light and needs no other component: an estimator that does not fit its
     # interface is refused before the model loads.
     estimator = build("estimator")
@@ -186,7 +151,7 @@ def build_components(resolved: ResolvedConfig, run_dir: Path, seed: int,
         trainer = build("trainer")
     else:
         built["trainer"] = trainer
-    _require_followers(resolved, trainer, launch)
+    require_followers(resolved, trainer, launch)
     hint_backend = None
     if "hints.backend" in resolved.components:  # built last: the trainer gets the policy's
         rc = resolved.components["hints.backend"]
@@ -223,7 +188,8 @@ def _llm_validator(resolved: ResolvedConfig, context: Callable[[], BuildContext]
     return LLMValidator.from_config(section, backend)
 
 
-def _require_followers(resolved: ResolvedConfig, trainer: Any, launch: LaunchInfo) -> None:
+def require_followers(resolved: ResolvedConfig, trainer: Any, launch: LaunchInfo) -> None:
+    """Refuse a multi-process launch with a trainer that cannot lead follower ranks."""
     if launch.distributed and not getattr(trainer, "supports_followers", False):
         name = resolved.components["trainer"].component.name
         raise ConfigError(

@@ -12,7 +12,8 @@ at a rollout that regenerates, and no recipe's final rollout does (docs/referenc
 
 The plays themselves live in the environment memory (one history entry per iteration), so the
 window's own state is small: its start, its environment ids and the held samples. It goes into
-every checkpoint, so a run resumed in the middle of a window continues it exactly.
+every checkpoint, so a run resumed in the middle of a window continues it exactly. The schedule
+that runs the windows is :class:`~spade_core.selfplay.schedule.WindowSchedule`.
 """
 
 from __future__ import annotations
@@ -59,19 +60,6 @@ class Window:
     def from_dict(cls, data: dict[str, Any]) -> "Window":
         return cls(start=int(data["start"]), env_ids=list(data["env_ids"]),
                    designs=[HeldDesign(**d) for d in data.get("designs", [])])
-
-
-@dataclass
-class Windows:
-    """The run's window schedule: the interval and the window in progress."""
-
-    interval: int
-    current: Window | None = None
-
-    def starts(self, iteration: int) -> bool:
-        """Whether ``iteration`` designs a fresh set (a window's first iteration, or the first
-        iteration run without one, e.g. after a schedule change)."""
-        return self.current is None or window_start(iteration, self.interval)
 
 
 def window_start(iteration: int, interval: int) -> bool:

@@ -1,25 +1,20 @@
-"""spade_core/records.py: the typed regret, the enums as their stored strings, and where the docs
-import the records from."""
+"""spade_core/records.py: the regret and the mask mirrored in an estimate's figures, the enums
+as their stored strings, and where the docs import the records from."""
 
 from __future__ import annotations
 
 import dataclasses
-import math
-
-import pytest
 
 from spade_core.records import Difficulty, EnvProgram, EnvStatus, Role, VerdictCategory
 
 
-def test_difficulty_regret_is_typed_and_mirrored_in_figures():
-    typed = Difficulty(figures={"win_rate": 0.5}, designer_reward=0.2, regret=0.25)
-    assert typed.has_regret and typed.figures["regret"] == 0.25
-    assert Difficulty(figures={"regret": 9.0}, designer_reward=0.0, regret=-0.5
-                      ).figures["regret"] == -0.5  # the field wins; figures only mirror it
-    with pytest.raises(TypeError, match="regret"):  # no fallback from figures: it is required
-        Difficulty(figures={"regret": -0.5}, designer_reward=0.0)  # type: ignore[call-arg]
-    missing = Difficulty(figures={}, designer_reward=0.0, regret=math.nan)
-    assert not missing.has_regret
+def test_difficulty_mirrors_the_loops_regret_and_the_mask_in_its_figures():
+    estimated = Difficulty(figures={"win_rate": 0.5, "regret": 9.0}, designer_reward=0.2)
+    assert estimated.regret is None and estimated.train  # as an estimator returns it
+    assert estimated.figures == {"win_rate": 0.5, "regret": 9.0, "masked": 0.0}
+    recorded = estimated.with_regret(0.25)  # the loop's regret wins; figures only mirror it
+    assert recorded.regret == 0.25 and recorded.figures["regret"] == 0.25
+    assert Difficulty(figures={}, designer_reward=-1.0, train=False).figures == {"masked": 1.0}
 
 
 def test_the_enums_are_their_stored_strings():

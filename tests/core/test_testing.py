@@ -11,17 +11,17 @@ from spade_core.testing import check_component, load_test_plugins
 from fakes.contracts import FakeEstimatorPlugin
 
 
-def test_the_checker_passes_a_subclass_and_refuses_a_missing_regret():
+def test_the_checker_passes_a_subclass_and_refuses_an_estimator_that_sets_the_regret():
     loaded = load_test_plugins(FakeEstimatorPlugin())
     assert isinstance(check_component(loaded, "difficulty_estimator", "fake-mean-gap"),
                       DifficultyEstimator)
-    with pytest.raises(AssertionError, match="regret"):
-        check_component(loaded, "difficulty_estimator", "fake-no-regret")
+    with pytest.raises(AssertionError, match="returned regret=0.25: regret is set by the loop"):
+        check_component(loaded, "difficulty_estimator", "fake-own-regret")
 
 
-def test_the_checker_refuses_a_regret_that_is_not_hinted_minus_unhinted_mean():
+def test_the_checker_refuses_a_figure_that_is_no_number_and_a_mask_that_is_no_bool():
     loaded = load_test_plugins(FakeEstimatorPlugin())
-    with pytest.raises(AssertionError, match="regret is 0.25, expected the mean hinted minus"):
-        check_component(loaded, "difficulty_estimator", "fake-copied-figures")
-    with pytest.raises(AssertionError, match=r"over a window.*pooled over the window"):
-        check_component(loaded, "difficulty_estimator", "fake-unpooled")
+    with pytest.raises(AssertionError, match=r"over a window .* figure 'spread'=nan"):
+        check_component(loaded, "difficulty_estimator", "fake-nan-figure")
+    with pytest.raises(AssertionError, match="returned train=0, not True or False"):
+        check_component(loaded, "difficulty_estimator", "fake-mask-flag")

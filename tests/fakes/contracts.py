@@ -1,6 +1,6 @@
 """Components that break their contracts (or keep them), for the contract checker's and the
-registry's tests: estimators with a wrong or missing regret, trainers missing a method or their base
-class."""
+registry's tests: estimators that set the loop's regret, log a figure that is no number or flag
+a mask with a number, trainers missing a method or their base class."""
 
 from __future__ import annotations
 
@@ -15,34 +15,29 @@ class FakeMeanGapEstimator(DifficultyEstimator):
     def estimate(self, data):  # noqa: ANN001, ANN201
         hinted, unhinted = data.hinted, data.unhinted
         gap = (sum(hinted) / max(len(hinted), 1)) - (sum(unhinted) / max(len(unhinted), 1))
-        return Difficulty(figures={}, designer_reward=max(gap, 0.0), regret=gap)
+        return Difficulty(figures={}, designer_reward=max(gap, 0.0))
 
 
-class FakeNoRegretEstimator(DifficultyEstimator):
-    """Forgets ``regret`` (a NaN): the checker must refuse it."""
-
-    def estimate(self, data):  # noqa: ANN001, ANN201
-        return Difficulty(figures={"win_gap": 0.0}, designer_reward=0.0, regret=math.nan)
-
-
-class FakeCopiedFiguresEstimator(DifficultyEstimator):
-    """Copies another result's figures, regret included, and reports that regret: finite and in
-    range, but not this input's mean hinted minus mean unhinted reward."""
+class FakeOwnRegretEstimator(DifficultyEstimator):
+    """Sets ``regret`` itself, which is the loop's: the checker must refuse it."""
 
     def estimate(self, data):  # noqa: ANN001, ANN201
-        other = Difficulty(figures={"win_rate": 0.5}, designer_reward=0.0, regret=0.25)
-        return Difficulty(figures=dict(other.figures), designer_reward=0.0,
-                          regret=other.figures["regret"])
+        return Difficulty(figures={}, designer_reward=0.0, regret=0.25)
 
 
-class FakeUnpooledEstimator(DifficultyEstimator):
-    """Right without a window; over a window reports the mean of no unhinted rewards at all."""
+class FakeNanFigureEstimator(DifficultyEstimator):
+    """Right without a window; over a window logs a figure that is no number."""
 
     def estimate(self, data):  # noqa: ANN001, ANN201
-        hinted = sum(data.hinted) / len(data.hinted) if data.hinted else 0.0
-        unhinted = data.pooled_unhinted if not data.window else ()
-        gap = hinted - (sum(unhinted) / len(unhinted) if unhinted else 0.0)
-        return Difficulty(figures={}, designer_reward=0.0, regret=gap)
+        return Difficulty(figures={"spread": math.nan if data.window else 0.0},
+                          designer_reward=0.0)
+
+
+class FakeMaskFlagEstimator(DifficultyEstimator):
+    """Says "do not train" with a number instead of ``train=False``."""
+
+    def estimate(self, data):  # noqa: ANN001, ANN201
+        return Difficulty(figures={}, designer_reward=0.0, train=0)
 
 
 class FakeHalfTrainer(Trainer):
@@ -63,9 +58,9 @@ class FakeEstimatorPlugin:
     @hookimpl
     def register_difficulty_estimators(self, register):  # noqa: ANN001, ANN201
         register("fake-mean-gap", lambda o, c: FakeMeanGapEstimator())
-        register("fake-no-regret", lambda o, c: FakeNoRegretEstimator())
-        register("fake-copied-figures", lambda o, c: FakeCopiedFiguresEstimator())
-        register("fake-unpooled", lambda o, c: FakeUnpooledEstimator())
+        register("fake-own-regret", lambda o, c: FakeOwnRegretEstimator())
+        register("fake-nan-figure", lambda o, c: FakeNanFigureEstimator())
+        register("fake-mask-flag", lambda o, c: FakeMaskFlagEstimator())
 
     @hookimpl
     def register_trainers(self, register):  # noqa: ANN001, ANN201

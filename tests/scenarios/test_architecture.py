@@ -3,9 +3,10 @@
 module of ``plugins``, ``sandbox`` or ``envmemory`` (not even in a string), nothing outside
 ``spade_core/cli/`` imports the command line, the command line reaches the loop only through
 the API, no import runs back up between the core's subpackages (evaluation into the loop), the
-core's foundation modules import nothing above them, and no component member is probed with
-``getattr``/``hasattr`` outside a short list. Each rule is also fed synthetic imports it must
-refuse, so a rule that stopped seeing anything would fail here too."""
+core's foundation modules import nothing above them, no step module of the loop imports another
+(sideways), and no component member is probed with ``getattr``/``hasattr`` outside a short
+list. Each rule is also fed synthetic imports it must refuse, so a rule that stopped seeing
+anything would fail here too."""
 
 from __future__ import annotations
 
@@ -239,6 +240,49 @@ def test_the_foundation_imports_nothing_above_it(tmp_path):
                                 "def f():\n    from spade_core.eval.scores import summarise\n")
     assert any(_leaves_the_foundation("spade_core.intervals", t) for t in upward)
     assert not _leaves_the_foundation("spade_core.errors", "spade_core.records")
+
+
+#: The iteration's table (spade_core/selfplay/iteration.py's docstring, between its ``====``
+#: rules) names each step's function as ``:func:`module.function``` or its module as
+#: ``:mod:`module```.
+STEP_REFERENCE = re.compile(r":(?:func|mod):`(\w+)(?:\.\w+)?`")
+
+
+def _step_modules() -> set[str]:
+    """The loop's step modules: those of ``spade_core.selfplay`` the iteration's table names."""
+    doc = ast.get_docstring(ast.parse(MODULES["spade_core.selfplay.iteration"].read_text(
+        encoding="utf-8"))) or ""
+    rules = [i for i, line in enumerate(doc.splitlines()) if line.startswith("====")]
+    table = "\n".join(doc.splitlines()[rules[0]:rules[-1]]) if rules else ""
+    named = {f"spade_core.selfplay.{m}" for m in STEP_REFERENCE.findall(table)}
+    return named & set(MODULES)
+
+
+def _sideways(name: str, targets: set[str], steps: set[str]) -> set[str]:
+    return targets & steps - {name} if name in steps else set()
+
+
+def test_no_step_module_imports_another():
+    """Steps share helpers through modules that are no step (proposal, difficulty, hints,
+    samples, window...), so each reads alone and none depends on another's order: the
+    iteration (and the schedule) call them in turn."""
+    steps = _step_modules()
+    assert len(steps) >= 8, steps  # the table still names the steps
+    offenders = [f"{MODULES[name].relative_to(ROOT)} imports {target}" for name in sorted(steps)
+                 for target in sorted(_sideways(name, _imports(name, MODULES[name]), steps))]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_step_rule_fails_on_a_sideways_import(tmp_path):
+    steps = _step_modules()
+    assert {"spade_core.selfplay.estimate", "spade_core.selfplay.remember"} <= steps
+    for source in ("from spade_core.selfplay.estimate import estimate\n",
+                   "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                   "    from spade_core.selfplay import estimate\n",
+                   "def f():\n    from .estimate import estimate\n"):
+        targets = _synthetic_imports(tmp_path, "spade_core.selfplay.remember", source)
+        assert _sideways("spade_core.selfplay.remember", targets, steps) == \
+            {"spade_core.selfplay.estimate"}, source
 
 
 #: What the command line reaches only through :mod:`spade_core.api`: the loop, program

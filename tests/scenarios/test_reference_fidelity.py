@@ -176,6 +176,7 @@ def _play_window(timeouts: str):
     per iteration, and the window."""
     from envmemory.nomemory import NoMemory
     from spade_core.records import DesignTarget, Document, EnvStatus, Verdict
+    from spade_core.selfplay.designer_reward import reward
     from spade_core.selfplay.environments import window_replays
     from spade_core.selfplay.estimate import estimate
     from spade_core.selfplay.play import _drop_failed
@@ -216,6 +217,7 @@ def _play_window(timeouts: str):
             proposals = [p for p in proposals if p.unhinted or p.failed]
             played[iteration] = {name_of[p.env_id] for p in proposals}
             estimate(c, loop, proposals, iteration)
+            reward(loop, proposals)
             remember(c, proposals, iteration)
     window = Window(start=8, env_ids=[ids[n] for n in ("a1", "a2", "b1", "b2")],
                     designs=[HeldDesign(env_id=ids[n], family=family.name, skill=SCRIPT[n][0],

@@ -34,9 +34,10 @@ def test_every_key_a_run_writes_is_documented_in_run_files(tmp_path):
     assert replays and envs and rows
     assert undocumented({k for r in rows for k in r}, "`metrics.jsonl`") == []
     assert undocumented({k for r in rows for k in r["pipeline"]}, "`metrics.jsonl`") == []
+    assert undocumented({k for r in rows for k in r["seconds"]}, "`metrics.jsonl`") == []
     assert undocumented({k for e in envs for k in e}, "`envs/<id>.py` and `envs/<id>.json`") == []
     assert undocumented({k for r in replays for k in r}, "`replays.jsonl`") == []
     assert undocumented(summary, "`summary.json`") == []
     difficulty = {k for r in replays + envs if r["difficulty"] for k in r["difficulty"]}
-    assert difficulty == {"figures", "designer_reward", "regret"}
+    assert difficulty == {"figures", "designer_reward", "train", "regret"}
     assert undocumented(difficulty, "`replays.jsonl`") == []

@@ -25,6 +25,6 @@ def test_bench_loop_runs_the_quickstart_pipeline():
     # Every seed program is valid and new, so all six are played: 2 x 2 episodes each.
     assert result["envs_played"] == 6 and result["episodes"] == 24
     assert result["envs_per_second"] > 0 and result["goal_envs_per_second"] == 50
-    assert result["pipeline"] == "validate+hint+rollout+estimate"
+    assert result["pipeline"] == "validate+hint+rollout+estimate+remember"
     assert result["pipeline_seconds"] <= result["seconds_with_dedupe"]
     assert {"validate", "dedupe", "hint", "rollout", "estimate"} <= set(result["phase_seconds"])

@@ -1,7 +1,7 @@
-"""The designer's reward in the window schedule (spade_core.selfplay.designer_reward):
-``release_window()`` on a fake memory (a window's designs rewarded over its plays at the next
-window's start, and nothing otherwise); then regeneration windows (``loop.schedule: window``)
-with the real loop, the real process sandbox
+"""The designer's reward (spade_core.selfplay.designer_reward): ``reward()`` (a played design's
+estimate, a duplicate's and a refused proposal's configured rewards) and ``release()`` on a fake
+memory (a window's designs rewarded over its plays); then regeneration windows
+(``loop.schedule: window``) with the real loop, the real process sandbox
 and the real FAISS memory, a scripted agent and a fake recording trainer: the same environments
 in every iteration of a window and fresh ones after it; designer samples held with their
 generation-time log-probs, trained once, at the next window's start, with the reward
@@ -10,7 +10,6 @@ recomputed over the window; no hinted episode and no failed attempt reaches the 
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import pytest
 
@@ -20,9 +19,9 @@ from plugins.estimators import Regret, RegretOptions
 from spade_core.config.schema import LoopSection
 from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import Trainer
-from spade_core.records import EnvRecord, EnvStatus
-from spade_core.selfplay.designer_reward import Delayed, release_window
-from spade_core.selfplay.window import HeldDesign, Window, Windows
+from spade_core.records import Difficulty, EnvRecord, EnvStatus, Episode, Verdict
+from spade_core.selfplay.designer_reward import Delayed, release, reward
+from spade_core.selfplay.window import HeldDesign, Window
 
 from fakes.selfplay import (
     FakeDictMemory,
@@ -45,7 +44,21 @@ class FakeFiguresMemory(FakeDictMemory):
         return True
 
 
-def test_release_window_rewards_the_last_windows_designs_at_a_window_start_only():
+def test_reward_is_the_estimate_the_duplicate_reward_or_the_verdicts():
+    played, duplicate, timeout, invalid = (accepted_proposal(qa_program(t), index=i)
+                                           for i, t in enumerate(("a", "b", "c", "d")))
+    played.unhinted = [Episode(env_id="", seed=0, hinted=False, first_observation="")]
+    played.difficulty = Difficulty(figures={}, designer_reward=0.25)
+    duplicate.refuse_as_duplicate("other", 0.99)
+    timeout.reject(Verdict(False, "timeout", "no answer in time"))
+    invalid.reject(Verdict(False, "syntax", "no program"))
+    loop = LoopSection(duplicate_reward=-0.1, timeout_reward=-0.7, invalid_reward=-1.0)
+    reward(loop, [played, duplicate, timeout, invalid])
+    assert [p.designer_reward for p in (played, duplicate, timeout, invalid)] == \
+        [0.25, -0.1, -0.7, -1.0]
+
+
+def test_release_rewards_a_windows_designs_over_its_plays():
     program = qa_program("six times seven")
     env_id = accepted_proposal(program).env_id
     memory = FakeFiguresMemory()
@@ -58,19 +71,16 @@ def test_release_window_rewards_the_last_windows_designs_at_a_window_start_only(
         HeldDesign(env_id=env_id, family="fake-qa", messages=asked, skill="math"),
         HeldDesign(env_id="refused", family="fake-qa", messages=asked, skill="math",
                    fixed_reward=-1.0)])
-    c = SimpleNamespace(estimator=Regret(RegretOptions()), memory=memory,
-                        estimator_label="regret")
-    loop, windows = LoopSection(), Windows(interval=2, current=window)
-    assert release_window(c, loop, None, True) == ([], [])  # the frontier schedule
-    assert release_window(c, loop, windows, False) == ([], [])  # within a window
-    assert release_window(c, loop, Windows(interval=2), True) == ([], [])  # the first window
-    (played, refused), [delayed] = release_window(c, loop, windows, True)
+    (played, refused), [delayed] = release(Regret(RegretOptions()), memory, window, 1.0,
+                                           "regret", interval=2)
     assert (refused.group, refused.reward) == ("refused", -1.0)
     figures = played.meta["window_figures"]
-    assert played.group == env_id and played.reward == figures["regret"] > 0  # over the window
+    # Over the window: hinted 1.0 against every unhinted play (0, 0, 0, 1), the loop's regret.
+    assert played.group == env_id and played.reward == figures["regret"] == 0.75
     assert played.meta["window_start"] == 4 and played.meta["skill"] == "math"
     assert delayed == Delayed(env_id, 4, played.reward, figures, trained=True)
     assert memory.added == [(env_id, 4, delayed.as_figures())]
+
 
 #: A "broken" document makes the scripted designer answer without a program (a failed attempt).
 TEXTS = ("six times seven", "broken one", "forty two", "seven sixes", "broken two", "two 21s")

@@ -1,7 +1,8 @@
 """Estimating difficulty (spade_core.selfplay.estimate): ``estimate()`` on fake proposals (a
-played one by the estimator over its plays and its earlier history, a duplicate and a rejected
-one by the loop's rewards); then, through the real loop with fakes, the estimator chosen sets
-the designer reward, and an estimate without a regret names its estimator."""
+played one by the estimator over its plays and its earlier history, the loop's regret filled in;
+a duplicate kept, an unplayed one rejected); then, through the real loop with fakes, the
+estimator chosen sets the designer reward, and an estimate that breaks the contract names its
+estimator."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def _episodes(*rewards: float, hinted: bool = False) -> list[Episode]:
             for k, r in enumerate(rewards)]
 
 
-def test_estimate_rewards_played_duplicate_and_rejected_proposals():
+def test_estimate_sets_the_played_difficulty_and_rejects_the_unplayed():
     class FakeHistoryRegret(Regret):
         """Regret, recording the history each estimate saw."""
 
@@ -62,13 +63,16 @@ def test_estimate_rewards_played_duplicate_and_rejected_proposals():
     unplayed = accepted_proposal(qa_program("seven sixes"), index=3)  # accepted, never played
     c = SimpleNamespace(estimator=FakeHistoryRegret(RegretOptions()), memory=memory,
                         estimator_label="regret")
-    loop = LoopSection(duplicate_reward=-0.1, timeout_reward=-0.7, invalid_reward=-0.5)
+    loop = LoopSection()
     estimate(c, loop, [played, duplicate, timed_out, unplayed], iteration=2)
-    assert played.difficulty.regret == 0.5 and played.designer_reward == 0.5
+    # The loop's regret: mean hinted 1.0 minus mean unhinted 0.5, mirrored in the figures.
+    assert played.difficulty.regret == 0.5 == played.difficulty.figures["regret"]
+    assert played.difficulty.designer_reward == 0.5 and played.difficulty.train
     assert played.difficulty.figures["win_rate"] == 0.5
     assert FakeHistoryRegret.seen == [[1]]  # the memory's history before this iteration
-    assert duplicate.designer_reward == -0.1 and timed_out.designer_reward == -0.7
-    assert unplayed.status == EnvStatus.REJECTED and unplayed.designer_reward == -0.5
+    assert duplicate.difficulty is None and duplicate.status == EnvStatus.DUPLICATE
+    assert timed_out.status == unplayed.status == EnvStatus.REJECTED
+    assert timed_out.verdict.category == "timeout"  # its verdict kept, for its reward
 
 
 @pytest.mark.parametrize("estimator,expected", [
@@ -85,26 +89,32 @@ def test_switching_estimator_changes_designer_reward(tmp_path, estimator, expect
     assert metrics(run_dir)[0]["mean_designer_reward"] == pytest.approx(expected)
 
 
-def _regret_in_figures_only():
+def _regret_set_by_the_estimator():
     from spade_core.records import Difficulty
 
-    return Difficulty(figures={"regret": 0.5}, designer_reward=0.0)  # no fallback: TypeError
+    return Difficulty(figures={}, designer_reward=0.0, regret=0.5)  # the loop's to set
 
 
-def _nan_regret():
+def _nan_reward():
     from spade_core.records import Difficulty
 
-    return Difficulty(figures={}, designer_reward=0.0, regret=float("nan"))
+    return Difficulty(figures={}, designer_reward=float("nan"))
+
+
+def _no_difficulty():
+    return {"designer_reward": 0.5}
 
 
 @pytest.mark.parametrize("difficulty,says", [
-    (_regret_in_figures_only, r"estimate\(\) failed: TypeError: .*regret"),
-    (_nan_regret, r"estimate\(\) returned regret=nan; an estimate must be a Difficulty whose "
-                  r"regret is a finite number"),
+    (_regret_set_by_the_estimator, r"estimate\(\) returned regret=0.5: regret is set by the "
+                                   r"loop; an estimate is Difficulty\(figures=\.\.\., "
+                                   r"designer_reward=\.\.\.\), train=False"),
+    (_nan_reward, r"estimate\(\) returned designer_reward=nan, not a finite number"),
+    (_no_difficulty, r"estimate\(\) returned a dict, not a Difficulty"),
 ])
-def test_a_missing_regret_names_the_estimator_once_and_suggests_no_resume(tmp_path, difficulty,
-                                                                            says):
-    class NoRegret(FakeSelfPlayPlugin):
+def test_a_broken_estimate_names_the_estimator_once_and_suggests_no_resume(
+        tmp_path, difficulty, says):
+    class Broken(FakeSelfPlayPlugin):
         from spade_core.hookspecs import hookimpl
 
         @hookimpl
@@ -117,7 +127,7 @@ def test_a_missing_regret_names_the_estimator_once_and_suggests_no_resume(tmp_pa
 
             register("forgetful", lambda o, c: Forgetful())
 
-    loaded = load_test_plugins(NoRegret(), designer_plugin, trainers_plugin,
+    loaded = load_test_plugins(Broken(), designer_plugin, trainers_plugin,
                                distribution="spade-forgetful")
     data = copy.deepcopy(FAKE_RUN_CONFIG)
     data["run"]["dir"] = str(tmp_path / "run")

@@ -34,7 +34,7 @@ def test_a_played_proposal_is_stored_with_its_rewards_and_figures():
     record = c.memory.get(p.env_id)
     [entry] = record.history
     assert (entry.iteration, entry.hinted, entry.unhinted) == (4, [1.0], [1.0, 0.0])
-    assert entry.figures == {"win_rate": 0.5, "regret": 0.5, "step_timeouts": 1.0}
+    assert entry.figures == {"win_rate": 0.5, "regret": 0.5, "masked": 0.0, "step_timeouts": 1.0}
     assert entry.designer_reward == 0.3
     assert p.status == EnvStatus.FRONTIER and p.plays == 1  # the memory's status, taken back
     p.unhinted = [_episode(1.0), _episode(1.0)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from spade_core.selfplay.schedule import FrontierSchedule
 from spade_core.selfplay.setup import SelfPlayRun, close_all
 
 
@@ -40,4 +41,5 @@ def test_each_iteration_gets_its_own_seed_and_a_timer_that_reports_through_the_h
         pass
     assert events[-1] == {"run": "info", "iteration": 2, "phase": "design", "completed": 0,
                           "total": 1}
-    assert parts.pool is None and parts.windows is None and parts.opened == []
+    assert parts.pool is None and isinstance(parts.schedule, FrontierSchedule)
+    assert parts.opened == []

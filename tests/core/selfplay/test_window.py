@@ -1,10 +1,10 @@
-"""A regeneration window's state (spade_core.selfplay.window): kept in checkpoints as a dict, when
-a window starts, and which timeouts mark a design."""
+"""A regeneration window's state (spade_core.selfplay.window): kept in checkpoints as a dict, and
+which timeouts mark a design (when a window starts: test_schedule.py)."""
 
 from __future__ import annotations
 
 from spade_core.records import EnvIteration
-from spade_core.selfplay.window import HeldDesign, Window, Windows, window_timeouts
+from spade_core.selfplay.window import HeldDesign, Window, window_timeouts
 
 
 def test_a_window_round_trips_through_its_dict():
@@ -15,13 +15,6 @@ def test_a_window_round_trips_through_its_dict():
     assert data["designs"][0]["rollout_logps"] == [-0.5, -1.0]
     assert Window.from_dict(data) == window
     assert window.offset(6) == 2
-
-
-def test_a_window_starts_every_interval_or_when_none_is_open():
-    windows = Windows(interval=3)
-    assert windows.starts(1)  # none open yet: the first iteration run designs
-    windows.current = Window(start=0)
-    assert [windows.starts(i) for i in range(7)] == [True, False, False, True, False, False, True]
 
 
 def test_timeouts_counted_at_the_start_or_over_the_window():

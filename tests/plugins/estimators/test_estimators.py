@@ -28,6 +28,7 @@ from spade_core.interfaces import (
     EstimateInput,
 )
 from spade_core.records import Difficulty, EnvProgram
+from spade_core.selfplay.difficulty import checked_estimate
 from spade_core.selfplay.runner import run
 from spade_core.testing import check_component, load_test_plugins
 
@@ -53,8 +54,9 @@ def play(iteration: int, unhinted: list[float], hinted: list[float] | None = Non
 
 
 def estimate(estimator, unhinted, history=(), hinted=None, iteration=9) -> Difficulty:
+    """The estimate as the loop records it (held to the contract, the loop's regret filled)."""
     hinted = [1.0] * len(unhinted) if hinted is None else hinted
-    return estimator.estimate(EstimateInput(
+    return checked_estimate(estimator, EstimateInput(
         env=ENV, hinted=hinted, unhinted=unhinted, iteration=iteration, history=history))
 
 
@@ -79,7 +81,7 @@ class FakeHistoryCounter(DifficultyEstimator):
 
     def estimate(self, data):  # noqa: ANN001, ANN201
         return Difficulty(figures={"earlier": float(len(data.history))},
-                          designer_reward=float(data.iteration), regret=0.0)
+                          designer_reward=float(data.iteration))
 
 
 def test_an_estimator_reads_the_history_and_iteration_from_its_input():
@@ -110,7 +112,7 @@ class FakeBreaksWithHistory(DifficultyEstimator):
 
     def estimate(self, data):  # noqa: ANN001, ANN201
         reward = math.nan if data.history else 0.0
-        return Difficulty(figures={}, designer_reward=reward, regret=0.0)
+        return Difficulty(figures={}, designer_reward=reward)
 
 
 class FakeBreaksWithHistoryPlugin:
@@ -234,7 +236,7 @@ class FakeRecordingEstimator(DifficultyEstimator):
     def estimate(self, data):  # noqa: ANN001, ANN201
         self.inputs.append(data)
         gap = sum(data.hinted) / len(data.hinted) - sum(data.unhinted) / len(data.unhinted)
-        return Difficulty(figures={}, designer_reward=gap, regret=gap)
+        return Difficulty(figures={}, designer_reward=gap)
 
 
 class FakeRecordingPlugin:
