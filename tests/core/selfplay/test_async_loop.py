@@ -116,7 +116,11 @@ def test_sigkill_then_resume_trains_every_sample_exactly_once(tmp_path):
     got, want = trained(run_dir), trained(reference)
     ids = [t[1] for t in got["trained"]]
     assert len(ids) == len(set(ids))  # none twice
-    assert got["trained"] == want["trained"]  # none lost, each in the same update
+    # None lost, each in the same update. The policy version a sample was made with depends on
+    # timing (at async level 1 the generator may or may not see the previous update), so it is
+    # only held to the level's bound: made by the update before its own or the one before that.
+    assert [t[:2] for t in got["trained"]] == [t[:2] for t in want["trained"]]
+    assert all(update - 2 <= version <= update - 1 for update, _, version in got["trained"])
     assert got["samples"] == want["samples"]
 
 
