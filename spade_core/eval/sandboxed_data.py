@@ -43,10 +43,11 @@ class SuiteData:
 #: The program of every loader: the injected base, unchanged.
 LOADER_PROGRAM = ('"""Answers the suite\'s data requests."""\n\n\n'
                   "class SuiteDataEnv(SuiteData):\n    pass\n")
-#: Limits of a loader worker: whole data files come back as one observation.
+#: Limits of a loader worker: whole data files come back as one observation, and the trusted
+#: loader may start threads (tau2's task loading does) and open the package's files.
 LOADER_LIMITS = {"max_observation_chars": 64 << 20, "memory_mb": 4096, "load_seconds": 120.0,
                  "reset_seconds": 60.0, "step_seconds": 300.0, "episode_seconds": 3600.0,
-                 "cpu_seconds": 3600}
+                 "cpu_seconds": 3600, "max_processes": 64, "max_open_files": 256}
 
 
 def loader_family(name: str, source: str, imports: Sequence[str] = ()) -> ScorerFamily:

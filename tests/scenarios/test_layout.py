@@ -41,6 +41,7 @@ COVERED_ELSEWHERE: dict[str, str] = {
     "plugins/evals/preludes/bfcl_scorer.py": _SUITE_PRELUDE + "test_bfcl_checker.py",
     "plugins/evals/preludes/gem_episode.py": _SUITE_PRELUDE + "test_gem_suite.py",
     "plugins/evals/preludes/rg_items.py": _SUITE_PRELUDE + "test_reasoning_gym_suite.py",
+    "plugins/evals/preludes/tau2_data.py": _SUITE_PRELUDE + "test_tau2_suite.py",
     "plugins/evals/preludes/tau2_episode.py": _SUITE_PRELUDE + "test_tau2_suite.py",
     "plugins/evals/preludes/tau2_loader.py": _SUITE_PRELUDE + "test_tau2_suite.py",
 }
