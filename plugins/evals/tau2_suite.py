@@ -57,7 +57,7 @@ from spade_core.interfaces import (
     Sandbox,
     SandboxSession,
 )
-from spade_core.eval.sandboxed_data import load_in_sandbox, loader_family
+from spade_core.eval.sandboxed_data import load_once, loader_family
 from spade_core.eval.sandboxed_scoring import ScorerFamily
 
 from plugins.evals.bfcl_format import decode_calls
@@ -102,27 +102,19 @@ def _sources(*names: str) -> str:
     return "\n\n".join(folder.joinpath(name).read_text(encoding="utf-8") for name in names)
 
 
-#: Each domain's data by (interpreter, domain, split): read once per process.
-_DATA: dict[tuple[str, str, str], dict[str, Any]] = {}
-
-
 def domain_data(sandbox: Sandbox, domain: str, split: str) -> dict[str, Any]:
     """tau2's data of a domain's split, read in a worker on the tau2 environment
     (``plugins/evals/preludes/tau2_data.py``): the policy, the tool schemas of both sides
     and the tasks (telecom's file holds all 2285 of its tasks: parsing it takes most of a
-    second)."""
+    second); read once per process."""
     from plugins.evals.preludes import tau2_loader
 
-    key = (str(sandbox.isolation().get("python")), domain, split)
-    if key not in _DATA:
-        family = loader_family("tau2", _sources("tau2_loader.py", "tau2_data.py"),
-                               tau2_loader.PRELOAD)
-        answer, = load_in_sandbox(sandbox, family, [{"op": "domain", "domain": domain,
-                                                     "split": split}])
-        if "error" in answer:
-            raise ConfigError(answer["error"])
-        _DATA[key] = answer
-    return _DATA[key]
+    family = loader_family("tau2", _sources("tau2_loader.py", "tau2_data.py"),
+                           tau2_loader.PRELOAD)
+    answer, = load_once(sandbox, family, [{"op": "domain", "domain": domain, "split": split}])
+    if "error" in answer:
+        raise ConfigError(answer["error"])
+    return answer
 
 
 def _call(action: dict[str, Any]) -> str:

@@ -78,3 +78,21 @@ def load_in_sandbox(sandbox: Sandbox, family: ScorerFamily,
         raise ConfigError(f"{family.name}: loading the suite's data in the sandbox failed: "
                           f"{exc}") from None
     return answers
+
+
+#: Answers kept for the process's life, by (interpreter, loader, request): an environment's
+#: data does not change while it runs.
+_ANSWERS: dict[tuple[str, str, str], Any] = {}
+
+
+def load_once(sandbox: Sandbox, family: ScorerFamily,
+              requests: Sequence[dict[str, Any]]) -> list[Any]:
+    """:func:`load_in_sandbox`, each answer asked once per process and interpreter (callers
+    share the answers: they must not change them)."""
+    where = str(sandbox.isolation().get("python", ""))
+    keys = [(where, family.name, json.dumps(r, sort_keys=True)) for r in requests]
+    missing = {key: request for key, request in zip(keys, requests) if key not in _ANSWERS}
+    if missing:
+        answers = load_in_sandbox(sandbox, family, list(missing.values()))
+        _ANSWERS.update(zip(missing, answers))
+    return [_ANSWERS[key] for key in keys]

@@ -47,6 +47,21 @@ def needs_suite_env(name: str) -> pytest.MarkDecorator:
 #: The bfcl suite loads and scores BFCL's data on its own environment.
 needs_bfcl = needs_suite_env("bfcl")
 
+
+def run_on_suite_env(name: str, code: str) -> str:
+    """What ``code`` prints when run by the suite ``name``'s interpreter with this checkout on
+    its path (to test a prelude's functions against the suite's package)."""
+    import subprocess
+
+    from fakes.cli import ROOT
+    from plugins.evals.suite_envs import require
+
+    done = subprocess.run([require(name), "-I", "-c",
+                           f"import sys; sys.path.insert(0, {str(ROOT)!r})\n{code}"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
 #: How the suites' tests play: one greedy sample of 16 tokens.
 SUITE_SETTINGS = EvalSettings(samples=1, max_new_tokens=16, seed=0, max_turns=12)
 
