@@ -1,8 +1,9 @@
 """BFCL's Java and JavaScript categories (``simple_java``, ``simple_javascript``): the model is
 shown BFCL's own language-specific function documents (every parameter a string holding a Java
 or JavaScript literal, as ``bfcl_eval.utils.add_language_specific_hint_to_function_doc`` writes
-them, read by the suite's loader: ``BfclData.shown``), and its string values are read back by BFCL's checker with its type converters
-(``java_type_converter``, ``js_type_converter``) in the sandbox. The gold replies here write each
+them, read by the suite's loader: ``BfclData.shown``), and its string values are read back by
+BFCL's checker with its type converters (``java_type_converter``, ``js_type_converter``) in the
+sandbox. The gold replies here write each
 expected value as the literal those converters read back."""
 
 from __future__ import annotations

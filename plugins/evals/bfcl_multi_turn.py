@@ -117,8 +117,8 @@ def gold_replies(ground_truth: list[list[str]], classes: tuple[str, ...],
         if not turn:
             replies.append(NO_CALL)
             continue
-        replies.append("\n".join("<tool_call>" + json.dumps(gold_call(c, classes, signatures)) + "</tool_call>"
-                                 for c in turn))
+        calls = [gold_call(c, classes, signatures) for c in turn]
+        replies.append("\n".join(f"<tool_call>{json.dumps(c)}</tool_call>" for c in calls))
         replies.append(TURN_DONE)
     return tuple(replies)
 

