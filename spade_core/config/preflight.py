@@ -61,7 +61,6 @@ def preflight_problems(config: "ResolvedConfig",
     for rc in [*config.components.values(), *config.families]:
         problems += _component_problems(rc, config)
     if plugins is not None:
-        problems += _eval_suite_problems(config, plugins.registry)
         found: list[str] = []
 
         def report(key: str, message: str) -> None:
@@ -74,29 +73,6 @@ def preflight_problems(config: "ResolvedConfig",
                 found.append(f"(plugin {impl.plugin_name!r}): its spade_preflight hook failed: "
                              f"{type(exc).__name__}: {exc}")
         problems += found
-    return problems
-
-
-def _eval_suite_problems(config: "ResolvedConfig", registry: Any) -> list[str]:
-    """The checks of the suites the run evaluates (``eval.suites``): a suite that cannot run
-    here (its own environment missing) is found before training, not at the first evaluation."""
-    from spade_core.eval.evaluate import configured_options, resolve_suite
-
-    section = config.config.eval
-    problems: list[str] = []
-    for name in section.suites:
-        where = f"eval.suites: {name}"
-        try:
-            component, options = resolve_suite(registry, name,
-                                               configured_options(registry, section, name))
-            check = component.preflight
-            if check is not None:
-                problems += [str(p) for p in check(options, PreflightContext(
-                    where=where, config=config)) or ()]
-        except ConfigError as exc:
-            problems.append(f"{where}: {exc}")
-        except Exception as exc:  # noqa: BLE001 - a broken check is reported, as above
-            problems.append(f"{where}: the preflight check failed: {type(exc).__name__}: {exc}")
     return problems
 
 
