@@ -2,7 +2,8 @@
 ``aime``, ``gpqa-diamond``, ``livecodebench``, ``tau2``, ``gem`` and ``acebench`` (played by the
 core's ``spade eval``), the ``spade suites`` command (the environments of the suites whose packages
 conflict with ours: bfcl, tau2, gem), the preflight check of ``eval.suites`` (those environments
-are there) and the ``spade bench scoring`` and ``spade bench learning`` benchmarks. Light at import: each factory and command imports its module when built or typed."""
+are there) and the ``spade bench scoring`` and ``spade bench learning`` benchmarks. Light at
+import: each factory and command imports its module when built or typed."""
 
 from __future__ import annotations
 
