@@ -181,8 +181,8 @@ def on_interpreter(launch: Launch, python: str) -> Launch:
     RestrictedPython."""
     if launch.method != "bwrap":
         return replace(launch, python=python)
-    as_root = "--cap-drop" in launch.prefix
-    prefix = bwrap_prefix(launch.prefix[0], as_root, interpreter_paths(python))
+    # Under bubblewrap the server drops workers' uids exactly when it runs as root (choose()).
+    prefix = bwrap_prefix(launch.prefix[0], launch.drop_uid, interpreter_paths(python))
     return replace(launch, prefix=prefix, python=python)
 
 
