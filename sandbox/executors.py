@@ -332,6 +332,7 @@ class ForkExecutor:
         probe = self.servers[0].probe if self.servers else {}
         return {
             "method": self.launch.method,
+            "python": self.launch.python or sys.executable,
             "isolated": self.launch.method != "none",
             "servers": len(self.servers),
             "worker_uid_drop": self.launch.drop_uid,

@@ -9,11 +9,13 @@ root would map only uid 0 and leave workers root; see ``docs/sandbox.md``).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 import sys
 import sysconfig
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 #: Environment the server starts with (bubblewrap also clears everything else).
@@ -55,16 +57,19 @@ class Launch:
     drop_uid: bool
     scratch_root: str | None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: The interpreter the servers run ("": this process's own, ``sys.executable``).
+    python: str = ""
 
 
-def _readonly_paths() -> list[str]:
+def _readonly_paths(extra: tuple[str, ...] = ()) -> list[str]:
     """Directories the server must read: system libraries, the interpreter, the venv, the
     ``sandbox`` package and the light ``spade_core`` package whose contract rules the worker
-    applies (each bound at its own path so editable installs keep working)."""
+    applies (each bound at its own path so editable installs keep working), and ``extra`` (the
+    directories of another interpreter the servers run on)."""
     import sandbox
     import spade_core
 
-    paths = {"/usr", sys.base_prefix, sys.prefix,
+    paths = {"/usr", sys.base_prefix, sys.prefix, *extra,
              *(str(Path(list(package.__path__)[0]).resolve()) for package in (sandbox, spade_core))}
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         value = sysconfig.get_paths().get(key)
@@ -83,7 +88,7 @@ def _readonly_paths() -> list[str]:
     return kept
 
 
-def bwrap_prefix(bwrap: str, as_root: bool) -> tuple[str, ...]:
+def bwrap_prefix(bwrap: str, as_root: bool, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     args = [bwrap, "--die-with-parent", "--new-session"]
     if as_root:
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
@@ -95,7 +100,7 @@ def bwrap_prefix(bwrap: str, as_root: bool) -> tuple[str, ...]:
     # The private scratch tmpfs comes first: read-only binds that live under /tmp (a project or
     # venv checked out there, as CI may do) are then mounted on top of it instead of hidden by it.
     args += ["--tmpfs", "/tmp"]
-    paths = _readonly_paths()
+    paths = _readonly_paths(extra)
     # Directories bwrap creates on the way to a bind are mode 0700; make them traversable so
     # workers (unprivileged uids) can still import what the server did not import up front.
     parents = sorted({str(parent) for path in paths for parent in Path(path).parents
@@ -155,6 +160,32 @@ def choose(preference: str = "auto", allow_unisolated: bool = False) -> Launch:
                        "option allow_unisolated: true")
 
 
+def interpreter_paths(python: str) -> tuple[str, ...]:
+    """The directories interpreter ``python`` reads its standard library and packages from (its
+    venv, its base installation, its ``sys.path``), asked of it once."""
+    code = ("import json, sys, sysconfig; print(json.dumps([sys.prefix, sys.base_prefix, "
+            "*sysconfig.get_paths().values(), *sys.path]))")
+    try:
+        done = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True,
+                              timeout=60, check=True)
+        found = json.loads(done.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        raise RuntimeError(f"the interpreter {python} does not run: {exc}") from None
+    return tuple(sorted({str(p) for p in found if p and os.path.isdir(p)}))
+
+
+def on_interpreter(launch: Launch, python: str) -> Launch:
+    """``launch`` with its servers run by ``python`` (an environment of its own, such as a
+    benchmark suite's): under bubblewrap that interpreter's directories are bound read-only
+    too. The servers still import this process's ``sandbox`` package, so ``python`` needs
+    RestrictedPython."""
+    if launch.method != "bwrap":
+        return replace(launch, python=python)
+    # Under bubblewrap the server drops workers' uids exactly when it runs as root (choose()).
+    prefix = bwrap_prefix(launch.prefix[0], launch.drop_uid, interpreter_paths(python))
+    return replace(launch, prefix=prefix, python=python)
+
+
 def server_command(launch: Launch, control_fd: int, index: int, uid_base: int) -> list[str]:
     """The full command line of fork server ``index``."""
     code = "import sandbox.server as s; s.main()"
@@ -162,7 +193,7 @@ def server_command(launch: Launch, control_fd: int, index: int, uid_base: int) -
 
     package_parent = str(Path(list(sandbox.__path__)[0]).resolve().parent)
     code = f"import sys; sys.path.append({package_parent!r}); " + code
-    argv = [*launch.prefix, sys.executable, "-I", "-B", "-c", code,
+    argv = [*launch.prefix, launch.python or sys.executable, "-I", "-B", "-c", code,
             "--control-fd", str(control_fd)]
     if launch.drop_uid:
         argv += ["--uid-base", str(uid_base + index * UID_BLOCK), "--uid-count", str(UID_BLOCK)]

@@ -36,6 +36,8 @@ class ProcessSandbox(Sandbox):
     def __init__(self, executor: Executor, limits: Limits, warn: bool = True) -> None:
         self.executor = executor
         self.limits = limits
+        #: Sandboxes like this one on other interpreters (:meth:`on_interpreter`), by path.
+        self._derived: dict[str, ProcessSandbox] = {}
         info = executor.isolation()
         if warn and not info.get("isolated"):
             print("spade: WARNING: the sandbox runs environment programs WITHOUT OS isolation "
@@ -118,7 +120,27 @@ class ProcessSandbox(Sandbox):
 
         return step_many(items)
 
+    def on_interpreter(self, python: str) -> "ProcessSandbox":
+        """A sandbox with this one's isolation, server count and limits whose fork servers run
+        ``python`` (a benchmark suite's own environment); started once per interpreter, and
+        closed with this one."""
+        derived = self._derived.get(python)
+        if derived is None:
+            from sandbox.executors import ForkExecutor
+            from sandbox.isolation import on_interpreter
+
+            launch = getattr(self.executor, "launch", None)
+            if launch is None:
+                raise RuntimeError(f"{type(self.executor).__name__} cannot start servers on "
+                                   "another interpreter")
+            executor = ForkExecutor(on_interpreter(launch, python), len(self.executor.servers))
+            derived = self._derived[python] = ProcessSandbox(executor, self.limits, warn=False)
+        return derived
+
     def close(self) -> None:
+        derived, self._derived = list(self._derived.values()), {}
+        for sandbox in derived:
+            sandbox.close()
         self.executor.close()
 
     def __enter__(self) -> "ProcessSandbox":

@@ -131,6 +131,7 @@ class RaySandbox(Sandbox):
         self._closing: list[Any] = []
         self._closing_lock = threading.Lock()
         self.actors = ActorSlots(options)
+        self._local: Any = None
 
     @property
     def slots(self) -> list[Slot]:
@@ -426,7 +427,21 @@ class RaySandbox(Sandbox):
         """Each actor's counters (sessions, cached programs, how often each text arrived)."""
         return ray.get([slot.handle.stats.remote() for slot in self.slots])
 
+    def on_interpreter(self, python: str) -> Any:
+        """A local ``process`` sandbox with this one's isolation and limits whose servers run
+        ``python`` (a benchmark suite's own environment, which exists on this machine only, not
+        on the cluster's nodes); started once, closed with this one."""
+        if self._local is None:
+            from sandbox.build import build_sandbox
+            from sandbox.options import ProcessSandboxOptions
+
+            self._local = build_sandbox(ProcessSandboxOptions(**self.options.process_options()))
+        return self._local.on_interpreter(python)
+
     def close(self) -> None:
+        local, self._local = self._local, None
+        if local is not None:
+            local.close()
         with self._closing_lock:
             self._collect(10.0)
         self.actors.close()

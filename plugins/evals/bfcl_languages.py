@@ -1,27 +1,18 @@
 """BFCL's Java and JavaScript categories (``simple_java``, ``simple_javascript``): the model is
 shown BFCL's own language-specific function documents (every parameter a string holding a Java
 or JavaScript literal, as ``bfcl_eval.utils.add_language_specific_hint_to_function_doc`` writes
-them), and its string values are read back by BFCL's checker with its type converters
-(``java_type_converter``, ``js_type_converter``) in the sandbox. The gold replies here write each
+them, read by the suite's loader: ``BfclData.shown``), and its string values are read back by
+BFCL's checker with its type converters (``java_type_converter``, ``js_type_converter``) in the
+sandbox. The gold replies here write each
 expected value as the literal those converters read back."""
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 #: Our category -> the language the AST checker uses (``bfcl_eval.constants.enums.Language``).
 LANGUAGES = {"java": "java", "javascript": "javascript"}
-
-
-def shown_functions(entry: dict[str, Any]) -> list[dict[str, Any]]:
-    """The function documents of ``entry`` as BFCL shows them to a model: a language hint in
-    each description and, for Java and JavaScript, every parameter typed as a string."""
-    from bfcl_eval.utils import add_language_specific_hint_to_function_doc
-
-    (shown,) = add_language_specific_hint_to_function_doc([copy.deepcopy(entry)])
-    return shown["function"]
 
 
 def literal(value: Any, schema: dict[str, Any], language: str) -> Any:

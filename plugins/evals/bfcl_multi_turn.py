@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import importlib
-import inspect
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -45,7 +43,6 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from spade_core.errors import ConfigError
 from spade_core.interfaces import (
     EvalItem,
     EvalSettings,
@@ -55,7 +52,6 @@ from spade_core.interfaces import (
 )
 from spade_core.eval.sandboxed_scoring import ScorerFamily
 
-from plugins.evals.bfcl_checker import INSTALL_HINT
 from plugins.evals.bfcl_format import decode_calls, tool_schemas
 from plugins.evals.episode_steps import advance, close_sessions, collect_scores, start_episodes
 
@@ -71,47 +67,6 @@ TURN_DONE = "<answer>done</answer>"
 #: The gold reply of a turn whose ground truth is no call (a missing parameter or function).
 NO_CALL = ("I cannot do this with the functions and details I have; please give me what is "
            "missing.")
-
-
-def _module(name: str) -> Any:
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] == "bfcl_eval":
-            raise ConfigError(f"the bfcl multi-turn categories need the bfcl-eval package: "
-                              f"{INSTALL_HINT} (--no-deps: its pins would downgrade numpy and "
-                              "faiss)") from None
-        raise ConfigError(f"the bfcl multi-turn simulators need {exc.name!r}, which bfcl-eval "
-                          f"lists as a dependency: pip install {exc.name}") from None
-
-
-@cache
-def step_limit() -> int:
-    """BFCL's own ``MAXIMUM_STEP_LIMIT`` (20 in bfcl-eval 2026.3.23)."""
-    return int(_module("bfcl_eval.constants.default_prompts").MAXIMUM_STEP_LIMIT)
-
-
-@cache
-def additional_function_prompt() -> str:
-    """The user message BFCL sends when held-out functions are added (``miss_func``)."""
-    return str(_module("bfcl_eval.constants.default_prompts")
-               .DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC)
-
-
-@cache
-def func_doc_files() -> dict[str, str]:
-    """BFCL's function-document file (``multi_turn_func_doc/``) of each simulator class."""
-    config = _module("bfcl_eval.constants.executable_backend_config")
-    return dict(config.MULTI_TURN_FUNC_DOC_FILE_MAPPING)
-
-
-@cache
-def simulator_class(class_name: str) -> type:
-    """A BFCL simulator class (``GorillaFileSystem``, ``TwitterAPI``, ...) by its name."""
-    config = _module("bfcl_eval.constants.executable_backend_config")
-    if class_name not in config.CLASS_FILE_PATH_MAPPING:
-        raise ConfigError(f"bfcl multi-turn: unknown simulator class {class_name!r}")
-    return getattr(_module(config.CLASS_FILE_PATH_MAPPING[class_name]), class_name)
 
 
 def entry_functions(entry: dict[str, Any], docs: dict[str, list[dict[str, Any]]]
@@ -131,20 +86,20 @@ def entry_functions(entry: dict[str, Any], docs: dict[str, list[dict[str, Any]]]
     return functions, held_out
 
 
-def gold_call(text: str, classes: tuple[str, ...]) -> dict[str, Any]:
+def gold_call(text: str, classes: tuple[str, ...],
+              signatures: dict[str, dict[str, list[str]]]) -> dict[str, Any]:
     """A ground-truth call string (``sort('a.pdf')``) as a tool call ``{"name", "arguments"}``,
-    positional arguments named by the simulator method's signature."""
+    positional arguments named by the simulator method's signature (``signatures``: each
+    class's methods and their parameter names, ``BfclData.signatures``)."""
     call = ast.parse(text, mode="eval").body
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
         raise ValueError(f"bfcl multi-turn: ground truth {text!r} is not a plain call")
     name = call.func.id
     arguments: dict[str, Any] = {}
     if call.args:
-        method = next((getattr(simulator_class(c), name) for c in classes
-                       if hasattr(simulator_class(c), name)), None)
-        if method is None:
+        names = next((signatures[c][name] for c in classes if name in signatures[c]), None)
+        if names is None:
             raise ValueError(f"bfcl multi-turn: ground truth {text!r} names no simulator method")
-        names = [p for p in inspect.signature(method).parameters if p != "self"]
         for param, node in zip(names, call.args):
             arguments[param] = ast.literal_eval(node)
     for kw in call.keywords:
@@ -152,7 +107,8 @@ def gold_call(text: str, classes: tuple[str, ...]) -> dict[str, Any]:
     return {"name": name, "arguments": arguments}
 
 
-def gold_replies(ground_truth: list[list[str]], classes: tuple[str, ...]) -> tuple[str, ...]:
+def gold_replies(ground_truth: list[list[str]], classes: tuple[str, ...],
+                 signatures: dict[str, dict[str, list[str]]]) -> tuple[str, ...]:
     """The replies that solve an entry, assistant turn by assistant turn: per user turn, one
     reply with all its expected calls then :data:`TURN_DONE`; :data:`NO_CALL` for a turn whose
     ground truth is no call."""
@@ -161,8 +117,8 @@ def gold_replies(ground_truth: list[list[str]], classes: tuple[str, ...]) -> tup
         if not turn:
             replies.append(NO_CALL)
             continue
-        replies.append("\n".join("<tool_call>" + json.dumps(gold_call(c, classes)) + "</tool_call>"
-                                 for c in turn))
+        calls = [gold_call(c, classes, signatures) for c in turn]
+        replies.append("\n".join(f"<tool_call>{json.dumps(c)}</tool_call>" for c in calls))
         replies.append(TURN_DONE)
     return tuple(replies)
 
@@ -182,14 +138,15 @@ EPISODE_PROGRAM = ('"""One BFCL multi-turn entry, played in this worker."""\n\n\
 
 
 @cache
-def simulator_family(classes: tuple[str, ...]) -> ScorerFamily:
-    """BFCL's simulators (of ``classes``, sorted) and checker as the trusted prelude of an
-    episode's worker."""
+def simulator_family(modules: tuple[str, ...]) -> ScorerFamily:
+    """BFCL's simulators and checker as the trusted prelude of an episode's worker; the fork
+    servers preload the helpers and ``modules`` (those of the simulator classes played, sorted;
+    others, such as the memory and web-search simulators, import much more)."""
     from plugins.evals.preludes import bfcl_simulators
 
     source = resources.files("plugins.evals.preludes").joinpath("bfcl_simulators.py").read_text(
         encoding="utf-8")
-    return ScorerFamily("bfcl-multi-turn", source, bfcl_simulators.preload_modules(classes),
+    return ScorerFamily("bfcl-multi-turn", source, bfcl_simulators.PRELOAD + modules,
                         exported=("BfclEpisode",))
 
 
@@ -231,7 +188,7 @@ class Episode:
         added = self.item.data["held_out"].get(str(turn))
         if added:
             self.functions.extend(copy.deepcopy(added))
-            messages = [{"role": "user", "content": additional_function_prompt()}]
+            messages = [{"role": "user", "content": self.item.data["added_prompt"]}]
         if added or turn == 0:
             self.tools = tool_schemas(self.functions)
         self.messages.extend({"role": m["role"], "content": m["content"]} for m in messages)
@@ -279,22 +236,22 @@ class Episode:
 
 def _open(sandbox: Sandbox, episodes: list[Episode]) -> None:
     """A worker per episode, reset, and its simulators created."""
-    family = simulator_family(tuple(sorted({c for e in episodes
-                                            for c in e.entry["involved_classes"]})))
+    modules = {m for e in episodes for m in e.item.data["modules"]}
+    family = simulator_family(tuple(sorted(modules)))
     start_episodes(sandbox, episodes, EPISODE_PROGRAM, family, lambda e: e.start_request())
 
 
 def play_multi_turn(items: Sequence[EvalItem], backend: GenerationBackend,
                     settings: EvalSettings, sandbox: Sandbox,
-                    max_steps: int | None = None) -> list[list[float]]:
-    """Scores of ``settings.samples`` plays per multi-turn item. All episodes of a sample advance
+                    max_steps: int) -> list[list[float]]:
+    """Scores of ``settings.samples`` plays per multi-turn item, an entry force-terminated
+    after more than ``max_steps`` steps with calls in one turn. All episodes of a sample advance
     in lockstep, one batched ``generate`` per distinct tool set per step (seed ``seed + j`` for
     sample ``j``) and one batched sandbox call per step, so results depend only on the items,
     the backend and the seed."""
-    limit = step_limit() if max_steps is None else max_steps
     scores: list[list[float]] = [[] for _ in items]
     for sample in range(settings.samples):
-        episodes = [Episode(item, limit) for item in items]
+        episodes = [Episode(item, max_steps) for item in items]
         try:
             _open(sandbox, episodes)
             while True:

@@ -4,16 +4,16 @@ shipped in the ``bfcl-eval`` package, asked in the tool-use family's format
 by BFCL's own AST checker in a sandbox worker (``plugins/evals/bfcl_checker.py``), the Java and
 JavaScript ones with BFCL's type converters for those languages (``bfcl_languages.py``);
 irrelevance categories pass when the reply calls no tool and relevance ones when it calls any, as
-BFCL scores them. Multi-turn categories (opt-in)
-are played turn by turn against BFCL's stateful simulators and scored by its
-``multi_turn_checker``, both in a sandbox worker per episode (``plugins/evals/bfcl_multi_turn.py``)."""
+BFCL scores them. Multi-turn categories (opt-in) are played turn by turn against BFCL's stateful
+simulators and scored by its ``multi_turn_checker``, both in a sandbox worker per episode
+(``plugins/evals/bfcl_multi_turn.py``). The data is read in a worker too: every worker of this
+suite runs on its own environment (``spade suites install bfcl``), and the host never imports
+``bfcl_eval``."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from functools import cache
-from importlib import resources
 from typing import Any
 
 from spade_core.errors import ConfigError
@@ -21,18 +21,18 @@ from spade_core.interfaces import EvalItem, EvalSettings, EvalSuite, GenerationB
 from spade_core.interfaces.eval_suite import first_user_text
 from spade_core.eval.sandboxed_scoring import ScoringJob, request_job, score_in_sandbox
 
-from plugins.evals.bfcl_checker import INSTALL_HINT, require_bfcl, scorer_family
+from plugins.evals.bfcl_checker import BfclData, scorer_family
 from plugins.evals.bfcl_format import decode_calls, tool_schemas
-from plugins.evals.bfcl_languages import LANGUAGES, literal, shown_functions
+from plugins.evals.bfcl_languages import LANGUAGES, literal
 from plugins.evals.bfcl_multi_turn import (
     MULTI_TURN_CATEGORIES,
     entry_functions,
-    func_doc_files,
     gold_replies,
     play_multi_turn,
 )
 from plugins.evals.items import spread
 from plugins.evals.options import BfclSuiteOptions
+from plugins.evals.suite_envs import suite_sandbox
 from plugins.families.tool_use import AGENT_INSTRUCTIONS
 
 VERSION_PREFIX = "BFCL_v4_"
@@ -60,19 +60,6 @@ DEFAULT_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "ir
 #: The live categories bfcl_eval's overall weighs by their entry counts.
 LIVE_WEIGHTED = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
 REFUSAL = "None of the available tools can do this, so I will not call one."
-
-
-@cache
-def _read(relative: str) -> list[dict[str, Any]]:
-    try:
-        root = resources.files("bfcl_eval") / "data"
-    except ModuleNotFoundError:
-        raise ConfigError(f"the bfcl eval suite needs the bfcl-eval package: {INSTALL_HINT} "
-                          "(--no-deps: its pins would downgrade numpy and faiss)") from None
-    text = (root / relative).read_text(encoding="utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
 
 
 def gold_reply(ground_truth: list[dict[str, Any]] | None,
@@ -158,24 +145,36 @@ class BfclSuite(EvalSuite):
         if max_steps is not None and max_steps < 1:
             raise ConfigError(f"bfcl suite: max_steps must be at least 1, not {max_steps}")
         self.categories = chosen
-        #: Where BFCL's checker and simulators run (``None`` only for a suite that is built to
-        #: list its items, never to score).
+        #: Where BFCL's data is read and its checker and simulators run: workers on the bfcl
+        #: environment (``None`` only for a suite built without a sandbox, which cannot run).
         self.sandbox = sandbox
         #: Steps with calls per user turn before a multi-turn entry is force-terminated
         #: (``None``: BFCL's ``MAXIMUM_STEP_LIMIT``).
         self.max_steps = max_steps
 
+    def _data(self) -> BfclData:
+        return BfclData(self._sandbox())
+
+    def _read(self, relative: str) -> list[dict[str, Any]]:
+        return self._data().read(relative)
+
     def _multi_turn_category(self, category: str) -> list[EvalItem]:
         stem = VERSION_PREFIX + MULTI_TURN_CATEGORIES[category] + ".json"
-        answers = {a["id"]: a["ground_truth"] for a in _read("possible_answer/" + stem)}
-        files = func_doc_files()
-        items = []
-        for entry in _read(stem):
+        answers = {a["id"]: a["ground_truth"] for a in self._read("possible_answer/" + stem)}
+        constants = self._data().constants()
+        files, modules = constants["func_doc_files"], constants["class_modules"]
+        entries = self._read(stem)
+        for entry in entries:
             unknown = [c for c in entry["involved_classes"] if c not in files]
             if unknown:
                 raise ConfigError(f"bfcl suite: {entry['id']} needs the simulator "
                                   f"{', '.join(unknown)}, which has no function documents")
-            docs = {c: _read("multi_turn_func_doc/" + files[c]) for c in entry["involved_classes"]}
+        signatures = self._data().signatures(
+            sorted({c for entry in entries for c in entry["involved_classes"]}))
+        items = []
+        for entry in entries:
+            classes = tuple(entry["involved_classes"])
+            docs = {c: self._read("multi_turn_func_doc/" + files[c]) for c in classes}
             functions, held_out = entry_functions(entry, docs)
             truth = answers[entry["id"]]
             first = [m for m in entry["question"][0] if m.get("role") in ("system", "user")]
@@ -185,10 +184,11 @@ class BfclSuite(EvalSuite):
                 id=entry["id"], bucket=category,
                 prompt=({"role": "system", "content": AGENT_INSTRUCTIONS}, *first),
                 tools=tool_schemas(functions),
-                gold=gold_replies(truth, tuple(entry["involved_classes"])),
+                gold=gold_replies(truth, classes, signatures),
                 text="\n".join(questions),
                 data={"entry": entry, "functions": functions, "held_out": held_out,
-                      "answer": truth}))
+                      "answer": truth, "added_prompt": constants["additional_prompt"],
+                      "modules": sorted({modules[c] for c in classes})}))
         return items
 
     def _category(self, category: str) -> list[EvalItem]:
@@ -196,15 +196,17 @@ class BfclSuite(EvalSuite):
             return self._multi_turn_category(category)
         stem = VERSION_PREFIX + CATEGORIES[category] + ".json"
         answers = {} if "relevance" in category else {  # irrelevance too
-            a["id"]: a["ground_truth"] for a in _read("possible_answer/" + stem)}
+            a["id"]: a["ground_truth"] for a in self._read("possible_answer/" + stem)}
         language = LANGUAGES.get(category, "python")
+        entries = self._read(stem)
+        shown_all = ([e["function"] for e in entries] if language == "python"
+                     else self._data().shown(entries))
         items = []
-        for entry in _read(stem):
+        for entry, shown in zip(entries, shown_all, strict=True):
             turns = entry["question"]
             messages = [m for m in turns[0] if m.get("role") in ("system", "user")]
             truth = answers.get(entry["id"])
             question = "\n".join(m["content"] for m in messages if m["role"] == "user")
-            shown = entry["function"] if language == "python" else shown_functions(entry)
             gold = (relevance_reply(entry["function"]) if is_relevance(category)
                     else gold_reply(truth, entry["function"], language))
             items.append(EvalItem(
@@ -218,8 +220,8 @@ class BfclSuite(EvalSuite):
         """The categories' items in BFCL's own order (the data is fixed; ``seed`` is unused).
         The entry counts of the live categories go to :attr:`notes`: bfcl_eval weighs them by
         count in its overall accuracy, a category not run with its whole count."""
-        self.notes = {"category_sizes": {c: len(_read(VERSION_PREFIX + CATEGORIES[c] + ".json"))
-                                         for c in LIVE_WEIGHTED}}
+        self.notes = {"category_sizes": {
+            c: len(self._read(VERSION_PREFIX + CATEGORIES[c] + ".json")) for c in LIVE_WEIGHTED}}
         return spread({c: self._category(c) for c in self.categories}, limit)
 
     def play(self, items: Sequence[EvalItem], backend: GenerationBackend,
@@ -235,8 +237,9 @@ class BfclSuite(EvalSuite):
             for i, item_scores in zip(single, played, strict=True):
                 scores[i] = item_scores
         if multi:
+            limit = self.max_steps or int(self._data().constants()["step_limit"])
             played = play_multi_turn([items[i] for i in multi], backend, settings,
-                                     self._sandbox(), self.max_steps)
+                                     self._sandbox(), limit)
             for i, item_scores in zip(multi, played, strict=True):
                 scores[i] = item_scores
         return scores
@@ -288,12 +291,13 @@ class BfclSuite(EvalSuite):
 
     def _sandbox(self) -> Sandbox:
         if self.sandbox is None:
-            raise ConfigError("the bfcl suite runs BFCL's checker and simulators in a sandbox; "
-                              "none was given to it when it was built")
+            raise ConfigError("the bfcl suite reads BFCL's data and runs its checker and "
+                              "simulators in a sandbox; none was given to it when it was built")
         return self.sandbox
 
 
 def build(options: BfclSuiteOptions, context: Any) -> BfclSuite:
-    require_bfcl()
+    """The suite on a sandbox whose workers run on the bfcl environment (a ``ConfigError``
+    naming ``spade suites install bfcl`` when it is missing)."""
     return BfclSuite(list(options.categories), options.max_steps,
-                     context.components.get("sandbox"))
+                     suite_sandbox(context.components.get("sandbox"), "bfcl"))

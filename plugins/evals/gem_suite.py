@@ -17,14 +17,15 @@ downloaded at run time. The protocol follows the reference's GEM evaluator
   win and 0 otherwise, so pass@1 is the win rate.
 
 Containment: the game runs in a sandbox worker per episode (``plugins/evals/preludes/
-gem_episode.py``); the host passes replies and observations as text. GEM's Sokoban room
+gem_episode.py``) on the suite's own environment (``spade suites install gem``: gem-llm pins
+reasoning-gym 0.1.23, ours is 0.1.25); the host never imports GEM, and passes replies and
+observations as text. GEM's Sokoban room
 generation takes up to tens of seconds, over the sandbox's default 5 s per call: docs/eval.md
 gives the ``--set`` line with :data:`SANDBOX_LIMITS`.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from collections.abc import Sequence
@@ -48,8 +49,7 @@ from spade_core.eval.sandboxed_scoring import ScorerFamily
 from plugins.evals.episode_steps import advance, ask, close_sessions, start_episodes
 from plugins.evals.items import per_bucket, spread
 from plugins.evals.options import GEM_GAMES, GemSuiteOptions
-
-INSTALL_HINT = "pip install --no-deps gem-llm==0.1.0"
+from plugins.evals.suite_envs import suite_sandbox
 #: GEM games whose module needs nltk and its ``words`` corpus (downloaded when first played).
 NEEDS_DOWNLOAD = ("Wordle", "Hangman", "WordSearch")
 GAME_ID = re.compile(r"game:([A-Za-z0-9]+)-v\d+-[a-z-]+")
@@ -65,12 +65,6 @@ EPISODE_PROGRAM = ('"""One GEM game, played in this worker."""\n\n\n'
                    "class GemGameEnv(GemEpisode):\n    pass\n")
 #: A win: the game's rewards add up to 1 (within rounding of its progress rewards).
 WIN_RETURN = 1.0 - 1e-6
-
-
-def require_gem() -> None:
-    """A ``ConfigError`` with the install line when gem-llm is missing."""
-    if importlib.util.find_spec("gem") is None:
-        raise ConfigError(f"the gem eval suite needs gem-llm: {INSTALL_HINT}")
 
 
 def check_games(games: Sequence[str]) -> None:
@@ -232,6 +226,8 @@ class GemSuite(EvalSuite):
 
 
 def build(options: GemSuiteOptions, context: Any) -> GemSuite:
-    require_gem()
+    """The suite on a sandbox whose workers run on the gem environment (a ``ConfigError``
+    naming ``spade suites install gem`` when it is missing)."""
+    check_games(options.games)
     return GemSuite(list(options.games), options.episodes, options.max_turns,
-                    context.components.get("sandbox"))
+                    suite_sandbox(context.components.get("sandbox"), "gem"))

@@ -1,7 +1,9 @@
 """Registers the built-in eval suites ``reasoning-gym``, ``bfcl``, ``pool``, ``arithmetic``,
 ``aime``, ``gpqa-diamond``, ``livecodebench``, ``tau2``, ``gem`` and ``acebench`` (played by the
-core's ``spade eval``) and the ``spade bench scoring`` and ``spade bench learning`` benchmarks.
-Light at import: each factory and command imports its module when built or typed."""
+core's ``spade eval``), the ``spade suites`` command (the environments of the suites whose packages
+conflict with ours: bfcl, tau2, gem), the preflight check of ``eval.suites`` (those environments
+are there) and the ``spade bench scoring`` and ``spade bench learning`` benchmarks. Light at
+import: each factory and command imports its module when built or typed."""
 
 from __future__ import annotations
 
@@ -50,13 +52,31 @@ SUITES = (
 def register_eval_suites(register):  # noqa: ANN001, ANN201 - pluggy hook
     from plugins.evals import options
 
+    from plugins.evals.suite_envs import SUITE_ENVS, preflight
+
     for name, module, options_model, summary in SUITES:
+        check = preflight(name) if name in SUITE_ENVS else None
         register(name, built_by(f"plugins.evals.{module}"), getattr(options, options_model),
-                 summary)
+                 summary, preflight=check)
+
+
+@hookimpl
+def spade_preflight(config, report):  # noqa: ANN001, ANN201 - pluggy hook
+    """The suites a run evaluates (``eval.suites``) that run on an environment of their own: a
+    missing one is found before training, not at the first evaluation."""
+    from plugins.evals.suite_envs import SUITE_ENVS, problem
+
+    for name in config.config.eval.suites:
+        found = problem(name) if name in SUITE_ENVS else None
+        if found:
+            report(f"eval.suites: {name}", found)
 
 
 @hookimpl
 def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
+    register("suites", *from_module("plugins.evals.suites_cmd"),
+             help="environments of the suites whose packages conflict with spade-rl's: "
+             "install, list, path")
     register("scoring", *from_module("plugins.evals.scoring_bench"), group="bench",
              help="reasoning-gym scoring in the sandbox against in-process: ms per item")
     register("learning", *from_module("plugins.evals.learning_bench"), group="bench",

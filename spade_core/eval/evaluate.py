@@ -59,6 +59,7 @@ def evaluate(resolved: Any, registry: Registry, request: EvalRequest,
     chosen = [(name, *resolve_suite(registry, name, request.options.get(name, {}),
                                     request.data.get(name)))
               for name in request.suites]  # before any model is loaded
+    check_suites(resolved, chosen)
     opened: list[Any] = []
     scored: str | None = None
     context = BuildContext(seed=settings.seed, model=resolved.config.model.path,
@@ -103,6 +104,19 @@ def evaluate(resolved: Any, registry: Registry, request: EvalRequest,
             except Exception:  # noqa: BLE001 - closing must not hide the results
                 pass
     return results, asdict(settings) | {"limit": request.limit, "checkpoint_folder": scored}
+
+
+def check_suites(resolved: Any, chosen: list[tuple[str, Any, Any]]) -> None:
+    """The chosen suites' preflight checks (a suite whose own environment is missing says which
+    command makes it), run before any model is loaded: one ``ConfigError`` with every
+    problem."""
+    from spade_core.config.preflight import PreflightContext
+
+    problems = [str(p) for name, component, options in chosen if component.preflight
+                for p in component.preflight(options, PreflightContext(where=f"--suite {name}",
+                                                                       config=resolved)) or ()]
+    if problems:
+        raise ConfigError("; ".join(problems))
 
 
 def with_data(registry: Registry, name: str, options: dict[str, Any], data: Any) -> dict[str, Any]:

@@ -3,7 +3,6 @@ three named fake backends."""
 
 from __future__ import annotations
 
-import importlib.util
 
 import pytest
 
@@ -36,9 +35,32 @@ def build_suite(name: str, options: dict | None, context: BuildContext) -> EvalS
     return loaded.registry.build("eval_suite", name, options or {}, "test", context)
 
 
-#: The bfcl suite reads the data of bfcl-eval, installed without its pinned dependencies.
-needs_bfcl = pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
-                                reason="pip install --no-deps bfcl-eval==2026.3.23")
+def needs_suite_env(name: str) -> pytest.MarkDecorator:
+    """Skip unless the suite ``name``'s own environment is ready (``make test`` makes them with
+    ``spade suites install``); the reason says the command."""
+    from plugins.evals.suite_envs import problem
+
+    found = problem(name)
+    return pytest.mark.skipif(found is not None, reason=found or "")
+
+
+#: The bfcl suite loads and scores BFCL's data on its own environment.
+needs_bfcl = needs_suite_env("bfcl")
+
+
+def run_on_suite_env(name: str, code: str) -> str:
+    """What ``code`` prints when run by the suite ``name``'s interpreter with this checkout on
+    its path (to test a prelude's functions against the suite's package)."""
+    import subprocess
+
+    from fakes.cli import ROOT
+    from plugins.evals.suite_envs import require
+
+    done = subprocess.run([require(name), "-I", "-c",
+                           f"import sys; sys.path.insert(0, {str(ROOT)!r})\n{code}"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 #: How the suites' tests play: one greedy sample of 16 tokens.
 SUITE_SETTINGS = EvalSettings(samples=1, max_new_tokens=16, seed=0, max_turns=12)

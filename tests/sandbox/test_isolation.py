@@ -163,3 +163,30 @@ def test_unshare_fallback_isolates_the_network(tmp_path):
         listener.accept()
     listener.close()
 
+
+
+def test_servers_on_another_interpreter_see_its_folders(tmp_path):
+    # A suite's own environment: its interpreter's folders are bound read-only, the servers run
+    # it, and a sandbox derived for it is started once and closed with its base.
+    import sys
+
+    from sandbox.build import build_sandbox
+    from sandbox.isolation import choose, interpreter_paths, on_interpreter, server_command
+    from sandbox.options import ProcessSandboxOptions
+
+    paths = interpreter_paths(sys.executable)
+    assert sys.prefix in paths and sys.base_prefix in paths
+    launch = on_interpreter(choose("auto"), sys.executable)
+    assert launch.python == sys.executable
+    assert server_command(launch, 3, 0, 1 << 20)[len(launch.prefix)] == sys.executable
+    if launch.method == "bwrap":
+        binds = {launch.prefix[i + 1] for i, a in enumerate(launch.prefix) if a == "--ro-bind"}
+        assert any(sys.prefix == b or sys.prefix.startswith(b + "/") for b in binds)
+    with pytest.raises(RuntimeError, match="does not run"):
+        interpreter_paths(str(tmp_path / "no-python"))
+    base = build_sandbox(ProcessSandboxOptions(workers=1))
+    derived = base.on_interpreter(sys.executable)
+    assert base.on_interpreter(sys.executable) is derived
+    assert derived.isolation()["python"] == sys.executable
+    base.close()
+    assert not any(server.alive() for server in derived.executor.servers)

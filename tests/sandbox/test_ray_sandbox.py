@@ -353,3 +353,18 @@ def test_losing_a_node_loses_no_session():
     assert result["ray"]["sessions_recovered"] == 4
     assert result["ray"]["actors"] == 2
 
+
+
+def test_servers_on_another_interpreter_run_on_this_machine():
+    # A suite's own environment exists on this machine only: the ray sandbox derives a local
+    # process sandbox with its isolation and limits (no cluster needed), closed with it.
+    from sandbox.options import RaySandboxOptions
+    from sandbox.ray_sandbox import RaySandbox
+
+    box = RaySandbox.__new__(RaySandbox)  # no actors: only the local part is exercised
+    box.options, box._local = RaySandboxOptions(servers_per_actor=1, step_seconds=7.0), None
+    derived = box.on_interpreter(sys.executable)
+    assert box.on_interpreter(sys.executable) is derived
+    assert derived.isolation()["python"] == sys.executable and derived.limits.step_seconds == 7.0
+    box._local.close()
+    assert not any(server.alive() for server in derived.executor.servers)

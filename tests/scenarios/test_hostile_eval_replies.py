@@ -15,6 +15,7 @@ from spade_core.hookspecs import hookimpl
 from spade_core.testing import load_builtin_plugins
 
 from fakes.cli import ROOT
+from fakes.eval_runs import needs_suite_env
 from fakes.hostile import FakeHostileBackend
 
 CONFIG = ROOT / "configs" / "quickstart.yaml"
@@ -40,13 +41,13 @@ def _eval(capsys, suite: str, limit: int, *extra: str) -> dict:
     return result
 
 
-@pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None, reason="bfcl-eval not installed")
+@needs_suite_env("bfcl")
 def test_bfcl(capsys):
     _eval(capsys, "bfcl", 6, "--option", "bfcl.categories=[simple, parallel, multi_turn_base]",
           "--option", "bfcl.max_steps=3")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tau2") is None, reason="tau2-bench not installed")
+@needs_suite_env("tau2")
 def test_tau2(capsys):
     from plugins.evals.tau2_suite import SANDBOX_LIMITS
 

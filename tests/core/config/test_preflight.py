@@ -57,6 +57,14 @@ def test_a_missing_corpus_is_named_by_its_key(loaded, tmp_path):
     assert found.startswith("corpus.options.path: no such folder: ")
 
 
+def test_an_evaluated_suite_without_its_environment_is_found_before_training(
+        loaded, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPADE_SUITES_DIR", str(tmp_path))
+    (found,) = problems(loaded, "eval.suites=[reasoning-gym, gem]")
+    assert found.startswith("eval.suites: gem: the gem suite runs on an environment of its own")
+    assert "run `spade suites install gem`" in found
+
+
 @pytest.mark.skipif(importlib.util.find_spec("wandb") is not None, reason="wandb is installed")
 def test_a_logging_backend_that_is_not_installed_names_its_extra(loaded):
     (found,) = problems(loaded, "logging.backends=[wandb]")

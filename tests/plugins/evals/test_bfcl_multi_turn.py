@@ -5,8 +5,6 @@ BFCL's per-turn step limit, and determinism (items, scores, no simulator state l
 from __future__ import annotations
 
 import ast
-import importlib
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -20,11 +18,10 @@ from spade_core.testing import load_test_plugins
 
 import plugins.evals.plugin as evals_plugin
 from fakes.eval_backends import FakeGoldBackend, FakeHalfBackend, FakeWrongBackend
-from fakes.eval_runs import three_ways
+from fakes.eval_runs import needs_bfcl, three_ways
 from fakes.cli import ROOT
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
-                                reason="pip install --no-deps bfcl-eval==2026.3.23")
+pytestmark = needs_bfcl
 
 SETTINGS = EvalSettings(samples=1, max_new_tokens=16, seed=0)
 MULTI_TURN = ["multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",

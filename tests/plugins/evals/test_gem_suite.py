@@ -5,7 +5,6 @@ missing package are clear errors."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 
 import pytest
@@ -17,10 +16,9 @@ from spade_core.testing import load_test_plugins
 
 import plugins.evals.plugin as evals_plugin
 from fakes.eval_backends import FakeGoldBackend, FakeWrongBackend
-from fakes.eval_runs import three_ways
+from fakes.eval_runs import needs_suite_env, three_ways
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("gem") is None,
-                                reason="the gem suite needs pip install --no-deps gem-llm==0.1.0")
+pytestmark = needs_suite_env("gem")
 
 #: Seed 4: every game's first episode is quick to generate (Sokoban's room in under a second).
 SETTINGS = EvalSettings(samples=1, max_new_tokens=16, seed=4)
@@ -97,9 +95,7 @@ def test_an_episode_ends_at_max_turns_and_a_partial_return_is_no_win():
     assert suite.play(items, FakeWrongBackend(), SETTINGS) == [[0.0]]
 
 
-def test_options_and_a_missing_package(monkeypatch):
-    from plugins.evals import gem_suite
-
+def test_options_and_a_missing_environment(monkeypatch, tmp_path):
     with pytest.raises(ConfigError, match="nltk"):
         _suite({"games": ["game:Wordle-v0-hard"]})
     with pytest.raises(ConfigError, match="not a GEM game id"):
@@ -108,8 +104,6 @@ def test_options_and_a_missing_package(monkeypatch):
         _suite({"games": ["game:Nope-v0-hard"]}).items(1, 0)
     with pytest.raises(Exception, match="episodes"):
         _suite({"episodes": 0})
-    real = importlib.util.find_spec
-    monkeypatch.setattr(gem_suite.importlib.util, "find_spec",
-                        lambda name, *a: None if name == "gem" else real(name, *a))
-    with pytest.raises(ConfigError, match="gem-llm==0.1.0"):
+    monkeypatch.setenv("SPADE_SUITES_DIR", str(tmp_path))
+    with pytest.raises(ConfigError, match="run `spade suites install gem`"):
         _suite()

