@@ -155,7 +155,12 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *,
         if spec.heldout.baseline:
             for seed in spec.seed_list:
                 evaluate_baseline(spec, base, seed, folder, loaded)
-        run_on_ray(spec.ray, runs, iterations, execute, report, after_run)
+        def finished(run: PlannedRun, state: str) -> None:
+            write_results()  # as each run ends, as on the serial path: a stop keeps them
+            if after_run is not None:
+                after_run(run, state)
+
+        run_on_ray(spec.ray, runs, iterations, execute, report, finished)
         write_results()
     else:
         for number, run in enumerate(runs, 1):

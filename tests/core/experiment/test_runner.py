@@ -42,3 +42,28 @@ def test_an_arm_that_cannot_run_here_fails_before_anything_runs(tmp_path):
     with pytest.raises(ConfigError, match="arm 'bad'.*disagree"):
         run_experiment(path, tmp_path / "out", plugins=loaded(), report=lambda line: None)
     assert not (tmp_path / "out" / "runs").exists()
+
+
+def test_runs_as_ray_tasks_write_the_results_as_each_run_ends(tmp_path, monkeypatch):
+    """Ray's path rewrites results.json after every finished run, as the serial path does, so
+    an experiment stopped part-way keeps what it measured."""
+    import spade_core.experiment.ray_runs as ray_runs
+
+    seen: list[int] = []
+
+    def fake_run_on_ray(spec, runs, iterations, execute, report, after_run=None):
+        """Stands in for the cluster: runs the first two runs here, then "the machine stops"."""
+        for run in runs[:2]:
+            state = execute(run, iterations, loaded(), report)
+            after_run(run, state)
+            runs_now = json.loads((out / "results.json").read_text())["runs"]
+            seen.append([r["status"] for r in runs_now].count("completed"))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ray_runs, "run_on_ray", fake_run_on_ray)
+    path = write_experiment(tmp_path, ray={"address": "auto"}, heldout={
+        "suites": {"known": {}}, "every": 1, "baseline": False})
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(path, out, plugins=loaded(), report=lambda line: None)
+    assert seen == [1, 2]  # results.json after each run, each finished run in it
