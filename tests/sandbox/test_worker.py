@@ -5,6 +5,7 @@ nothing but itself."""
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -42,7 +43,9 @@ def test_hung_and_crashing_workers_fail_alone_and_within_limits(sandbox):
     with pytest.raises(SandboxError) as hung:
         sandbox.open(REPORT_PROGRAM, family=Family("import time\ntime.sleep(1000)\nRESULTS={}"))
     assert hung.value.verdict.category == "timeout"
-    assert time.monotonic() - started < 3 + 2
+    # It sleeps without using the CPU: the wall-clock backstop (4 x the 3 s) ends it.
+    assert "backstop" in hung.value.verdict.message, hung.value.verdict
+    assert time.monotonic() - started < 3 * sandbox.limits.wall_factor + 2
     with pytest.raises(SandboxError) as crashed:
         sandbox.open(REPORT_PROGRAM, family=Family("import ctypes\nctypes.string_at(0)\n"))
     assert crashed.value.verdict.category == "crash"
@@ -62,12 +65,33 @@ def test_hung_and_crashing_workers_fail_alone_and_within_limits(sandbox):
 #
 # Before the progress markers, the host waited for the sum of a batch's (or a multi-instance
 # load's) limits: 8 batched steps of 3 s each took 24 s to get their verdict, 4 instances' load
-# 12 s.
+# 12 s. The limits count the worker's CPU time (issue 48, item 4), so on an idle machine a call
+# that spins is ended near its limit in wall time too; on a loaded one (this machine's tests run
+# at a lower priority than its experiments) it gets its CPU time later, and the verdict comes
+# when it has used its limit or at the wall-clock backstop, whichever is first. The verdict says
+# which, and how much CPU the worker had used: that is what these tests check.
 
-#: What the host may take beyond a call's limit to give its verdict.
+#: What the host may take beyond a call's limit to give its verdict (CPU seconds, or wall
+#: seconds beyond the backstop).
 MARGIN = 2.0
 #: Spins in C for minutes (well past any limit here), in constant memory.
 SPIN = "sum(range(10 ** 12))"
+_USED = re.compile(r"it used ([0-9.]+) s of CPU in ([0-9.]+) s")
+
+
+def _held(verdict, seconds: float, limit: float, box) -> None:  # noqa: ANN001
+    """``verdict`` is a timeout that came when the worker had used about ``limit`` CPU seconds
+    (within MARGIN), or at the wall-clock backstop; in no case later than the backstop."""
+    assert verdict.category == "timeout", verdict
+    factor = box.limits.wall_factor
+    assert seconds < factor * limit + MARGIN, (verdict.message, seconds)
+    used = _USED.search(verdict.message)
+    assert used is not None, verdict.message
+    if "backstop" in verdict.message:
+        assert seconds > factor * limit - 0.5, (verdict.message, seconds)
+    else:
+        assert limit - 0.1 < float(used.group(1)) < limit + MARGIN, (verdict.message, seconds)
+
 
 PROGRAM = f'''
 class SpinEnv:
@@ -102,8 +126,7 @@ def _serves_again(box) -> None:  # noqa: ANN001
 def test_a_single_call_in_c_ends_at_its_limit(limited_sandbox):
     session = limited_sandbox.open(PROGRAM)
     verdict, seconds = _verdict(lambda: session.reset(7))
-    assert verdict.category == "timeout", verdict
-    assert seconds < limited_sandbox.limits.reset_seconds + MARGIN, seconds
+    _held(verdict, seconds, limited_sandbox.limits.reset_seconds, limited_sandbox)
     _serves_again(limited_sandbox)
 
 
@@ -118,7 +141,7 @@ def test_a_batched_call_in_c_ends_at_its_own_limit_not_the_batch_sum(limited_san
     assert all(isinstance(r, SandboxError) and r.verdict.category == "timeout"
                for r in results), results
     assert "the call it was running" in str(results[0])
-    assert seconds < limited_sandbox.limits.step_seconds + MARGIN, seconds
+    _held(results[0].verdict, seconds, limited_sandbox.limits.step_seconds, limited_sandbox)
     _serves_again(limited_sandbox)
 
 
@@ -145,8 +168,7 @@ def test_a_load_in_c_ends_at_the_per_instance_limit(limited_sandbox):
     program = SPIN + "\n" + PROGRAM
     for count in (1, 4):
         verdict, seconds = _verdict(lambda: limited_sandbox.open_many(program, count))
-        assert verdict.category == "timeout", verdict
-        assert seconds < limited_sandbox.limits.load_seconds + MARGIN, (count, seconds)
+        _held(verdict, seconds, limited_sandbox.limits.load_seconds, limited_sandbox)
     _serves_again(limited_sandbox)
 
 
@@ -171,7 +193,6 @@ def test_one_sqlite_call_in_c_ends_at_the_call_limit(limited_sandbox):
         begun = time.monotonic()
         (verdict,) = validate(limited_sandbox, [program], family=family)
         seconds = time.monotonic() - begun
-        assert verdict.category == "timeout", verdict
-        assert seconds < limit + MARGIN, (verdict.message, seconds)
+        _held(verdict, seconds, limit, limited_sandbox)
     (verdict,) = validate(limited_sandbox, [seed], family=family)
     assert verdict.valid, verdict
