@@ -41,6 +41,8 @@ _ENVELOPE = 64
 #: What the host adds to a call's limit, beyond the marker interval, before it kills a worker
 #: whose batch (or multi-instance load) went silent: the worker's own timer answers first.
 SLACK_SECONDS = 0.5
+#: CPU seconds a batch must have used before its wall time is shared out by CPU time.
+_DIVISIBLE = 0.01
 
 
 def stage_seconds(limit: float) -> float:
@@ -262,8 +264,10 @@ def _settle(ex: _Exchange, results: list[Any]) -> None:
 def _charge_batch(ex: _Exchange, cpu_start: float, replies: list[dict[str, Any]]) -> None:
     """Charge each instance of a batch the CPU time of its own call (the worker's CPU time at
     the end of the previous reply to the end of its own), and the batch's wall time in the same
-    shares. Replies without CPU times (or calls the worker never answered): equal shares of the
-    wall time. The total is never more than the batch's wall time."""
+    shares (equal shares while the batch's CPU time is too small to divide: the worker's CPU
+    clock advances in scheduler ticks of a few ms while ``RLIMIT_CPU`` is armed). Replies
+    without CPU times (or calls the worker never answered): equal shares of the wall time. The
+    CPU charged is never more than the batch's wall time."""
     calls = ex.calls
     ends = [ex.link.note_cpu(reply) for reply in replies[:len(calls)]]
     if len(ends) == len(calls) and None not in ends:
@@ -275,7 +279,7 @@ def _charge_batch(ex: _Exchange, cpu_start: float, replies: list[dict[str, Any]]
         total = sum(spent)
         scale = min(1.0, ex.elapsed / total) if total > 0 else 0.0
         for call, cpu in zip(calls, spent):
-            share = cpu / total if total > 0 else 1 / len(calls)
+            share = cpu / total if total >= _DIVISIBLE else 1 / len(calls)
             call.session.charge(cpu * scale, ex.elapsed * share)
         return
     for call in calls:
