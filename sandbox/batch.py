@@ -30,7 +30,7 @@ from typing import Any
 from spade_core.errors import SandboxError
 from spade_core.records import StepResult
 
-from sandbox.cpu_clock import CallClock, charged, reported_cpu
+from sandbox.cpu_clock import CallClock, charged
 from sandbox.limits import Limits
 from sandbox.process_session import ProcessSession, WorkerLink
 from sandbox.protocol import PROGRESS_SECONDS, FrameError, decode, encode, split_bodies
@@ -129,7 +129,9 @@ def _exchange_all(exchanges: list[_Exchange]) -> None:
             assert ex.clock is not None
             try:
                 if ex.single:
-                    ex.reply = ex.link.request(ex.message, ex.clock, ex.limit)
+                    clock = ex.clock
+                    ex.reply = ex.link.request(ex.message, ex.limit, clock.deadline(),
+                                               lambda: clock)  # its CPU time: noted below
                 else:  # no CPU checks between markers here: the stage counts wall seconds
                     ex.body = ex.link.channel.request_body(ex.message, ex.begun + ex.span,
                                                            ex.limit, stage=ex.stage)
@@ -376,8 +378,8 @@ def load_instances(link: WorkerLink) -> None:
         clock = CallClock(link.channel, 0.0, each * count, limits.wall_factor,
                           stage=stage_seconds(each))
         try:
-            reply = link.request(None, clock, limits.max_frame_bytes + count * 4096,
-                                 markers=True)
+            reply = link.request(None, limits.max_frame_bytes + count * 4096,
+                                 clock.deadline(), lambda: clock, markers=True)
         except FrameError as exc:
             wall = time.monotonic() - clock.begun
             for session in sessions:
@@ -386,7 +388,7 @@ def load_instances(link: WorkerLink) -> None:
             link.fail_all(None, *frame_verdict(link.channel, exc, "loading the program", budget))
             return
         wall = time.monotonic() - clock.begun
-        cpu = charged(0.0, reported_cpu(reply), wall)
+        cpu = charged(0.0, link.note_cpu(reply), wall)  # the worker's CPU time from its fork
         for session in sessions:
             session.charge(cpu / count, wall / count)
         if not reply.get("ok"):

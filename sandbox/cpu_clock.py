@@ -33,10 +33,20 @@ CPU_EPSILON = 0.01
 def reported_cpu(reply: dict[str, Any]) -> float | None:
     """The worker's CPU seconds a reply carries (``"c"``), if it is a plausible number."""
     cpu = reply.get("c")
-    if isinstance(cpu, (int, float)) and not isinstance(cpu, bool) and math.isfinite(cpu) \
-            and cpu >= 0:
-        return float(cpu)
+    if type(cpu) is float or type(cpu) is int:  # never a bool, never a str
+        if 0 <= cpu < math.inf:
+            return float(cpu)
     return None
+
+
+def first_deadline(begun: float, limit: float, factor: float, wall_left: float) -> float:
+    """A single call's first deadline: what :meth:`CallClock.deadline` would say before any
+    check (single calls build their clock only if they reach it, so one that ends in time
+    costs no clock). Comparisons rather than ``min``/``max``: this runs on every call."""
+    wall = factor * limit
+    if wall_left < wall:
+        wall = wall_left if wall_left > 0 else 0.0
+    return begun + (limit if limit < wall else wall)
 
 
 def charged(cpu_start: float, cpu_end: float | None, wall: float) -> float:
@@ -45,7 +55,8 @@ def charged(cpu_start: float, cpu_end: float | None, wall: float) -> float:
     its wall time when the reply carries no CPU time."""
     if cpu_end is None:
         return wall
-    return min(max(cpu_end - cpu_start, 0.0), wall)
+    spent = cpu_end - cpu_start
+    return 0.0 if spent < 0 else spent if spent < wall else wall
 
 
 class CallClock:
@@ -58,10 +69,14 @@ class CallClock:
     the episode's wall backstop).
     """
 
+    __slots__ = ("channel", "begun", "cpu_start", "limit", "stage", "factor", "wall_limit",
+                 "_read", "_checked", "ended_by")
+
     def __init__(self, channel: Any, cpu_start: float, limit: float, factor: float,
-                 stage: float | None = None, wall_left: float = math.inf) -> None:
+                 stage: float | None = None, wall_left: float = math.inf,
+                 begun: float | None = None) -> None:
         self.channel = channel
-        self.begun = time.monotonic()
+        self.begun = time.monotonic() if begun is None else begun
         self.cpu_start = cpu_start
         self.limit = limit
         self.stage = stage
@@ -69,7 +84,7 @@ class CallClock:
         self.wall_limit = max(0.0, min(factor * limit, wall_left))
         self._read = getattr(channel, "cpu_seconds", None)
         #: The latest (wall, CPU) point the host knows of, from a check of the CPU time.
-        self._checked = (self.begun, cpu_start)
+        self._checked: tuple[float, float] | None = None
         #: What ended the wait: ``limit`` (the CPU limit in all), ``stage`` (the CPU limit
         #: since the last marker) or ``backstop`` (the wall clock); empty while it goes on.
         self.ended_by = ""
@@ -97,13 +112,17 @@ class CallClock:
     def deadline(self) -> float:
         """The next wall-clock time (monotonic) at which the host must look again: the earliest
         moment the CPU limit could be reached, or the backstop."""
+        if self.stage is None and self._checked is None:  # a single call, not checked yet
+            return self.begun + min(self.limit, self.wall_limit)
         stage_wall, stage_cpu = self._stage_start()
         if not self.by_cpu:  # the wall clock decides, as the limits did before issue 48
             end = self.begun + self.limit
             if self.stage is not None:
                 end = min(end, stage_wall + self.stage)
             return min(end, self.begun + self.wall_limit)
-        wall, cpu = self._checked if self._checked[0] >= stage_wall else (stage_wall, stage_cpu)
+        checked = self._checked
+        wall, cpu = checked if checked is not None and checked[0] >= stage_wall \
+            else (stage_wall, stage_cpu)
         at = wall + self.limit - (cpu - self.cpu_start)
         if self.stage is not None:
             at = min(at, wall + self.stage - (cpu - stage_cpu))

@@ -27,7 +27,7 @@ from spade_core.errors import SandboxError
 from spade_core.interfaces.sandbox import SandboxSession
 from spade_core.records import StepResult, Verdict
 
-from sandbox.cpu_clock import CallClock, charged, reported_cpu
+from sandbox.cpu_clock import CallClock, charged, first_deadline, reported_cpu
 from sandbox.executors import WorkerChannel
 from sandbox.limits import Limits
 from sandbox.protocol import FrameError
@@ -68,19 +68,20 @@ class WorkerLink:
     def note_cpu(self, reply: dict[str, Any]) -> float | None:
         """Record the worker's CPU time that ``reply`` carries (it never goes back)."""
         cpu = reported_cpu(reply)
-        if cpu is not None:
-            self.cpu = max(self.cpu, cpu)
+        if cpu is not None and cpu > self.cpu:
+            self.cpu = cpu
         return cpu
 
-    def request(self, message: dict[str, Any] | None, clock: CallClock, limit: int,
-                markers: bool = False) -> dict[str, Any]:
-        """Send ``message`` (``None``: wait for the ready reply) and wait for the reply while
-        ``clock`` allows: at each deadline the clock checks the worker's CPU time and either
-        moves the deadline on or ends the wait with a timeout. ``markers``: skip the worker's
-        progress markers (loading several instances)."""
+    def request(self, message: dict[str, Any] | None, limit: int, deadline: float,
+                clock: Callable[[], CallClock], markers: bool = False) -> dict[str, Any]:
+        """Send ``message`` (``None``: wait for the ready reply) and wait for the reply until
+        ``deadline``, then while the call's clock (``clock()``, built only then) allows: at
+        each deadline it checks the worker's CPU time and either moves the deadline on or ends
+        the wait with a timeout. ``markers``: skip the worker's progress markers (loading
+        several instances). The caller records the reply's CPU time (:meth:`note_cpu`)."""
         sent = message is None
+        timer: CallClock | None = None
         while True:
-            deadline = clock.deadline()
             try:
                 if not sent:
                     sent = True
@@ -93,11 +94,13 @@ class WorkerLink:
                 now = time.monotonic()
                 if exc.kind != "timeout" or now < deadline:  # the channel's own timeout
                     raise
-                error = clock.expired(now)
+                if timer is None:
+                    timer = clock()
+                error = timer.expired(now)
                 if error is not None:
                     raise error from None
+                deadline = timer.deadline()
                 continue
-            self.note_cpu(reply)
             return reply
 
     def address(self, session: "ProcessSession", message: dict[str, Any]) -> dict[str, Any]:
@@ -161,11 +164,11 @@ class ProcessSession(SandboxSession):
         self.first_observation = ""
 
     # -- plumbing -----------------------------------------------------------------------------
-    def budget(self, seconds: float) -> tuple[float, bool]:
+    def budget(self, seconds: float, wall_left: float | None = None) -> tuple[float, bool]:
         """CPU seconds this call may take, and whether the episode budget is what limits it
-        (the episode's wall-clock backstop spent counts as no time left)."""
+        (the episode's wall-clock backstop spent, ``wall_left``, counts as no time left)."""
         left = self.limits.episode_seconds - self.busy
-        if self.wall_left() <= 0:
+        if (self.wall_left() if wall_left is None else wall_left) <= 0:
             left = 0.0
         return (left, True) if left < seconds else (seconds, False)
 
@@ -173,10 +176,6 @@ class ProcessSession(SandboxSession):
         """Wall seconds left of the episode's backstop (``wall_factor`` × ``episode_seconds``)."""
         return self.limits.wall_factor * self.limits.episode_seconds - self.busy_wall
 
-    def clock(self, allowed: float) -> CallClock:
-        """The clock of one call of at most ``allowed`` CPU seconds (see ``cpu_clock.py``)."""
-        return CallClock(self.link.channel, self.link.cpu, allowed, self.limits.wall_factor,
-                         wall_left=self.wall_left())
 
     def charge(self, cpu: float, wall: float) -> None:
         """Count a call's CPU and wall time against the episode budget and its backstop."""
@@ -229,18 +228,26 @@ class ProcessSession(SandboxSession):
             error = self.refused()
             if error is not None:
                 raise error
-            allowed, by_episode = self.budget(seconds)
-            clock = self.clock(allowed)
+            wall_left = self.wall_left()
+            allowed, by_episode = self.budget(seconds, wall_left)
+            factor, cpu_start = self.limits.wall_factor, link.cpu
+            begun = time.monotonic()
+
+            def clock() -> CallClock:
+                return CallClock(link.channel, cpu_start, allowed, factor, wall_left=wall_left,
+                                 begun=begun)
+
             try:
                 reply = link.request(None if message is None else link.address(self, message),
-                                     clock, self.limits.max_frame_bytes)
+                                     self.limits.max_frame_bytes,
+                                     first_deadline(begun, allowed, factor, wall_left), clock)
             except FrameError as exc:
-                wall = time.monotonic() - clock.begun
+                wall = time.monotonic() - begun
                 self.charge(wall, wall)
                 raise self.frame_failure(exc, what, self.budget_text(seconds, by_episode)) \
                     from None
-            wall = time.monotonic() - clock.begun
-            self.charge(charged(clock.cpu_start, reported_cpu(reply), wall), wall)
+            wall = time.monotonic() - begun
+            self.charge(charged(cpu_start, link.note_cpu(reply), wall), wall)
             if not reply.get("ok"):
                 raise self.reply_failure(reply)
             try:
@@ -289,7 +296,9 @@ class ProcessSession(SandboxSession):
                 clock = CallClock(link.channel, link.cpu, CLOSE_SECONDS,
                                   self.limits.wall_factor)
                 try:
-                    reply = link.request(link.address(self, {"op": "close"}), clock, 4096)
+                    reply = link.request(link.address(self, {"op": "close"}), 4096,
+                                         clock.deadline(), lambda: clock)
+                    link.note_cpu(reply)
                 except FrameError as exc:
                     if link.count > 1:  # a close() that hangs or kills its worker ends them all
                         self.frame_failure(exc, "close()",
