@@ -176,7 +176,6 @@ class ProcessSession(SandboxSession):
         """Wall seconds left of the episode's backstop (``wall_factor`` × ``episode_seconds``)."""
         return self.limits.wall_factor * self.limits.episode_seconds - self.busy_wall
 
-
     def charge(self, cpu: float, wall: float) -> None:
         """Count a call's CPU and wall time against the episode budget and its backstop."""
         self.busy += cpu
