@@ -28,6 +28,9 @@ from sandbox.protocol import FrameError
 #: A call this close (CPU seconds) to its limit counts as having reached it, so the checks
 #: near the limit stop after a few rounds instead of halving the rest forever.
 CPU_EPSILON = 0.01
+#: Wall seconds before the host asks again when the worker's CPU time could not be read (its
+#: fork server was busy importing a family's libraries, say); the backstop still bounds it.
+RETRY_SECONDS = 0.5
 
 
 def reported_cpu(reply: dict[str, Any]) -> float | None:
@@ -70,7 +73,7 @@ class CallClock:
     """
 
     __slots__ = ("channel", "begun", "cpu_start", "limit", "stage", "factor", "wall_limit",
-                 "_read", "_checked", "ended_by")
+                 "_read", "_checked", "_retry", "ended_by")
 
     def __init__(self, channel: Any, cpu_start: float, limit: float, factor: float,
                  stage: float | None = None, wall_left: float = math.inf,
@@ -85,6 +88,8 @@ class CallClock:
         self._read = getattr(channel, "cpu_seconds", None)
         #: The latest (wall, CPU) point the host knows of, from a check of the CPU time.
         self._checked: tuple[float, float] | None = None
+        #: No check before this (monotonic) after a check that could not read the CPU time.
+        self._retry = 0.0
         #: What ended the wait: ``limit`` (the CPU limit in all), ``stage`` (the CPU limit
         #: since the last marker) or ``backstop`` (the wall clock); empty while it goes on.
         self.ended_by = ""
@@ -112,7 +117,7 @@ class CallClock:
     def deadline(self) -> float:
         """The next wall-clock time (monotonic) at which the host must look again: the earliest
         moment the CPU limit could be reached, or the backstop."""
-        if self.stage is None and self._checked is None:  # a single call, not checked yet
+        if self.stage is None and self._checked is None and not self._retry:  # not checked yet
             return self.begun + min(self.limit, self.wall_limit)
         stage_wall, stage_cpu = self._stage_start()
         if not self.by_cpu:  # the wall clock decides, as the limits did before issue 48
@@ -126,19 +131,29 @@ class CallClock:
         at = wall + self.limit - (cpu - self.cpu_start)
         if self.stage is not None:
             at = min(at, wall + self.stage - (cpu - stage_cpu))
-        return min(at, self.backstop())
+        return min(max(at, self._retry), self.backstop())
 
     def expired(self, now: float) -> FrameError | None:
         """Called once ``now`` has reached :meth:`deadline`: the timeout to end the worker with,
         or ``None`` while the call has CPU time left (the deadline has then moved on)."""
         if now < self.deadline():
             return None
-        cpu = self._read() if self.by_cpu else None
-        if cpu is None:  # no CPU time to go by (or the worker is gone): the clock decides
+        if not self.by_cpu:  # no CPU time to go by: the clock decides
             stage_wall = self._stage_start()[0]
             self.ended_by = "stage" if self.stage is not None \
                 and stage_wall + self.stage < self.begun + self.limit else "limit"
             return FrameError("no reply before the time limit", "timeout")
+        cpu = self._read()
+        if cpu is None:
+            if now < self.backstop():
+                # Not read this time (a busy fork server; a worker that is gone closes its
+                # channel, which ends the wait anyway): ask again, within the backstop.
+                self._retry = now + RETRY_SECONDS
+                return None
+            self.ended_by = "backstop"
+            return FrameError("no reply before the wall-clock backstop", "timeout",
+                              f"the wall-clock backstop, {self.factor:g} times the limit, "
+                              "passed (its CPU time could not be read)")
         used = cpu - self.cpu_start
         spent = f"it used {max(used, 0.0):.2f} s of CPU in {now - self.begun:.2f} s"
         if now >= self.backstop():
