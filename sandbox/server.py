@@ -4,9 +4,10 @@ It runs inside the isolation the host chose (bubblewrap or ``unshare``: no netwo
 namespace, a read-only minimal filesystem, an empty environment) and talks to the host over one
 control socket. A ``spawn`` request carries one end of a fresh socket pair (``SCM_RIGHTS``); the
 server compiles the program (cached by source hash), forks, and the worker serves the episodes of
-its ``count`` instances of the program on that socket directly, so steps never pass through the server. The server also kills workers on
-request (SIGKILL to the process group), reaps them and reports how they ended, and reports a
-live worker's CPU time (the host's check of a call's CPU-time limit).
+its ``count`` instances of the program on that socket directly, so steps never pass through the
+server. The server also kills workers on request (SIGKILL to the process group), reaps them and
+reports how they ended, and reports a live worker's CPU time (the host's check of a call's
+CPU-time limit). Replies to control requests echo the request's number (``n``).
 
 Run as ``python -I -c "...; sandbox.server.main()" --control-fd N ...`` by ``executors.py``.
 """
