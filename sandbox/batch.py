@@ -6,20 +6,20 @@ end, so each keeps its own size check); the requests to different workers are al
 their replies collected with one ``poll`` loop, so the workers run concurrently. Results come
 back in input order; failures are ``SandboxError`` values in the list, never raised.
 
-Time limits stay per call and per instance: each batched call carries its own limit, which the
-worker enforces with a wall-clock timer (a call past it ends the worker, as a timeout does
+Time limits stay per call and per instance, and count the worker's CPU time (the wall clock is
+only a backstop, ``sandbox/cpu_clock.py``): each batched call carries its own limit, which the
+worker enforces with a CPU-time timer (a call past it ends the worker, as a timeout does
 unbatched). The timer cannot interrupt C code, so the host enforces each call's limit too: the
-worker sends a progress marker between two calls once ``PROGRESS_SECONDS`` have passed since the
-batch began or its last marker, and the host kills the worker when no reply or marker came
-within ``PROGRESS_SECONDS`` + the largest call limit + ``SLACK_SECONDS`` (never later than the sum
-of the calls' limits). Loading several instances works the same way. Each instance's episode
-budget is charged the batch's wall time in proportion to the time the worker measured for its
-calls.
+worker sends a progress marker (with its CPU time) between two calls once ``PROGRESS_SECONDS``
+have passed since the batch began or its last marker, and the host kills the worker when it has
+used ``PROGRESS_SECONDS`` + the largest call limit + ``SLACK_SECONDS`` of CPU since the last
+marker without one (never more than the sum of the calls' limits), or at the wall backstop.
+Loading several instances works the same way. Each instance's episode budget is charged the
+CPU time of its own calls (each reply carries the worker's CPU time at its end).
 """
 
 from __future__ import annotations
 
-import math
 import select
 import time
 from collections.abc import Callable, Sequence
@@ -30,6 +30,7 @@ from typing import Any
 from spade_core.errors import SandboxError
 from spade_core.records import StepResult
 
+from sandbox.cpu_clock import CallClock, charged
 from sandbox.limits import Limits
 from sandbox.process_session import ProcessSession, WorkerLink
 from sandbox.protocol import PROGRESS_SECONDS, FrameError, decode, encode, split_bodies
@@ -40,11 +41,15 @@ _ENVELOPE = 64
 #: What the host adds to a call's limit, beyond the marker interval, before it kills a worker
 #: whose batch (or multi-instance load) went silent: the worker's own timer answers first.
 SLACK_SECONDS = 0.5
+#: CPU seconds a batch must have used before its wall time is shared out by CPU time.
+_DIVISIBLE = 0.01
 
 
 def stage_seconds(limit: float) -> float:
-    """How long the host waits for a reply or a progress marker from a worker running several
-    calls (each at most ``limit`` seconds) in one request."""
+    """How much CPU time a worker running several calls (each at most ``limit`` CPU seconds) in
+    one request may use between two progress markers. Between a marker and the start of the
+    running call the worker ran calls of less than ``PROGRESS_SECONDS`` (else it would have
+    sent another marker), so this bounds the running call by its limit plus the slack."""
     return PROGRESS_SECONDS + limit + SLACK_SECONDS
 
 
@@ -71,8 +76,9 @@ class _Exchange:
     message: dict[str, Any]
     span: float
     limit: int
-    #: Longest wait for a reply or a progress marker (``span`` for a single call).
+    #: Most CPU time between two progress markers (``span`` for a single call).
     stage: float = 0.0
+    clock: CallClock | None = None
     begun: float = 0.0
     elapsed: float = 0.0
     body: bytes | None = None
@@ -99,12 +105,15 @@ def _build(link: WorkerLink, calls: list[_Call]) -> _Exchange:
                      min(span, stage_seconds(max(call.allowed for call in calls))))
 
 
-def _deadline(ex: _Exchange) -> float:
-    """When the host gives up on ``ex``: ``stage`` after the request or its last progress
-    marker, never later than ``span`` after the request."""
-    marked = getattr(ex.link.channel, "marked", None)
-    start = ex.begun if marked is None or marked < ex.begun else marked
-    return min(ex.begun + ex.span, start + ex.stage)
+def _start(ex: _Exchange) -> None:
+    """Start ``ex``'s clock: from now, and from the worker's CPU time at its last reply."""
+    factor = ex.link.limits.wall_factor
+    if ex.single:
+        ex.clock = CallClock(ex.link.channel, ex.link.cpu, ex.span, factor,
+                             wall_left=ex.calls[0].session.wall_left())
+    else:
+        ex.clock = CallClock(ex.link.channel, ex.link.cpu, ex.span, factor, stage=ex.stage)
+    ex.begun = ex.clock.begun
 
 
 def _multiplexed(exchanges: list[_Exchange]) -> bool:
@@ -116,11 +125,14 @@ def _exchange_all(exchanges: list[_Exchange]) -> None:
     """Send every worker its frame, then collect the replies as they come (one poll loop)."""
     if not _multiplexed(exchanges):
         for ex in exchanges:  # channels that cannot be polled (e.g. remote ones): in turn
-            ex.begun = time.monotonic()
+            _start(ex)
+            assert ex.clock is not None
             try:
                 if ex.single:
-                    ex.reply = ex.link.channel.request(ex.message, ex.begun + ex.span, ex.limit)
-                else:
+                    clock = ex.clock
+                    ex.reply = ex.link.request(ex.message, ex.limit, clock.deadline(),
+                                               lambda: clock)  # its CPU time: noted below
+                else:  # no CPU checks between markers here: the stage counts wall seconds
                     ex.body = ex.link.channel.request_body(ex.message, ex.begun + ex.span,
                                                            ex.limit, stage=ex.stage)
             except FrameError as exc:
@@ -130,7 +142,7 @@ def _exchange_all(exchanges: list[_Exchange]) -> None:
     poller = select.poll()
     waiting: dict[int, _Exchange] = {}
     for ex in exchanges:
-        ex.begun = time.monotonic()
+        _start(ex)
         try:
             ex.link.channel.send_bytes(encode(ex.message))
         except FrameError as exc:
@@ -142,14 +154,18 @@ def _exchange_all(exchanges: list[_Exchange]) -> None:
     while waiting:
         now = time.monotonic()
         for fd, ex in list(waiting.items()):
-            if now >= _deadline(ex):
-                ex.error = FrameError("no reply before the time limit", "timeout")
-                ex.elapsed = now - ex.begun
+            assert ex.clock is not None
+            if now >= ex.clock.deadline():
+                ex.error = ex.clock.expired(now)
+                if ex.error is None:  # CPU time left: the deadline has moved on
+                    continue
+                ex.elapsed = time.monotonic() - ex.begun
                 poller.unregister(fd)
                 del waiting[fd]
         if not waiting:
             break
-        wait = min(_deadline(ex) for ex in waiting.values()) - now
+        now = time.monotonic()
+        wait = min(ex.clock.deadline() for ex in waiting.values() if ex.clock) - now
         for fd, _event in poller.poll(max(1, int(wait * 1000 + 0.999))):
             ex = waiting.get(fd)
             if ex is None:
@@ -189,32 +205,35 @@ def _describe(ex: _Exchange) -> tuple[str, str]:
     if ex.single:
         call = ex.calls[0]
         return call.what, call.session.budget_text(call.seconds, call.by_episode)
-    if ex.elapsed < ex.span:
+    if ex.clock is None or ex.clock.ended_by != "limit":
         return (f"a batch of {len(ex.calls)} calls",
                 f"time limit of the call it was running (at most "
-                f"{max(call.allowed for call in ex.calls):g} s)")
+                f"{max(call.allowed for call in ex.calls):g} s of CPU)")
     return (f"a batch of {len(ex.calls)} calls",
-            f"sum of its calls' time limits ({ex.span:g} s)")
+            f"sum of its calls' time limits ({ex.span:g} s of CPU)")
 
 
 def _settle(ex: _Exchange, results: list[Any]) -> None:
     calls = ex.calls
     if ex.error is not None:
         for call in calls:
-            call.session.busy += ex.elapsed / len(calls)
+            call.session.charge(ex.elapsed / len(calls), ex.elapsed / len(calls))
         what, budget = _describe(ex)
         category, message = frame_verdict(ex.link.channel, ex.error, what, budget)
         _fail_exchange(ex, results, category, message, calls[0].session if ex.single else None)
         return
+    cpu_start = ex.clock.cpu_start if ex.clock is not None else ex.link.cpu
     if ex.single:
-        calls[0].session.busy += ex.elapsed
         try:
             reply = ex.reply if ex.reply is not None else decode(ex.body or b"")
         except FrameError as exc:
+            calls[0].session.charge(ex.elapsed, ex.elapsed)
             what, budget = _describe(ex)
             _fail_exchange(ex, results, *frame_verdict(ex.link.channel, exc, what, budget),
                            cause=calls[0].session)
             return
+        calls[0].session.charge(charged(cpu_start, ex.link.note_cpu(reply), ex.elapsed),
+                                ex.elapsed)
         results[calls[0].pos] = _outcome(calls[0], reply)
         return
     try:
@@ -224,15 +243,7 @@ def _settle(ex: _Exchange, results: list[Any]) -> None:
         what, budget = _describe(ex)
         _fail_exchange(ex, results, *frame_verdict(ex.link.channel, exc, what, budget))
         return
-    times = []
-    for reply in replies[:len(calls)]:
-        t = reply.get("t")
-        times.append(float(t) if isinstance(t, (int, float)) and not isinstance(t, bool)
-                     and math.isfinite(t) and t > 0 else 0.0)
-    times += [0.0] * (len(calls) - len(times))
-    total = sum(times)
-    for call, t in zip(calls, times):
-        call.session.busy += ex.elapsed * (t / total if total > 0 else 1 / len(calls))
+    _charge_batch(ex, cpu_start, replies)
     if len(replies) > len(calls):
         _fail_exchange(ex, results, "crash", f"the worker sent {len(replies)} replies to a "
                        f"batch of {len(calls)} calls")
@@ -250,6 +261,31 @@ def _settle(ex: _Exchange, results: list[Any]) -> None:
                              f"{len(calls)} batched calls")
         for call in calls[len(replies):]:
             results[call.pos] = SandboxError(call.session.failure)
+
+
+def _charge_batch(ex: _Exchange, cpu_start: float, replies: list[dict[str, Any]]) -> None:
+    """Charge each instance of a batch the CPU time of its own call (the worker's CPU time at
+    the end of the previous reply to the end of its own), and the batch's wall time in the same
+    shares (equal shares while the batch's CPU time is too small to divide: the worker's CPU
+    clock advances in scheduler ticks of a few ms while ``RLIMIT_CPU`` is armed). Replies
+    without CPU times (or calls the worker never answered): equal shares of the wall time. The
+    CPU charged is never more than the batch's wall time."""
+    calls = ex.calls
+    ends = [ex.link.note_cpu(reply) for reply in replies[:len(calls)]]
+    if len(ends) == len(calls) and None not in ends:
+        spent, at = [], cpu_start
+        for end in ends:
+            assert end is not None
+            spent.append(max(end - at, 0.0))
+            at = max(at, end)
+        total = sum(spent)
+        scale = min(1.0, ex.elapsed / total) if total > 0 else 0.0
+        for call, cpu in zip(calls, spent):
+            share = cpu / total if total >= _DIVISIBLE else 1 / len(calls)
+            call.session.charge(cpu * scale, ex.elapsed * share)
+        return
+    for call in calls:
+        call.session.charge(ex.elapsed / len(calls), ex.elapsed / len(calls))
 
 
 def _run(calls: list[_Call], results: list[Any]) -> None:
@@ -339,18 +375,22 @@ def load_instances(link: WorkerLink) -> None:
     sessions, limits, count = link.sessions, link.limits, link.count
     with link.lock:
         each = min(limits.load_seconds, limits.episode_seconds)
-        begun = time.monotonic()
+        clock = CallClock(link.channel, 0.0, each * count, limits.wall_factor,
+                          stage=stage_seconds(each))
         try:
-            reply = link.channel.wait_ready(begun + each * count,
-                                            limits.max_frame_bytes + count * 4096,
-                                            stage=stage_seconds(each))
+            reply = link.request(None, limits.max_frame_bytes + count * 4096,
+                                 clock.deadline(), lambda: clock, markers=True)
         except FrameError as exc:
-            budget = f"load time limit ({limits.load_seconds:g} s per instance)"
+            wall = time.monotonic() - clock.begun
+            for session in sessions:
+                session.charge(wall / count, wall / count)
+            budget = f"load time limit ({limits.load_seconds:g} s of CPU per instance)"
             link.fail_all(None, *frame_verdict(link.channel, exc, "loading the program", budget))
             return
-        finally:
-            for session in sessions:
-                session.busy += (time.monotonic() - begun) / count
+        wall = time.monotonic() - clock.begun
+        cpu = charged(0.0, link.note_cpu(reply), wall)  # the worker's CPU time from its fork
+        for session in sessions:
+            session.charge(cpu / count, wall / count)
         if not reply.get("ok"):
             category, message, line, _fatal = reply_verdict(reply)
             link.fail_all(None, category, message, line)

@@ -25,6 +25,9 @@ from sandbox.protocol import FramedSocket, FrameError, encode
 
 #: Seconds a request may take to hand over to a worker before the worker counts as gone.
 SEND_TIMEOUT = 10.0
+#: Seconds the host waits for a fork server to report a worker's CPU time (it answers in well
+#: under a millisecond unless it is compiling or forking for another session).
+CPU_QUERY_SECONDS = 5.0
 
 
 class WorkerChannel(Protocol):
@@ -35,9 +38,13 @@ class WorkerChannel(Protocol):
     wait on many workers at once; a channel without them is served with ``request_body``.
 
     ``stage`` (requests that run several calls: a batch, or loading several instances): the
-    worker sends a progress marker (``protocol.MARK``) between two calls once
+    worker sends a progress marker (``protocol.mark``) between two calls once
     ``protocol.PROGRESS_SECONDS`` have passed since the request or its last marker; the wait
     ends ``stage`` seconds after the request or the last marker, and never after ``deadline``.
+
+    A channel that can tell the worker's CPU time now has ``cpu_seconds()`` (and ``marked_cpu``,
+    the CPU time a marker carried): the call limits then count CPU time, with the wall clock a
+    backstop (``sandbox/cpu_clock.py``); without it they are wall-clock limits.
     """
 
     def request(self, message: dict[str, Any], deadline: float, limit: int) -> dict[str, Any]: ...
@@ -90,6 +97,7 @@ class ServerProcess:
         server_end.close()
         self.control = FramedSocket(host_end)
         self.lock = threading.Lock()
+        self._numbers = itertools.count()
         self.live = 0
         #: sha256 of the trusted sources (preludes, family modules) this server already holds.
         self.known: set[str] = set()
@@ -155,9 +163,16 @@ class ServerProcess:
         self.imported.update(missing)
 
     def call(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send a control request and wait for its reply; a late reply to an earlier request
+        that timed out is skipped (the server echoes each request's number)."""
         with self.lock:
-            self.control.sock.sendall(encode(message))
-            return self.control.recv(1 << 20, time.monotonic() + timeout)
+            number = next(self._numbers)
+            self.control.sock.sendall(encode(dict(message, n=number)))
+            deadline = time.monotonic() + timeout
+            while True:
+                reply = self.control.recv(1 << 20, deadline)
+                if reply.get("n") == number:
+                    return reply
 
     def close(self) -> None:
         self.control.close()
@@ -216,6 +231,23 @@ class ForkChannel:
     def marked(self) -> float | None:
         """When (monotonic) the last progress marker arrived, if ever."""
         return self.framed.marked
+
+    @property
+    def marked_cpu(self) -> float | None:
+        """The worker's CPU seconds that the last progress marker carried."""
+        return self.framed.marked_cpu
+
+    def cpu_seconds(self) -> float | None:
+        """The worker's CPU seconds now, read by its fork server (trusted, unlike what the
+        worker reports); ``None`` when it cannot be read (the worker is gone, or the server
+        did not answer in time)."""
+        try:
+            reply = self.server.call({"op": "cpu", "id": self.wid}, CPU_QUERY_SECONDS)
+        except (OSError, FrameError):
+            return None
+        cpu = reply.get("cpu")
+        return float(cpu) if isinstance(cpu, (int, float)) and not isinstance(cpu, bool) \
+            else None
 
     def kill(self) -> None:
         try:

@@ -21,22 +21,28 @@ def _limit(default: float, description: str, **bounds: float) -> Any:
 class Limits:
     """What one environment instance (one session of one program) may use.
 
-    Time limits are wall-clock seconds per call and per instance, enforced by the host with
+    The time limits count the worker's CPU time, so a valid program's verdict does not depend on
+    the machine's load; ``wall_factor`` times each of them is a wall-clock backstop against a
+    call that waits without computing. The host enforces them per call and per instance with
     SIGKILL to the worker's process group whatever the call is doing, C code included (in a
     batch or a multi-instance load per call too, through the worker's progress markers; there
-    also by a timer in the worker, which answers a Python-level overrun gracefully);
-    ``episode_seconds`` caps the sum of a session's call times (not the idle time between calls,
-    when the agent is generating); ``cpu_seconds`` is the kernel's ``RLIMIT_CPU`` over the
-    worker's whole life, times the number of instances it hosts; ``memory_mb`` is the worker's
-    ``RLIMIT_AS``, shared by its instances.
+    also by a CPU-time timer in the worker, which answers a Python-level overrun gracefully);
+    ``episode_seconds`` caps the CPU time of a session's calls (not the idle time between
+    calls, when the agent is generating); ``cpu_seconds`` is the kernel's ``RLIMIT_CPU`` over
+    the worker's whole life, times the number of instances it hosts; ``memory_mb`` is the
+    worker's ``RLIMIT_AS``, shared by its instances.
     """
 
-    load_seconds: float = _limit(10.0, "wall limit: fork, run the module, build the env", gt=0)
-    reset_seconds: float = _limit(5.0, "wall limit per reset()", gt=0)
-    step_seconds: float = _limit(5.0, "wall limit per step()", gt=0)
-    episode_seconds: float = _limit(120.0, "wall limit on the time one session spends inside "
-                                    "calls (the agent's thinking time between steps does not "
+    load_seconds: float = _limit(10.0, "CPU-time limit: fork, run the module, build the env "
+                                 "(per instance)", gt=0)
+    reset_seconds: float = _limit(5.0, "CPU-time limit per reset()", gt=0)
+    step_seconds: float = _limit(5.0, "CPU-time limit per step() and solution()", gt=0)
+    episode_seconds: float = _limit(120.0, "CPU-time limit on one session's calls in total "
+                                    "(the agent's thinking time between steps does not "
                                     "count)", gt=0)
+    wall_factor: float = _limit(4.0, "wall-clock backstop of every CPU-time limit above, as a "
+                                "multiple of it: ends a call that waits without computing",
+                                ge=1)
     cpu_seconds: int = _limit(60, "RLIMIT_CPU per environment instance (a worker hosting n "
                               "instances gets n times this)", ge=1)
     memory_mb: int = _limit(1024, "RLIMIT_AS per worker (MiB), shared by the instances it hosts",

@@ -55,7 +55,8 @@ class ProcessSandbox(Sandbox):
                            "memory_scale": "per worker, shared by its instances"}
         info["time_limits"] = {"load": limits.load_seconds, "reset": limits.reset_seconds,
                                "step": limits.step_seconds, "episode": limits.episode_seconds,
-                               "scale": "per instance"}
+                               "scale": "per instance", "clock": "the worker's CPU time",
+                               "wall_backstop": f"{limits.wall_factor:g} x each limit"}
         return info
 
     def _spawn(self, program: str, family: "EnvFamily | None", limits: Limits,

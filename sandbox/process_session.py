@@ -5,8 +5,9 @@ A worker hosts one instance (``open``) or several instances of one program (``op
 instance is a :class:`ProcessSession`. The sessions of one worker share its channel through a
 :class:`WorkerLink`, which serialises their calls.
 
-Every call has a wall-clock deadline (its own limit, capped by what is left of the instance's
-episode budget). When a call fails the session is finished and the failure is raised as
+Every call has a limit on the worker's CPU time (its own limit, capped by what is left of the
+instance's episode budget), with the wall clock a backstop (``sandbox/cpu_clock.py``). When a
+call fails the session is finished and the failure is raised as
 ``SandboxError`` carrying a :class:`Verdict`. A program error (it raised, or returned the wrong
 types) ends only the instance it happened in; a timeout, memory exhaustion, a forbidden
 construct, a crash or the worker's death ends every instance of the worker (the worker is
@@ -16,6 +17,7 @@ killed), each with a verdict saying so. Nothing a program does can raise anythin
 from __future__ import annotations
 
 import itertools
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +27,7 @@ from spade_core.errors import SandboxError
 from spade_core.interfaces.sandbox import SandboxSession
 from spade_core.records import StepResult, Verdict
 
+from sandbox.cpu_clock import CallClock, charged, first_deadline, reported_cpu
 from sandbox.executors import WorkerChannel
 from sandbox.limits import Limits
 from sandbox.protocol import FrameError
@@ -37,6 +40,10 @@ from sandbox.worker_replies import (
     refusal,
     reply_verdict,
 )
+
+
+#: CPU seconds a program's own ``close()`` may take.
+CLOSE_SECONDS = 1.0
 
 
 class WorkerLink:
@@ -54,6 +61,47 @@ class WorkerLink:
         self.order = next(self._order)
         self.sessions: list[ProcessSession] = []
         self.ended = False
+        #: The worker's CPU seconds at its last reply (0 at the fork): where its next call
+        #: begins on the clock the limits count.
+        self.cpu = 0.0
+
+    def note_cpu(self, reply: dict[str, Any]) -> float | None:
+        """Record the worker's CPU time that ``reply`` carries (it never goes back)."""
+        cpu = reported_cpu(reply)
+        if cpu is not None and cpu > self.cpu:
+            self.cpu = cpu
+        return cpu
+
+    def request(self, message: dict[str, Any] | None, limit: int, deadline: float,
+                clock: Callable[[], CallClock], markers: bool = False) -> dict[str, Any]:
+        """Send ``message`` (``None``: wait for the ready reply) and wait for the reply until
+        ``deadline``, then while the call's clock (``clock()``, built only then) allows: at
+        each deadline it checks the worker's CPU time and either moves the deadline on or ends
+        the wait with a timeout. ``markers``: skip the worker's progress markers (loading
+        several instances). The caller records the reply's CPU time (:meth:`note_cpu`)."""
+        sent = message is None
+        timer: CallClock | None = None
+        while True:
+            try:
+                if not sent:
+                    sent = True
+                    reply = self.channel.request(message, deadline, limit)
+                elif markers:
+                    reply = self.channel.wait_ready(deadline, limit, math.inf)
+                else:
+                    reply = self.channel.wait_ready(deadline, limit)
+            except FrameError as exc:
+                now = time.monotonic()
+                if exc.kind != "timeout" or now < deadline:  # the channel's own timeout
+                    raise
+                if timer is None:
+                    timer = clock()
+                error = timer.expired(now)
+                if error is not None:
+                    raise error from None
+                deadline = timer.deadline()
+                continue
+            return reply
 
     def address(self, session: "ProcessSession", message: dict[str, Any]) -> dict[str, Any]:
         """``message`` for ``session``'s instance (one-instance workers need no index)."""
@@ -102,9 +150,12 @@ class ProcessSession(SandboxSession):
         self.index = index
         self.limits = limits
         self.started = time.monotonic()
-        #: Seconds spent inside calls so far: the episode limit counts the program's time, not
-        #: the time the agent takes to think between steps.
+        #: CPU seconds spent inside calls so far: the episode limit counts the program's time,
+        #: not the time the agent takes to think between steps (wall seconds for a channel that
+        #: cannot tell CPU time).
         self.busy = 0.0
+        #: Wall seconds spent inside calls so far, against the episode's wall-clock backstop.
+        self.busy_wall = 0.0
         self.env_class: str | None = None
         self.failure: Verdict | None = None
         self.closed = False
@@ -113,10 +164,22 @@ class ProcessSession(SandboxSession):
         self.first_observation = ""
 
     # -- plumbing -----------------------------------------------------------------------------
-    def budget(self, seconds: float) -> tuple[float, bool]:
-        """Seconds this call may take, and whether the episode budget is what limits it."""
+    def budget(self, seconds: float, wall_left: float | None = None) -> tuple[float, bool]:
+        """CPU seconds this call may take, and whether the episode budget is what limits it
+        (the episode's wall-clock backstop spent, ``wall_left``, counts as no time left)."""
         left = self.limits.episode_seconds - self.busy
+        if (self.wall_left() if wall_left is None else wall_left) <= 0:
+            left = 0.0
         return (left, True) if left < seconds else (seconds, False)
+
+    def wall_left(self) -> float:
+        """Wall seconds left of the episode's backstop (``wall_factor`` × ``episode_seconds``)."""
+        return self.limits.wall_factor * self.limits.episode_seconds - self.busy_wall
+
+    def charge(self, cpu: float, wall: float) -> None:
+        """Count a call's CPU and wall time against the episode budget and its backstop."""
+        self.busy += cpu
+        self.busy_wall += wall
 
     def set_failure(self, category: str, message: str, line: int | None = None,
                     details: dict[str, Any] | None = None) -> Verdict:
@@ -154,8 +217,8 @@ class ProcessSession(SandboxSession):
         return self.fail(category, message, line, worker=fatal)
 
     def budget_text(self, seconds: float, by_episode: bool) -> str:
-        return (f"episode time limit ({self.limits.episode_seconds:g} s in calls)"
-                if by_episode else f"call time limit ({seconds:g} s)")
+        return (f"episode time limit ({self.limits.episode_seconds:g} s of CPU in calls)"
+                if by_episode else f"call time limit ({seconds:g} s of CPU)")
 
     def _call(self, what: str, message: dict[str, Any] | None, seconds: float,
               parse: Callable[[dict[str, Any], Limits], Any]) -> Any:
@@ -164,20 +227,26 @@ class ProcessSession(SandboxSession):
             error = self.refused()
             if error is not None:
                 raise error
-            allowed, by_episode = self.budget(seconds)
-            limit = self.limits.max_frame_bytes
+            wall_left = self.wall_left()
+            allowed, by_episode = self.budget(seconds, wall_left)
+            factor, cpu_start = self.limits.wall_factor, link.cpu
             begun = time.monotonic()
+
+            def clock() -> CallClock:
+                return CallClock(link.channel, cpu_start, allowed, factor, wall_left=wall_left,
+                                 begun=begun)
+
             try:
-                if message is None:
-                    reply = link.channel.wait_ready(begun + allowed, limit)
-                else:
-                    reply = link.channel.request(link.address(self, message), begun + allowed,
-                                                 limit)
+                reply = link.request(None if message is None else link.address(self, message),
+                                     self.limits.max_frame_bytes,
+                                     first_deadline(begun, allowed, factor, wall_left), clock)
             except FrameError as exc:
+                wall = time.monotonic() - begun
+                self.charge(wall, wall)
                 raise self.frame_failure(exc, what, self.budget_text(seconds, by_episode)) \
                     from None
-            finally:
-                self.busy += time.monotonic() - begun
+            wall = time.monotonic() - begun
+            self.charge(charged(cpu_start, link.note_cpu(reply), wall), wall)
             if not reply.get("ok"):
                 raise self.reply_failure(reply)
             try:
@@ -223,12 +292,16 @@ class ProcessSession(SandboxSession):
             if self.closed:
                 return
             if self.failure is None and not link.ended and (link.count == 1 or self.closes):
+                clock = CallClock(link.channel, link.cpu, CLOSE_SECONDS,
+                                  self.limits.wall_factor)
                 try:
-                    reply = link.channel.request(link.address(self, {"op": "close"}),
-                                                 time.monotonic() + 1.0, 4096)
+                    reply = link.request(link.address(self, {"op": "close"}), 4096,
+                                         clock.deadline(), lambda: clock)
+                    link.note_cpu(reply)
                 except FrameError as exc:
                     if link.count > 1:  # a close() that hangs or kills its worker ends them all
-                        self.frame_failure(exc, "close()", "call time limit (1 s)")
+                        self.frame_failure(exc, "close()",
+                                           f"call time limit ({CLOSE_SECONDS:g} s of CPU)")
                 else:
                     if link.count > 1 and not reply.get("ok") and reply_verdict(reply)[3]:
                         self.reply_failure(reply)

@@ -1,8 +1,9 @@
 """Length-prefixed JSON frames: how the host, the fork server and workers talk.
 
-Each frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON (the one
-exception: the reply to a ``batch`` request is a frame whose body is the batched replies' own
-frames laid end to end, so each keeps its own size check). Readers
+Each frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON (the
+exceptions: the reply to a ``batch`` request is a frame whose body is the batched replies' own
+frames laid end to end, so each keeps its own size check; a progress marker, see :func:`mark`,
+has the header's top bit set and carries 8 bytes, the worker's CPU time). Readers
 refuse frames over a size limit before reading them, and never read "until EOF" (a grandchild
 holding a pipe open would make EOF never come). Nothing is ever unpickled.
 """
@@ -10,6 +11,7 @@ holding a pipe open would make EOF never come). Nothing is ever unpickled.
 from __future__ import annotations
 
 import json
+import math
 import select
 import socket
 import struct
@@ -25,10 +27,12 @@ _ASCII = json.JSONEncoder(separators=(",", ":"))
 class FrameError(Exception):
     """The peer closed the channel, sent a malformed frame, or sent one over the limit."""
 
-    def __init__(self, message: str, kind: str = "closed") -> None:
+    def __init__(self, message: str, kind: str = "closed", detail: str = "") -> None:
         super().__init__(message)
         #: ``closed``, ``too_large``, ``malformed`` or ``timeout``.
         self.kind = kind
+        #: For a timeout, what the worker did meanwhile (CPU time used), for the verdict.
+        self.detail = detail
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -39,13 +43,21 @@ def encode(message: dict[str, Any]) -> bytes:
     return _HEADER.pack(len(body)) + body
 
 
-#: A progress marker: an empty frame. A worker running several calls in one request (a batch, or
-#: loading several instances) sends one between two of them once PROGRESS_SECONDS have passed
-#: since the request began or since its last marker, so the host, which cannot see which call is
-#: running, can still end the worker soon after any ONE call overruns its own limit.
-MARK = b"\x00\x00\x00\x00"
+#: The header bit that makes a frame a progress marker. A worker running several calls in one
+#: request (a batch, or loading several instances) sends a marker between two of them once
+#: PROGRESS_SECONDS have passed since the request began or since its last marker, so the host,
+#: which cannot see which call is running, can still end the worker soon after any ONE call
+#: overruns its own limit. The marker carries the worker's CPU time (where the next call begins
+#: on the clock the limits count). Frames never come near 2 GiB, so the bit is free.
+_MARK_BIT = 0x8000_0000
+_CPU = struct.Struct(">d")
 #: How long a worker may go without a marker between the calls of one request.
 PROGRESS_SECONDS = 0.25
+
+
+def mark(cpu: float) -> bytes:
+    """A progress marker carrying the worker's CPU seconds ``cpu``."""
+    return _HEADER.pack(_MARK_BIT | _CPU.size) + _CPU.pack(cpu)
 
 
 def frame(body: bytes) -> bytes:
@@ -61,8 +73,10 @@ class FramedSocket:
         self.sock = sock
         self._buffer = bytearray()
         self._poll: Any = None
-        #: When (monotonic) the last progress marker (:data:`MARK`) was read, if ever.
+        #: When (monotonic) the last progress marker (:func:`mark`) was read, if ever.
         self.marked: float | None = None
+        #: The worker's CPU seconds carried by that marker.
+        self.marked_cpu: float | None = None
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -106,17 +120,38 @@ class FramedSocket:
         markers are skipped and the wait ends ``stage`` seconds after the start or the last
         marker (and never after ``deadline``); without it a marker is returned as ``b""``."""
         if stage is None or deadline is None:
-            return self._read_body(limit, deadline)
+            body = self._read_body(limit, deadline)
+            return b"" if body is None else body
         begun = time.monotonic()
         while True:
             body = self._read_body(limit, min(deadline, begun + stage))
-            if body:
+            if body is not None:
                 return body
-            begun = self.marked = time.monotonic()
+            begun = time.monotonic()
 
-    def _read_body(self, limit: int, deadline: float | None) -> bytes:
+    def _note_mark(self, at: int) -> None:
+        (cpu,) = _CPU.unpack_from(self._buffer, at)
+        self.marked = time.monotonic()
+        self.marked_cpu = cpu if math.isfinite(cpu) else None
+
+    def _marker_size(self, size: int) -> int | None:
+        """The payload size of a marker header, ``None`` for an ordinary frame's header."""
+        if not size & _MARK_BIT:
+            return None
+        if size != _MARK_BIT | _CPU.size:
+            raise FrameError("malformed progress marker", "malformed")
+        return _CPU.size
+
+    def _read_body(self, limit: int, deadline: float | None) -> bytes | None:
+        """One frame's body, or ``None`` for a progress marker (noted in :attr:`marked`)."""
         self._fill(4, deadline)
         (size,) = _HEADER.unpack_from(self._buffer)
+        payload = self._marker_size(size)
+        if payload is not None:
+            self._fill(4 + payload, deadline)
+            self._note_mark(4)
+            del self._buffer[:4 + payload]
+            return None
         if size > limit:
             raise FrameError(f"frame of {size} bytes exceeds the {limit}-byte limit",
                              "too_large")
@@ -141,6 +176,13 @@ class FramedSocket:
             self._buffer += chunk
         while len(self._buffer) >= 4:
             (size,) = _HEADER.unpack_from(self._buffer)
+            payload = self._marker_size(size)
+            if payload is not None:
+                if len(self._buffer) < 4 + payload:
+                    return None
+                self._note_mark(4)
+                del self._buffer[:4 + payload]
+                continue
             if size > limit:
                 raise FrameError(f"frame of {size} bytes exceeds the {limit}-byte limit",
                                  "too_large")
@@ -148,9 +190,7 @@ class FramedSocket:
                 return None
             body = bytes(self._buffer[4:4 + size])
             del self._buffer[:4 + size]
-            if body:
-                return body
-            self.marked = time.monotonic()
+            return body
         return None
 
     def close(self) -> None:

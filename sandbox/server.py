@@ -4,8 +4,10 @@ It runs inside the isolation the host chose (bubblewrap or ``unshare``: no netwo
 namespace, a read-only minimal filesystem, an empty environment) and talks to the host over one
 control socket. A ``spawn`` request carries one end of a fresh socket pair (``SCM_RIGHTS``); the
 server compiles the program (cached by source hash), forks, and the worker serves the episodes of
-its ``count`` instances of the program on that socket directly, so steps never pass through the server. The server also kills workers on
-request (SIGKILL to the process group), reaps them and reports how they ended.
+its ``count`` instances of the program on that socket directly, so steps never pass through the
+server. The server also kills workers on request (SIGKILL to the process group), reaps them and
+reports how they ended, and reports a live worker's CPU time (the host's check of a call's
+CPU-time limit). Replies to control requests echo the request's number (``n``).
 
 Run as ``python -I -c "...; sandbox.server.main()" --control-fd N ...`` by ``executors.py``.
 """
@@ -23,6 +25,7 @@ import shutil
 import signal
 import socket
 import sys
+import time
 import types
 from typing import Any
 
@@ -182,6 +185,23 @@ class ForkServer:
         except (ProcessLookupError, PermissionError):
             pass
 
+    def cpu(self, wid: int) -> float | None:
+        """CPU seconds the live worker ``wid`` has used, on the clock its own
+        ``time.process_time`` reads; ``None`` when it is not running (not forked yet, or gone)."""
+        pid = self.by_id.get(wid)
+        if pid is None:
+            return None
+        try:  # the process's CPU clock (Linux: CPUCLOCK_SCHED of pid, in our pid namespace)
+            return time.clock_gettime(((~pid) << 3) | 2)
+        except OSError:
+            pass
+        try:  # the same count in clock ticks, should that clock id ever be refused
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return None
+
     def reap(self) -> None:
         while self.children:
             try:
@@ -217,6 +237,13 @@ class ForkServer:
                 "root_entries": root, "environment": sorted(os.environ),
                 "worker_uids": self.free_uids is not None, "python": sys.version.split()[0]}
 
+    def _answer(self, request: dict[str, Any], reply: dict[str, Any]) -> None:
+        """Reply to a control request, echoing its number (``n``) so a host that gave up
+        waiting for one reply never takes it for the next one's."""
+        if "n" in request:
+            reply["n"] = request["n"]
+        self.control.sendall(encode(reply))
+
     def handle(self, request: dict[str, Any]) -> None:
         op = request.get("op")
         if op == "spawn":
@@ -236,28 +263,31 @@ class ForkServer:
                 self.trusted[sha] = text
         elif op == "kill":
             self.kill(int(request.get("id", -1)))
+        elif op == "cpu":
+            wid = int(request.get("id", -1))
+            self._answer(request, {"id": wid, "cpu": self.cpu(wid)})
         elif op == "wait":
             self.reap()
             wid = int(request.get("id", -1))
-            self.control.sendall(encode({"id": wid, "status": self.exited.pop(wid, None),
-                                         "alive": wid in self.by_id}))
+            self._answer(request, {"id": wid, "status": self.exited.pop(wid, None),
+                                   "alive": wid in self.by_id})
         elif op == "stats":
             self.reap()
             own = resource.getrusage(resource.RUSAGE_SELF)
             kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-            self.control.sendall(encode({
+            self._answer(request, {
                 "cpu_self": own.ru_utime + own.ru_stime,
                 "cpu_workers": kids.ru_utime + kids.ru_stime,
-                "live": len(self.children)}))
+                "live": len(self.children)})
         elif op == "import":
             names = request.get("names")
             if isinstance(names, list) and all(isinstance(n, str) for n in names):
                 problems = modules.import_libraries(names)
             else:
                 problems = ["the import request must list module names"]
-            self.control.sendall(encode({"problems": problems}))
+            self._answer(request, {"problems": problems})
         elif op == "ping":
-            self.control.sendall(encode({"pong": 1, "probe": self.probe()}))
+            self._answer(request, {"pong": 1, "probe": self.probe()})
 
     def shutdown(self) -> None:
         for pid in list(self.children):

@@ -5,7 +5,9 @@ process group, stray descriptors closed, rlimits, no new privileges, its own unp
 ``Harness`` then runs the trusted prelude and the restricted program once per instance (``count``
 of them, each with its own module globals, classes, ``random`` generator and ``decimal`` context)
 and answers ``reset``, ``step``, ``solution``, ``close`` and ``batch`` requests as frames on its
-channel. A request names its instance with ``"i"`` (default 0).
+channel. A request names its instance with ``"i"`` (default 0). Every reply and progress marker
+carries the worker's CPU time (``"c"``, ``time.process_time``): the call limits count CPU time,
+and the host needs to know where each call began on that clock.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from sandbox import guards, modules
 from sandbox.limits import Limits
 from sandbox.ownership import PRELUDE_MODULE, PROGRAM_MODULE
 from sandbox.policy import PROGRAM_FILENAME
-from sandbox.protocol import MARK, PROGRESS_SECONDS, FramedSocket, FrameError, encode, frame
+from sandbox.protocol import PROGRESS_SECONDS, FramedSocket, FrameError, encode, frame, mark
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_NO_NEW_PRIVS = 38
@@ -126,13 +128,13 @@ WORKER_FATAL = frozenset({"timeout", "memory", "forbidden", "crash"})
 
 
 class _Overrun(BaseException):
-    """Raised into a program whose batched call ran past its own time limit."""
+    """Raised into a program whose batched call ran past its own CPU-time limit."""
 
 
 _TIMER = {"armed": False, "fired": False}
 
 
-def _on_alarm(_signum: int, _frame: Any) -> None:
+def _on_overrun(_signum: int, _frame: Any) -> None:
     if _TIMER["armed"]:
         _TIMER["fired"] = True
         raise _Overrun()
@@ -192,23 +194,24 @@ class Harness:
     def _call(self, instance: _Instance | None, what: str, func: Any, *args: Any,
               limit: float | None = None, **kwargs: Any) -> Any:
         """Call program code; every failure becomes a :class:`ProgramError`. ``limit`` (batched
-        calls only) arms a wall-clock timer: a call running past it ends the worker."""
+        calls and multi-instance loads) arms a CPU-time timer (``ITIMER_PROF``, the clock the
+        limits count): a call running past it ends the worker."""
         if instance is not None:
             decimal.setcontext(instance.context)
         try:
             if limit is not None:
                 _TIMER["fired"] = False
                 _TIMER["armed"] = True
-                signal.setitimer(signal.ITIMER_REAL, max(limit, 0.001), 0.05)
+                signal.setitimer(signal.ITIMER_PROF, max(limit, 0.001), 0.05)
             try:
                 result = func(*args, **kwargs)
             finally:
                 if limit is not None:
                     _TIMER["armed"] = False
-                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    signal.setitimer(signal.ITIMER_PROF, 0)
         except _Overrun:
-            raise ProgramError("timeout", f"{what}: ran past its time limit ({limit:g} s)"
-                               ) from None
+            raise ProgramError("timeout", f"{what}: ran past its time limit ({limit:g} s of "
+                               "CPU)") from None
         except guards.SandboxViolation as exc:
             raise ProgramError("forbidden", f"{what}: {exc}", _program_line(exc.__traceback__))
         except MemoryError:
@@ -224,8 +227,8 @@ class Harness:
             raise ProgramError("forbidden", f"{what}: {guards.VIOLATIONS[0]} (caught by the "
                                "program, still refused)")
         if limit is not None and _TIMER["fired"]:
-            raise ProgramError("timeout", f"{what}: ran past its time limit ({limit:g} s; the "
-                               "program caught the interruption)")
+            raise ProgramError("timeout", f"{what}: ran past its time limit ({limit:g} s of CPU; "
+                               "the program caught the interruption)")
         return result
 
     def load_instance(self, code: types.CodeType, prelude: types.CodeType | None,
@@ -405,7 +408,9 @@ class Harness:
 
     @staticmethod
     def _frame(message: dict[str, Any]) -> bytes:
-        """A reply frame; ``info`` (already JSON bytes) is spliced in, never re-encoded."""
+        """A reply frame with the worker's CPU time now (``"c"``, where the next call begins);
+        ``info`` (already JSON bytes) is spliced in, never re-encoded."""
+        message["c"] = time.process_time()
         info = message.pop("info", None)
         if info is None:
             return encode(message)
@@ -416,8 +421,8 @@ class Harness:
         self.channel.sock.sendall(self._frame(message))
 
     def _mark(self) -> None:
-        """Send a progress marker (see ``protocol.MARK``)."""
-        self.channel.sock.sendall(MARK)
+        """Send a progress marker with the CPU time now (see ``protocol.mark``)."""
+        self.channel.sock.sendall(mark(time.process_time()))
         self._marked = time.monotonic()
 
     def _progress(self) -> None:
@@ -459,8 +464,9 @@ class Harness:
         return reply
 
     def batch(self, calls: Any) -> tuple[bytes, bool]:
-        """Answer every call of a ``batch`` request in order, each under its own time limit;
-        one frame holding the replies' frames. Stops at the first fatal failure."""
+        """Answer every call of a ``batch`` request in order, each under its own CPU-time limit;
+        one frame holding the replies' frames (each with the CPU time at its end, so the host
+        can charge each instance its own calls). Stops at the first fatal failure."""
         if not isinstance(calls, list):
             return encode({"ok": 0, "category": "crash", "message": "malformed batch",
                            "fatal": 1}), True
@@ -476,16 +482,14 @@ class Harness:
                 limit = float(limit) if isinstance(limit, (int, float)) \
                     and not isinstance(limit, bool) and math.isfinite(limit) \
                     else self.limits.step_seconds
-                begun = time.monotonic()
                 reply = self.handle(call, limit)
-                reply["t"] = time.monotonic() - begun
             frames.append(self._frame(reply))
             if reply.get("fatal"):
                 return frame(b"".join(frames)), True
         return frame(b"".join(frames)), False
 
     def serve(self, code: types.CodeType, prelude: types.CodeType | None) -> None:
-        signal.signal(signal.SIGALRM, _on_alarm)
+        signal.signal(signal.SIGPROF, _on_overrun)
         ready = self.load(code, prelude)
         self._reply(ready)
         if not ready.get("ok") or not self._live():

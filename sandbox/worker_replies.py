@@ -64,7 +64,8 @@ def frame_verdict(channel: WorkerChannel, exc: FrameError, what: str,
     """Category and message for a channel failure (no reply in time, too large, malformed, the
     worker gone); each of these ends the whole worker."""
     if exc.kind == "timeout":
-        return "timeout", f"{what}: no answer within the {budget}"
+        detail = f": {exc.detail}" if exc.detail else ""
+        return "timeout", f"{what}: no answer within the {budget}{detail}"
     if exc.kind == "too_large":
         return "output_limit", f"{what}: {exc}"
     if exc.kind == "malformed":

@@ -250,8 +250,8 @@ class ReasoningGymSuite(EvalSuite):
             active = [e for e in active if not e.done]
             if not active:
                 break
-            # A few at a time: the reset time limit is wall clock, and generators sharing the
-            # CPUs would run past it.
+            # A few at a time: generators sharing the CPUs slow each other down, and the reset
+            # limit's wall-clock backstop (wall_factor x its CPU time) would end a starved one.
             current = active[:GENERATING_AT_ONCE]
             results = self.sandbox.reset_many([(e.desk, e.next_seed) for e in current])
             for entry, result in zip(current, results, strict=True):

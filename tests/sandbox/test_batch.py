@@ -65,7 +65,7 @@ def _frames(*replies):
 
 def _step(**changes):
     reply = {"ok": 1, "observation": "o", "reward": 0.0, "terminated": False,
-             "truncated": False, "info": {}, "t": 0.001}
+             "truncated": False, "info": {}}
     reply.update(changes)
     return reply
 
@@ -92,12 +92,12 @@ def test_a_bad_batch_reply_ends_the_worker(body, category):
 def test_a_bad_item_ends_only_its_instance_and_time_is_shared_out():
     from sandbox.batch import step_many
 
-    channel, sessions = _fake_pair(_frames(_step(t=-5), _step(reward=11.0, t=float("inf"))),
+    channel, sessions = _fake_pair(_frames(_step(c=-5), _step(reward=11.0, c=float("inf"))),
                                    _step(observation="single"))
     first = step_many([(s, "a") for s in sessions])
     assert isinstance(first[0], StepResult)
     assert first[1].verdict.category == "interface" and not channel.killed
-    assert sessions[0].busy > 0 and sessions[1].busy > 0  # bogus times: an even share
+    assert sessions[0].busy > 0 and sessions[1].busy > 0  # bogus CPU times: even shares
     second = step_many([(sessions[0], "b"), (sessions[1], "c")])
     assert second[0].observation == "single" and channel.sent[-1] == {"op": "step",
                                                                       "action": "b", "i": 0}

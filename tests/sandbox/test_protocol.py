@@ -9,8 +9,10 @@ import time
 
 import pytest
 
-from sandbox.protocol import (MARK, FrameError, FramedSocket, decode, encode, frame,
+from sandbox.protocol import (FrameError, FramedSocket, decode, encode, frame, mark,
                               split_bodies, split_frames)
+
+MARK = mark(0.0)
 
 
 @pytest.fixture
@@ -76,9 +78,9 @@ def test_progress_markers_move_a_stage_deadline_but_never_past_the_final_one(pai
     import threading
 
     left, right = pair
-    left.sock.sendall(MARK + MARK + encode({"ok": 1}))
+    left.sock.sendall(MARK + mark(1.5) + encode({"ok": 1}))
     assert right.recv(1000, time.monotonic() + 5, stage=0.5) == {"ok": 1}
-    assert right.marked is not None
+    assert right.marked is not None and right.marked_cpu == 1.5
 
     left.sock.sendall(MARK)  # without a stage a marker is an empty body (not a reply)
     assert right.recv_body(1000, time.monotonic() + 5) == b""
@@ -112,6 +114,19 @@ def test_pump_skips_markers_and_finds_a_reply_behind_them(pair):
     left.sock.sendall(MARK + MARK)
     time.sleep(0.05)
     assert right.pump(1000) is None and right.marked is not None
-    left.sock.sendall(MARK + frame(b'{"ok":1}') + MARK)
+    left.sock.sendall(MARK + frame(b'{"ok":1}') + mark(2.25))
     time.sleep(0.05)
     assert right.pump(1000) == b'{"ok":1}'
+    assert right.pump(1000) is None and right.marked_cpu == 2.25
+
+
+def test_a_marker_header_with_a_wrong_size_is_malformed(pair):
+    """Only the marker's exact header has the top bit set; any other such header is refused
+    before anything else is read (it is not a size)."""
+    import struct
+
+    left, right = pair
+    left.sock.sendall(struct.pack(">I", 0x8000_0000 | 9) + b"x" * 9)
+    with pytest.raises(FrameError) as caught:
+        right.recv_body(1000, time.monotonic() + 5, stage=1.0)
+    assert caught.value.kind == "malformed"
