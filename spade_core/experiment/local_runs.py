@@ -15,7 +15,7 @@ from typing import Any
 from spade_core.experiment.plan import PlannedRun
 
 #: Thread pools of numerical libraries, one thread per run: the runs already fill the cores,
-#: and idle OpenMP threads spin (about 10 % more CPU for a lab run with two of them).
+#: and idle OpenMP threads spin (about 15 % more CPU for a lab run with two of them).
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 _plugins: Any = None

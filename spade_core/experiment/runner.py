@@ -1,7 +1,8 @@
 """Run an experiment: every arm x seed as an ordinary run directory through
-:func:`spade_core.api.run` (the code of ``spade run``), one after another or as Ray tasks, and the
-untrained model's held-out scores once per seed. Resumable: a completed run is skipped, a run
-with a checkpoint is resumed from it, a run killed before its first checkpoint starts again."""
+:func:`spade_core.api.run` (the code of ``spade run``), one after another, ``workers`` at once in
+local processes or as Ray tasks, and the untrained model's held-out scores once per seed.
+Resumable: a completed run is skipped, a run with a checkpoint is resumed from it, a run killed
+before its first checkpoint starts again."""
 
 from __future__ import annotations
 
