@@ -55,33 +55,32 @@ def run_in_processes(workers: int, runs: list[PlannedRun], iterations: int,
                      after_run: Callable[[PlannedRun, str], None] | None = None,
                      pool: Callable[[int], Executor] = process_pool) -> None:
     """Run every run with ``execute(run, iterations, plugins, report)``, ``workers`` at once,
-    in plan order (the runs of one seed before the next seed's); ``after_run`` is called on
-    this process as each one ends. A failed run's error is raised once the others ended;
-    Ctrl-C cancels the runs not started (those running stop as a run stops on Ctrl-C)."""
+    started in plan order (the runs of one seed before the next seed's); ``after_run`` is called
+    on this process as each one ends. A failed run's error is raised once the others ended.
+    Only ``workers`` runs are handed to the pool at a time, so Ctrl-C (which reaches the worker
+    processes too: their runs stop as a run stops on Ctrl-C) leaves no queued run to start."""
     failure: BaseException | None = None
+    waiting = list(reversed(runs))
+    report(f"spade experiment: {len(runs)} runs, {workers} at once in local processes")
     with pool(workers) as executor:
-        pending: dict[Future[tuple[str, list[str]]], PlannedRun] = {
-            executor.submit(_task, execute, run, iterations): run for run in runs}
-        report(f"spade experiment: {len(pending)} runs, {workers} at once in local processes")
-        try:
-            while pending:
-                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                for future in done:
-                    run = pending.pop(future)
-                    try:
-                        state, lines = future.result()
-                    except Exception as exc:  # noqa: BLE001 - report it, let the others finish
-                        report(f"spade experiment: {run.label} failed: {exc}")
-                        failure = failure or exc
-                        continue
-                    for line in lines:
-                        report(f"  [{run.label}] {line}")
-                    report(f"spade experiment: {run.label}: {state} -> finished")
-                    if after_run is not None:
-                        after_run(run, state)
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise
+        running: dict[Future[tuple[str, list[str]]], PlannedRun] = {}
+        while waiting or running:
+            while waiting and len(running) < workers:
+                run = waiting.pop()
+                running[executor.submit(_task, execute, run, iterations)] = run
+            done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for future in done:
+                run = running.pop(future)
+                try:
+                    state, lines = future.result()
+                except Exception as exc:  # noqa: BLE001 - report it, let the others finish
+                    report(f"spade experiment: {run.label} failed: {exc}")
+                    failure = failure or exc
+                    continue
+                for line in lines:
+                    report(f"  [{run.label}] {line}")
+                report(f"spade experiment: {run.label}: {state} -> finished")
+                if after_run is not None:
+                    after_run(run, state)
     if failure is not None:
         raise failure

@@ -79,3 +79,28 @@ def test_the_command_line_cannot_send_a_ray_experiment_to_local_processes(tmp_pa
     with pytest.raises(ConfigError, match="--workers 2: .* sends its runs to Ray"):
         run_experiment(path, tmp_path / "out", plugins=experiment_plugins(),
                        report=lambda line: None, workers=2)
+
+
+def test_no_more_than_workers_runs_are_handed_out_and_they_start_in_plan_order(tmp_path):
+    """Only ``workers`` runs are with the pool at a time: after Ctrl-C none is left queued."""
+    import threading
+    import time
+
+    lock, started, at_once = threading.Lock(), [], [0, 0]
+
+    def execute(run, iterations, plugins, report):
+        with lock:
+            started.append(run.label)
+            at_once[0] += 1
+            at_once[1] = max(at_once[1], at_once[0])
+        time.sleep(0.02)
+        with lock:
+            at_once[0] -= 1
+        return "fresh"
+
+    runs = _runs(tmp_path)
+    # a pool of 4 threads: only the runner's own limit keeps it to 2 runs at once
+    run_in_processes(2, runs, 1, execute, lambda line: None, pool=lambda n: ThreadPoolExecutor(4))
+    assert set(started[:2]) == {runs[0].label, runs[1].label}
+    assert sorted(started) == sorted(r.label for r in runs)
+    assert at_once[1] == 2
