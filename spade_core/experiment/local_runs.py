@@ -12,6 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from typing import Any
 
+from spade_core.experiment.outcomes import run_ended
 from spade_core.experiment.plan import PlannedRun
 
 #: Thread pools of numerical libraries, one thread per run: the runs already fill the cores,
@@ -70,17 +71,7 @@ def run_in_processes(workers: int, runs: list[PlannedRun], iterations: int,
                 running[executor.submit(_task, execute, run, iterations)] = run
             done, _ = wait(list(running), return_when=FIRST_COMPLETED)
             for future in done:
-                run = running.pop(future)
-                try:
-                    state, lines = future.result()
-                except Exception as exc:  # noqa: BLE001 - report it, let the others finish
-                    report(f"spade experiment: {run.label} failed: {exc}")
-                    failure = failure or exc
-                    continue
-                for line in lines:
-                    report(f"  [{run.label}] {line}")
-                report(f"spade experiment: {run.label}: {state} -> finished")
-                if after_run is not None:
-                    after_run(run, state)
+                error = run_ended(running.pop(future), future.result, report, after_run)
+                failure = failure or error
     if failure is not None:
         raise failure
