@@ -2,8 +2,8 @@
 ``spade experiment --workers N``): each process runs one run after another with the runner's
 ``execute`` (the same run, resume or skip as the serial path), so an experiment of many short
 runs uses every core of one machine without Ray. The processes are started fresh (``spawn``), in
-the driver's working directory with its ``sys.path``, and keep their imports and plugins from
-one run to the next."""
+the driver's working directory with its ``sys.path``, and keep their imports, plugins and
+sandboxes from one run to the next."""
 
 from __future__ import annotations
 
@@ -18,13 +18,16 @@ from spade_core.experiment.plan import PlannedRun
 #: Thread pools of numerical libraries, one thread per run: the runs already fill the cores,
 #: and idle OpenMP threads spin (about 15 % more CPU for a lab run with two of them).
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+#: Asks the sandbox plugins to keep a sandbox for the process's next run rather than start it
+#: again for each (``process``: its fork servers; docs/sandbox.md).
+KEEP_SANDBOXES = "SPADE_KEEP_SANDBOXES"
 
 _plugins: Any = None
 
 
 def _start_worker() -> None:
     """In each worker process, before anything imports a numerical library."""
-    for name in THREAD_VARIABLES:
+    for name in (*THREAD_VARIABLES, KEEP_SANDBOXES):
         os.environ.setdefault(name, "1")
 
 
