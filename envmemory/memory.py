@@ -20,6 +20,7 @@ import time
 from collections import OrderedDict
 from functools import cached_property
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,9 @@ class FaissEnvMemory(EnvMemory):
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._dedupe_index: DedupeIndex | None = None
         self._unsaved = 0
+        #: ``examples: reference``: the played records each prompt draws from, kept until the
+        #: next write (every prompt of an iteration reads the same ones).
+        self._example_pools: tuple[Any, list[EnvRecord], list[EnvRecord]] | None = None
         self.load_report = "not loaded yet"
         if self.readonly:
             # Settings come from the store, not the options: reading needs no agreement, and the
@@ -291,6 +295,20 @@ class FaissEnvMemory(EnvMemory):
         the family and skill."""
         if self.options.examples != "reference":
             return super().prompt_examples(positive, negative, family, skill, seed)
+        band, outside = self._example_pool(family, skill, positive)
+        drawn = reference_examples(band, outside, positive, negative, seed)
+        return replace(drawn, positive=[replace(r) for r in drawn.positive],
+                       negative=[replace(r) for r in drawn.negative])
+
+    def _example_pool(self, family: str | None, skill: str | None, positive: int
+                      ) -> tuple[list[EnvRecord], list[EnvRecord]]:
+        """The played records in the win band (the top ``max(3 * positive, 10)``) and outside
+        it, read once per ``family``, ``skill`` and ``positive`` between two writes of a
+        writable memory (a read-only one may have another writer)."""
+        key = (family, skill, positive, self.store.writes)
+        if not self.readonly and self._example_pools is not None \
+                and self._example_pools[0] == key:
+            return self._example_pools[1], self._example_pools[2]
         o = self.options
         band = self.store.played(family, skill, "win_rate BETWEEN ? AND ?",
                                  (o.frontier_win_low, o.frontier_win_high),
@@ -298,7 +316,8 @@ class FaissEnvMemory(EnvMemory):
                                  limit=max(3 * positive, 10))
         outside = self.store.played(family, skill, "win_rate > ? OR win_rate < ?",
                                     (REFERENCE_TOO_EASY, REFERENCE_TOO_HARD), "seq ASC")
-        return reference_examples(band, outside, positive, negative, seed)
+        self._example_pools = (key, band, outside)
+        return band, outside
 
     def records(self) -> Iterator[EnvRecord]:
         """Every record with its history, in insertion order, read in pages (a large memory is

@@ -15,7 +15,8 @@ import builtins
 import functools
 import hashlib
 import re
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 #: Method names that the environment interfaces fix; they keep their names and lead the class body.
@@ -48,8 +49,31 @@ def _is_docstring(node: ast.stmt) -> bool:
             and isinstance(node.value.value, str))
 
 
+def _statements(tree: ast.AST) -> Iterator[ast.AST]:
+    """``tree`` and every statement in it, parents before their children (with the except
+    handlers and match cases between): where docstrings, classes and imports can be. Expressions
+    hold no statements, so this visits a fraction of what ``ast.walk`` does, and since each
+    class is still reached before the classes inside it, sorting class bodies in this order
+    gives what sorting them in ``ast.walk``'s order gives."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        nested = []
+        for name in _STATEMENT_FIELDS:
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                nested.extend(n for n in block if isinstance(n, _BLOCK_NODES))
+        todo.extend(reversed(nested))
+
+
+#: The fields that hold statements (``body``, ``orelse``, ...), except handlers and match cases.
+_STATEMENT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+_BLOCK_NODES = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
 def _strip_docstrings(tree: ast.AST) -> None:
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and _is_docstring(body[0]) and isinstance(
                 node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -73,7 +97,7 @@ def _sort_class_bodies(tree: ast.Module) -> None:
             return (order[stmt.name], "")
         return (len(order), _shape(stmt))
 
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.ClassDef):
             node.body = sorted(node.body, key=key)
     tree.body = sorted(tree.body, key=lambda s: (0 if isinstance(s, (ast.Import, ast.ImportFrom))
@@ -140,7 +164,7 @@ class _Renamer(ast.NodeTransformer):
 
 def _imported_names(tree: ast.Module) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.Import):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -167,20 +191,65 @@ def canonical_tree(source: str, mask_literals: bool = True) -> ast.Module | None
     tree = _ordered_tree(source)
     if tree is None:
         return None
+    return _rename(tree, mask_literals)
+
+
+def _rename(tree: ast.Module, mask_literals: bool) -> ast.Module:
     keep = set(_KEEP_NAMES) | _imported_names(tree)
     return _Renamer(keep, mask_literals).visit(tree)
+
+
+def _unparse(tree: ast.Module, source: str) -> str:
+    try:
+        return ast.unparse(tree)
+    except (ValueError, RecursionError):
+        return _collapse(source)
 
 
 def canonical_source(source: str, mask_literals: bool = True) -> str:
     """Source rewritten so renames, method order and (when masked) literal values do not show;
     whitespace-collapsed source for programs that do not parse."""
+    if mask_literals:
+        return _analysis(source).canonical
     tree = canonical_tree(source, mask_literals)
+    return _collapse(source) if tree is None else _unparse(tree, source)
+
+
+@dataclass(frozen=True)
+class _Analysis:
+    """What the memory reads from one program: its string constants (whitespace collapsed, in
+    canonical method order; ``None`` when it does not parse) and its canonical source."""
+
+    strings: tuple[str, ...] | None
+    canonical: str
+
+
+@functools.lru_cache(maxsize=4096)
+def _analysis(source: str) -> _Analysis:
+    """One parse and one ordering of ``source`` for both its strings and its canonical source
+    (the loop asks for both of every program it designs: its text to embed at dedupe, its
+    fingerprint when it is added). Renaming leaves string constants alone, so the strings are
+    read from the ordered tree before it is renamed in place."""
+    tree = _ordered_tree(source)
     if tree is None:
-        return _collapse(source)
-    try:
-        return ast.unparse(tree)
-    except (ValueError, RecursionError):
-        return _collapse(source)
+        return _Analysis(None, _collapse(source))
+    strings = tuple(" ".join(node.value.split()) for node in _walk(tree)
+                    if isinstance(node, ast.Constant) and isinstance(node.value, str))
+    return _Analysis(strings, _unparse(_rename(tree, True), source))
+
+
+def _walk(tree: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` (breadth first, children in field order), without its per-node generators."""
+    todo = deque([tree])
+    while todo:
+        node = todo.popleft()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                todo.append(value)
+            elif isinstance(value, list):
+                todo.extend(item for item in value if isinstance(item, ast.AST))
+        yield node
 
 
 @functools.lru_cache(maxsize=4096)
@@ -194,23 +263,11 @@ def fingerprint(source: str) -> str:
 def string_literals(source: str, min_length: int = 3) -> list[str]:
     """The program's text for the agent: its string literals (f-string parts included) in
     canonical method order, without repeats; one-word keys and format snippets dropped."""
-    return list(_string_literals(source, min_length))
-
-
-@functools.lru_cache(maxsize=4096)
-def _string_literals(source: str, min_length: int) -> tuple[str, ...]:
-    # Renaming leaves string constants alone, so the ordered tree gives the same strings as
-    # the canonical one at a fraction of the cost.
-    tree = _ordered_tree(source)
-    if tree is None:
-        return tuple(re.findall(r"[\"']([^\"'\n]{%d,})[\"']" % min_length, source))
-    seen: dict[str, None] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            text = " ".join(node.value.split())
-            if len(text) >= min_length and " " in text:
-                seen.setdefault(text, None)
-    return tuple(seen)
+    strings = _analysis(source).strings
+    if strings is None:
+        return re.findall(r"[\"']([^\"'\n]{%d,})[\"']" % min_length, source)
+    seen = dict.fromkeys(text for text in strings if len(text) >= min_length and " " in text)
+    return list(seen)
 
 
 def _description(env: EnvText) -> str:

@@ -172,6 +172,9 @@ class RecordStore:
         self.folder = Path(folder)
         self.path = self.folder / DB_NAME
         self.readonly = readonly
+        #: Writes begun through this store: what a reader caches is current while it holds
+        #: (a writable store is the memory's one writer).
+        self.writes = 0
         self._lock = threading.RLock()
         self._lock_file = None
         if readonly:
@@ -217,6 +220,7 @@ class RecordStore:
     def _writing(self, what: str) -> Any:
         """A write of the database (``what`` it writes, for the message): a full disk raises
         :class:`~spade_core.disk_space.DiskFullError` naming it."""
+        self.writes += 1
         return writing(self.path, f"the environment memory's {what}")
 
     def _rollback(self) -> None:

@@ -22,7 +22,7 @@ from sandbox.process_session import ProcessSession, WorkerLink
 if TYPE_CHECKING:
     from spade_core.interfaces.family import EnvFamily
 
-__all__ = ["MAX_INSTANCES", "ProcessSandbox"]
+__all__ = ["MAX_INSTANCES", "KeptProcessSandbox", "ProcessSandbox"]
 
 #: Most instances one worker may host.
 MAX_INSTANCES = 1024
@@ -149,3 +149,15 @@ class ProcessSandbox(Sandbox):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class KeptProcessSandbox(ProcessSandbox):
+    """A process sandbox that outlives its run (``SPADE_KEEP_SANDBOXES=1``, see ``build.py``):
+    ``close()`` keeps its fork servers for the next run of this process (a dead server is
+    replaced when next used, as within a run); :meth:`shut_down` ends them."""
+
+    def close(self) -> None:
+        pass
+
+    def shut_down(self) -> None:
+        super().close()

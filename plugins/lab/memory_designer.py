@@ -33,7 +33,9 @@ from plugins.lab.programs import cell_of_program
 EDITS = (-1, 0, 1)
 #: A memory example in the prompt: the line before it and its code block (the ``full-program``
 #: and ``skeleton`` strategies write "A good task ...:" or "Avoid tasks like this one ...:").
+#: What ``_BLOCK.findall`` finds; :func:`code_blocks` finds the same in linear time.
 _BLOCK = re.compile(r"([^\n]*)\n```python\n(.*?)```", re.S)
+_OPEN, _CLOSE = "\n```python\n", "```"
 #: A negative shown as one line (``negative_code: false``): its name holds the cell.
 _REGRET = re.compile(r"\(regret (-?[\d.]+)\)")
 _LINE = re.compile(r"Avoid tasks like: [^\n]*?skill (\d+), difficulty (-?[\d.]+)"
@@ -58,7 +60,7 @@ def read_examples(messages: Sequence[dict[str, str]]) -> Examples:
         if message.get("role") != "user":
             continue
         text = str(message.get("content", ""))
-        for heading, code in _BLOCK.findall(text):
+        for heading, code in code_blocks(text):
             cell = cell_of_program(code)
             if cell is None:
                 continue
@@ -71,6 +73,26 @@ def read_examples(messages: Sequence[dict[str, str]]) -> Examples:
         for skill, difficulty, kind in _LINE.findall(text):
             found.negative.append(Cell(int(skill), float(difficulty), kind or "ordinary"))
     return found
+
+
+def code_blocks(text: str) -> list[tuple[str, str]]:
+    """``_BLOCK.findall(text)``: each python code block with the line before it. The regular
+    expression tries every position of every line as the heading's start, quadratic in a line's
+    length (about 0.5 ms a prompt, read several times an iteration); this finds each opening
+    fence and takes its line back to the previous match or line break."""
+    found = []
+    at = 0
+    while True:
+        fence = text.find(_OPEN, at)
+        if fence < 0:
+            return found
+        start = max(at, text.rfind("\n", at, fence) + 1)
+        body = fence + len(_OPEN)
+        end = text.find(_CLOSE, body)
+        if end < 0:
+            return found
+        found.append((text[start:fence], text[body:end]))
+        at = end + len(_CLOSE)
 
 
 def _softmax(values: Sequence[float]) -> list[float]:

@@ -19,6 +19,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                       "cpu-spade-vs-fixed.yaml)")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="the experiment folder (default runs/experiments/NAME)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="runs at once, each in a local process of its own (default: the "
+                        "file's workers, else 1: one after another)")
     p.add_argument("--check", action="store_true",
                    help="validate the file and every arm's config, print the runs, run nothing")
     p.set_defaults(func=run)
@@ -36,5 +39,10 @@ def run(args: argparse.Namespace) -> int:
                           "runs": [{"arm": r.arm, "seed": r.seed, "dir": str(r.dir),
                                     "overrides": r.overrides} for r in runs]}, indent=1))
         return 0
-    run_experiment(args.experiment, args.out, plugins=getattr(args, "_plugins", None))
+    if args.workers is not None and args.workers < 1:
+        from spade_core.errors import ConfigError
+
+        raise ConfigError(f"--workers {args.workers}: give 1 or more runs at once")
+    run_experiment(args.experiment, args.out, plugins=getattr(args, "_plugins", None),
+                   workers=args.workers)
     return 0

@@ -6,11 +6,13 @@ only here (``pip install 'spade-rl[ray]'``)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
+from spade_core.experiment.outcomes import run_ended
 from spade_core.experiment.plan import PlannedRun
 from spade_core.experiment.spec import RaySpec
 
@@ -48,16 +50,7 @@ def run_on_ray(spec: RaySpec, runs: list[PlannedRun], iterations: int,
     while pending:
         done, _ = ray.wait(list(pending), num_returns=1)
         run = pending.pop(done[0])
-        try:
-            state, lines = ray.get(done[0])
-        except Exception as exc:  # noqa: BLE001 - report it, let the other runs finish
-            report(f"spade experiment: {run.label} failed: {exc}")
-            failure = failure or exc
-            continue
-        for line in lines:
-            report(f"  [{run.label}] {line}")
-        report(f"spade experiment: {run.label}: {state} -> finished")
-        if after_run is not None:
-            after_run(run, state)
+        error = run_ended(run, functools.partial(ray.get, done[0]), report, after_run)
+        failure = failure or error
     if failure is not None:
         raise failure

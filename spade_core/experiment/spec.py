@@ -74,6 +74,9 @@ class ExperimentSpec(Strict):
     budget: BudgetSpec
     heldout: HeldoutSpec
     ray: RaySpec | None = None
+    #: Runs at once, each in a local process of its own (``spade experiment --workers``
+    #: overrides it); 1: one after another in this process. Not with ``ray``.
+    workers: int = Field(default=1, ge=1)
 
     @field_validator("arms")
     @classmethod
@@ -96,6 +99,9 @@ class ExperimentSpec(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> "ExperimentSpec":
+        if self.ray is not None and self.workers > 1:
+            raise ValueError("workers: runs go to Ray's workers when ray is set; leave out "
+                             "one of ray and workers")
         if self.reference_arm not in self.arms:
             raise ValueError(f"reference_arm {self.reference_arm!r} is not one of the arms "
                              f"({', '.join(self.arms)})")

@@ -64,3 +64,29 @@ def test_the_default_stays_deterministic_top_regret_of_the_family(tmp_path):
     assert first == memory.prompt_examples(2, 1, "reasoning", "logic", seed=2)
     assert [r.description for r in first.positive] == ["other_skill", "band00"]
     assert first.negative_code
+
+
+def test_the_prompts_between_two_writes_read_the_played_records_once(tmp_path):
+    """Every designer prompt of an iteration draws from the same played records: they are read
+    once until the memory is written again, and what a prompt gets is its own copy."""
+    memory, _ = _memory(tmp_path, "reference")
+    queries = []
+    played = memory.store.played
+    memory.store.played = lambda *a, **k: queries.append(a) or played(*a, **k)
+    first = memory.prompt_examples(2, 1, "reasoning", "logic", seed=3)
+    for seed in range(8):
+        memory.prompt_examples(2, 1, "reasoning", "logic", seed=seed)
+    assert len(queries) == 2  # the band and the extremes, once
+    first.positive[0].description = "changed by a caller"
+    assert memory.prompt_examples(2, 1, "reasoning", "logic", seed=3).positive[0].description \
+        != "changed by a caller"
+    memory.prompt_examples(2, 1, "reasoning", "math", seed=0)
+    assert len(queries) == 4  # another skill: read anew
+    band03 = next(r for r in memory.store.played("reasoning", "logic", "1", (), "seq ASC")
+                  if r.description == "band03")
+    memory.update_stats(band03.id, 1, [], [1.0, 1.0], {"win_rate": 0.99, "regret": 0.0}, 0.0)
+    queries.clear()
+    drawn = {r.description for seed in range(40)
+             for r in memory.prompt_examples(2, 1, "reasoning", "logic", seed=seed).positive}
+    assert len(queries) == 2  # a write: read anew, and the record left the band
+    assert "band03" not in drawn and "band10" in drawn

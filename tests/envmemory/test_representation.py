@@ -94,3 +94,25 @@ def test_string_literals_are_those_of_the_canonical_tree_and_cached_safely() -> 
         assert got == expected
         got.append("changed by a caller")  # the cache hands out copies
         assert string_literals(row["source"]) == expected
+
+
+def test_strings_and_fingerprint_share_one_analysis_per_program() -> None:
+    """The loop asks for a program's text (dedupe) and its fingerprint (add): one parse."""
+    from envmemory import representation
+
+    source = "class NewEnv:\n    def reset(self, seed=None):\n        return 'a fresh task', {}\n"
+    before = representation._analysis.cache_info()
+    assert string_literals(source) == ["a fresh task"]
+    fingerprint(source)
+    after = representation._analysis.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
+
+
+def test_nested_classes_are_ordered_inside_out_as_before() -> None:
+    """Class bodies are sorted parents first, so a nested class's shape is read unsorted by its
+    parent, exactly as the full-tree walk did (stored fingerprints stay valid)."""
+    source = ("class A:\n    '''doc'''\n    class B:\n        '''inner'''\n        def z(self):\n"
+              "            return 'zed word'\n        y = 2\n        def a(self):\n"
+              "            return 'b c'\n    w = 1\n    def step(self):\n        pass\n")
+    assert fingerprint(source) == "637c0df2467cb423"  # computed by the ast.walk version
+    assert string_literals(source) == ["zed word", "b c"]

@@ -115,3 +115,17 @@ def test_a_positive_it_cannot_design_is_left_out():
                                            trap_share=0.0), seed=10)
     examples = Examples(positive=[Cell(1, 0.0, "noisy"), FRONTIER], regret=[0.9, 0.5])
     assert probability(backend.learner, examples, Cell(0, 0.0)) == pytest.approx(1 / 3)
+
+
+def test_code_blocks_find_what_the_regular_expression_finds():
+    """The prompt's blocks are found in linear time, exactly as ``_BLOCK.findall`` finds them."""
+    import random
+
+    from plugins.lab.memory_designer import _BLOCK, code_blocks
+
+    rng = random.Random(0)
+    parts = ["\n", "```", "```python", "\n```python\n", "a", "b c", "A good task:", "Avoid",
+             "\n\n", "x\n", program(Cell(1, 2.0), 7)]
+    for _ in range(3000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 14)))
+        assert code_blocks(text) == _BLOCK.findall(text), repr(text)

@@ -107,3 +107,31 @@ def test_the_tournament_has_every_built_in_estimator_as_an_arm():
     assert built_in and built_in <= arms
     assert {"random", "fixed-pool"} <= set(spec.arms) and len(spec.seed_list) >= 20
     assert base == ROOT / "configs/lab.yaml" or base.resolve() == (ROOT / "configs/lab.yaml")
+
+
+def _outcome(row: dict) -> dict:
+    """A metrics row without what measures time (wall seconds, the pipeline's clock)."""
+    return {k: v for k, v in row.items() if k not in ("seconds", "pipeline")}
+
+
+def test_a_lab_run_is_deterministic_and_its_outcome_is_pinned(tmp_path):
+    """Same seed, same metrics, and the figures the lab gave before its speed-ups (issue 47
+    item 6): a change that makes the lab faster must not change what it measures."""
+    loaded = load_plugins()
+    runs = []
+    for name in ("first", "second"):
+        resolved = load_config(ROOT / "configs/lab.yaml", loaded.registry, [
+            f"run.dir={tmp_path / name}", "run.iterations=6", "run.seed=3",
+            "backend.options.designer=memory", "backend.options.trap_share=0.1",
+            "eval.suites=[lab-grid]", "eval.every=2"])
+        run_dir = run(resolved, loaded, report=lambda line: None)
+        runs.append([json.loads(line)
+                     for line in (run_dir / "metrics.jsonl").read_text().splitlines()])
+    assert [_outcome(r) for r in runs[0]] == [_outcome(r) for r in runs[1]]
+    rows = runs[0]
+    assert [r["eval"]["lab-grid"]["pass@1"] for r in rows if "eval" in r] == [0.355, 0.473, 0.528]
+    assert [r["envs_valid"] for r in rows] == [8, 0, 8, 0, 8, 0]
+    assert [r["envs_duplicate"] for r in rows] == [0, 0, 0, 0, 1, 0]
+    assert [round(r["mean_regret"], 6) for r in rows] == [0.53125, 0.4375, 0.15625, 0.09375,
+                                                           0.0, 0.0]
+    assert [r["train"]["agent_samples"] for r in rows] == [32, 32, 32, 32, 28, 28]
