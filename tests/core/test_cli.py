@@ -29,7 +29,9 @@ def test_help_starts_quickly():
                             capture_output=True, text=True, timeout=60, cwd=ROOT)
     elapsed = time.monotonic() - start
     assert result.returncode == 0 and "config" in result.stdout
-    assert elapsed < 5, elapsed  # a hang guard; the 0.5 s figure is measured in docs/benchmarks.md
+    # A hang guard (30 s: on a loaded machine --help took 7.4 s); the speed itself, 0.5 s, is
+    # measured in docs/benchmarks.md, and test_light_commands_load_no_heavy_library keeps it.
+    assert elapsed < 30, elapsed
 
 
 def test_version():
@@ -68,8 +70,9 @@ def test_a_closed_stdout_ends_quietly(args):
     read_end, write_end = os.pipe()
     os.close(read_end)  # a real pipe whose reader has already exited
     try:
+        # A hang guard, generous: `config check` imports TRL (10 s idle, 55 s on a loaded CI).
         result = subprocess.run([*SPADE, *args], stdout=write_end, stderr=subprocess.PIPE,
-                                text=True, timeout=60, cwd=ROOT)
+                                text=True, timeout=300, cwd=ROOT)
     finally:
         os.close(write_end)
     assert result.stderr == "", result.stderr

@@ -302,7 +302,10 @@ def test_a_valid_program_stays_valid_while_other_processes_load_every_core():
     try:
         (idle,) = validate(box, [program], family=WAITING)
         assert idle.valid, idle
-        spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        # Each spinner in a session of its own: the scheduler shares a core between sessions
+        # (autogroups) first, and the sandbox worker runs in its own (bubblewrap --new-session).
+        spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                     start_new_session=True)
                     for _ in range(2 * (os.cpu_count() or 1))]
         time.sleep(0.5)  # let the spinners take the cores
         (loaded,) = validate(box, [program], family=WAITING)
