@@ -20,7 +20,8 @@ from spade_core.interfaces import (
     TrainableBackend,
 )
 from spade_core.interfaces.memory import EnvMemory
-from spade_core.records import DesignTarget, Document, EnvIteration, EnvRecord, StepResult, Verdict
+from spade_core.records import (DesignTarget, Document, EnvIteration, EnvRecord, Episode,
+                                StepResult, Verdict)
 
 FAKE_SKELETON = '''
 # {{QUESTION}}: the question
@@ -525,4 +526,18 @@ def accepted_proposal(program, family=None, index=0):
                  completions=[program], program=program)
     p.verdict = Verdict(True, "ok", "valid")
     p.accept()
+    return p
+
+
+def played_proposal(program="class A: ..."):
+    """An accepted proposal after play: two unhinted plays (rewards 1 and 0) and one hinted
+    (1), each conversation a question and its one reply ("a", "b", "c"), designer reward 0.7."""
+    p = accepted_proposal(program)
+    p.prompt = [{"role": "user", "content": "Design."}]
+    p.unhinted = [Episode(env_id="", seed=s, hinted=False, first_observation="", reward=r)
+                  for s, r in ((0, 1.0), (1, 0.0))]
+    p.hinted = [Episode(env_id="", seed=0, hinted=True, first_observation="", reward=1.0)]
+    p.conversations = [[{"role": "user", "content": "Question"},
+                        {"role": "assistant", "content": reply}] for reply in "abc"]
+    p.designer_reward = 0.7
     return p

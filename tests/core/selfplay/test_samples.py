@@ -5,11 +5,10 @@ tests/core/selfplay/test_schedule.py."""
 from __future__ import annotations
 
 from spade_core.config.schema import LoopSection
-from spade_core.records import Document, Episode, Turn, Verdict
-from spade_core.selfplay.proposal import Proposal
+from spade_core.records import Episode, Turn
 from spade_core.selfplay.samples import agent_samples, masked_turns
 
-from fakes.selfplay import FakeFamily
+from fakes.selfplay import played_proposal
 
 
 def _conversation(*replies: str) -> list[dict[str, str]]:
@@ -19,22 +18,8 @@ def _conversation(*replies: str) -> list[dict[str, str]]:
     return out
 
 
-def _played() -> Proposal:
-    """A fresh, accepted, played proposal: two unhinted plays and one hinted."""
-    p = Proposal(index=0, family=FakeFamily(), document=Document(id="d", text="six"),
-                 prompt=[{"role": "user", "content": "Design."}], completions=["class A: ..."],
-                 program="class A: ...", verdict=Verdict(True, "ok", "valid"))
-    p.accept()
-    p.unhinted = [Episode(env_id="", seed=s, hinted=False, first_observation="", reward=r)
-                  for s, r in ((0, 1.0), (1, 0.0))]
-    p.hinted = [Episode(env_id="", seed=0, hinted=True, first_observation="", reward=1.0)]
-    p.conversations = [_conversation("a"), _conversation("b"), _conversation("c")]
-    p.designer_reward = 0.7
-    return p
-
-
 def test_agent_samples_are_the_unhinted_plays_unless_hinted_ones_are_asked_for():
-    p = _played()
+    p = played_proposal()
     samples = agent_samples(LoopSection(), [p])
     assert [(s.reward, s.meta["hinted"], s.messages[1]["content"]) for s in samples] == \
         [(1.0, False, "a"), (0.0, False, "b")]
@@ -49,7 +34,7 @@ def test_masked_turns_are_the_indices_of_their_assistant_replies():
              Turn(action="c", observation="", reward=0.0, masked=True)]
     episode = Episode(env_id="", seed=0, hinted=False, first_observation="", turns=turns)
     assert masked_turns(episode, _conversation("a", "b")) == [3]  # the third reply was not sent
-    p = _played()
+    p = played_proposal()
     p.unhinted[0].turns = turns[1:2]
     [first, second] = agent_samples(LoopSection(), [p])
     assert first.meta["masked_turns"] == [1] and "masked_turns" not in second.meta

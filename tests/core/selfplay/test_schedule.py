@@ -14,23 +14,11 @@ from spade_core.records import Difficulty, EnvRecord, EnvStatus, Episode, Role
 from spade_core.selfplay.schedule import FrontierSchedule, WindowSchedule, open_schedule
 from spade_core.selfplay.window import HeldDesign, Window
 
-from fakes.selfplay import FakeDictMemory, accepted_proposal, qa_program
+from fakes.selfplay import FakeDictMemory, accepted_proposal, played_proposal, qa_program
 
 
 def _conversation(reply: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": "Question"}, {"role": "assistant", "content": reply}]
-
-
-def _played(program: str = "class A: ...") -> object:
-    """A fresh, accepted, played proposal: two unhinted plays and one hinted."""
-    p = accepted_proposal(program)
-    p.prompt = [{"role": "user", "content": "Design."}]
-    p.unhinted = [Episode(env_id="", seed=s, hinted=False, first_observation="", reward=r)
-                  for s, r in ((0, 1.0), (1, 0.0))]
-    p.hinted = [Episode(env_id="", seed=0, hinted=True, first_observation="", reward=1.0)]
-    p.conversations = [_conversation("a"), _conversation("b"), _conversation("c")]
-    p.designer_reward = 0.7
-    return p
 
 
 def test_the_schedule_is_chosen_once_from_the_config():
@@ -74,7 +62,7 @@ def test_frontier_samples_reward_the_design_at_once_and_window_samples_hold_it()
             return [[-0.5] for _ in samples]
 
     loop = LoopSection()
-    p = _played()
+    p = played_proposal()
     samples = FrontierSchedule().samples(Trainer(), loop, 0, [p], True, [], [])
     [design] = [s for s in samples if s.role == "designer"]
     assert design.reward == 0.7 and design.meta["advantage_scale"] == 2.0  # 2 agent / 1 design
@@ -98,11 +86,11 @@ def test_the_designer_reward_scale_counts_masked_designs_as_the_reference_does()
                                reward=0.5, group="b", meta={})]
     delayed = [SimpleNamespace(trained=True), SimpleNamespace(trained=False)]
     windows = WindowSchedule(interval=2, current=Window(start=2))
-    samples = windows.samples(None, loop, 3, [_played()], False, released, delayed)
+    samples = windows.samples(None, loop, 3, [played_proposal()], False, released, delayed)
     [design] = [s for s in samples if s.role == Role.DESIGNER]
     assert design.meta["advantage_scale"] == 2.0  # 2 agent samples / 2 designs x 2, not 4
     # Frontier schedule: two played designs, one masked by its estimate; 4 agent samples.
-    kept, masked = _played(), _played("class M: ...")
+    kept, masked = played_proposal(), played_proposal("class M: ...")
     kept.difficulty = Difficulty(figures={}, designer_reward=0.7)
     masked.difficulty = Difficulty(figures={}, designer_reward=-0.2, train=False)
     samples = FrontierSchedule().samples(None, loop, 0, [kept, masked], True, [], [])
