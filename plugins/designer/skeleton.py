@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from spade_core.interfaces import EnvFamily, PromptExamples, PromptStrategy
+from spade_core.interfaces import EnvFamily, NoProgram, PromptExamples, PromptStrategy
 from spade_core.interfaces.prompts import NO_TARGET
 from spade_core.records import DesignTarget, Document
 
@@ -116,8 +116,10 @@ class Skeleton(PromptStrategy):
         if not names:
             return extract_program(completion)
         values = parse_values(completion, names)
-        if any(not values.get(n) for n in names):
-            return None
+        missing = [n for n in names if not values.get(n)]
+        if missing:
+            raise NoProgram(f"no line gives {', '.join(missing)} (answer with the lines "
+                            f"{', '.join(n + ': ...' for n in names)})")
         limit = self.options.max_value_chars
         canonical = family.canonical_slots({k: v[:limit] for k, v in values.items()})
         return fill(template, canonical) if canonical is not None else None

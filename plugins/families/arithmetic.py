@@ -14,6 +14,7 @@ import re
 from functools import cached_property
 from typing import Any
 
+from spade_core.interfaces import NoProgram
 from spade_core.records import EnvProgram
 
 from plugins.families.base import SourceFamily
@@ -185,14 +186,17 @@ class ArithmeticFamily(SourceFamily):
         return REQUEST
 
     def canonical_slots(self, values: dict[str, str]) -> dict[str, str] | None:
-        """The cell in one form (``"2"``, ``"+"``, ``"1"``), or ``None`` when a slot names no
-        digit count or operation, or the cell is not one of ``cells``."""
+        """The cell in one form (``"2"``, ``"+"``, ``"1"``); :class:`NoProgram` says which slot
+        names no digit count or operation, or that the cell is not one of ``cells``."""
         first, second = (canonical_digits(values.get(k, "")) for k in ("FIRST", "SECOND"))
         operation = canonical_operation(values.get("OPERATION", ""))
-        if first is None or second is None or operation is None:
-            return None
-        if cell_name(first, operation, second) not in self.cells:
-            return None
+        for slot, value in (("FIRST", first), ("OPERATION", operation), ("SECOND", second)):
+            if value is None:
+                raise NoProgram(f"{slot}: {values.get(slot, '')!r} is not one of "
+                                f"{'the operations + - *' if slot == 'OPERATION' else '1, 2, 3'}")
+        cell = cell_name(first, operation, second)
+        if cell not in self.cells:
+            raise NoProgram(f"cell {cell} is not one of this run's cells ({', '.join(self.cells)})")
         return {"FIRST": first, "OPERATION": operation, "SECOND": second}
 
     def agent_instructions(self) -> str:

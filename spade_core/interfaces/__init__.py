@@ -23,7 +23,7 @@ from spade_core.interfaces.eval_suite import EvalItem, EvalSettings, EvalSuite
 from spade_core.interfaces.export_format import ExportFormat
 from spade_core.interfaces.family import EnvFamily
 from spade_core.interfaces.memory import EnvMemory
-from spade_core.interfaces.prompts import PromptExamples, PromptStrategy
+from spade_core.interfaces.prompts import NoProgram, PromptExamples, PromptStrategy
 from spade_core.interfaces.sandbox import Sandbox, SandboxSession
 from spade_core.interfaces.trainer import Trainer, TrainingSample
 from spade_core.records import EnvIteration, EnvRecord
@@ -58,6 +58,7 @@ __all__ = [
     "ExportFormat",
     "Generation",
     "GenerationBackend",
+    "NoProgram",
     "PromptExamples",
     "PromptStrategy",
     "Sandbox",

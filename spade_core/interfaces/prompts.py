@@ -29,6 +29,12 @@ class PromptExamples:
 NO_TARGET = DesignTarget()
 
 
+class NoProgram(ValueError):
+    """Raised by :meth:`PromptStrategy.extract` (or :meth:`EnvFamily.canonical_slots`) to say *why*
+    an answer holds no program (a slot missing, a value outside the run's choices); the loop puts
+    the reason into the proposal's verdict, where returning ``None`` gives only "no program"."""
+
+
 class PromptStrategy(ABC):
     """Builds the designer's chat messages and extracts the program from its answer."""
 
@@ -42,7 +48,8 @@ class PromptStrategy(ABC):
     def extract(self, completion: str, family: "EnvFamily",
                 target: DesignTarget = NO_TARGET) -> str | None:
         """The environment program in an answer to :meth:`build` with ``target`` (whose template
-        may depend on the target), or ``None`` if there is none."""
+        may depend on the target), or ``None`` if there is none; raise :class:`NoProgram` with a
+        reason instead of returning ``None`` where the reason helps the designer's repair turn."""
 
     def repair(self, messages: list[dict[str, str]], completion: str, verdict: Verdict,
                family: "EnvFamily") -> list[dict[str, str]]:

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from spade_core.config.schema import LoopSection
-from spade_core.interfaces import GenerationBackend
+from spade_core.interfaces import GenerationBackend, NoProgram
 from spade_core.phases import PhaseTimer
 from spade_core.records import Verdict, VerdictCategory
 from spade_core.selfplay.built_components import Components
@@ -18,10 +18,21 @@ from spade_core.selfplay.validator import llm_validate
 from spade_core.validation import validate
 
 
-def _no_program(completion: str) -> Verdict:
+def _no_program(completion: str, reason: str = "") -> Verdict:
+    message = "no environment program found in the designer's answer"
     return Verdict(valid=False, category=VerdictCategory.SYNTAX,
-                   message="no environment program found in the designer's answer",
+                   message=f"{message}: {reason}" if reason else message,
                    details={"completion_chars": len(completion)})
+
+
+def _extract(c: Components, proposal: Proposal, completion: str) -> None:
+    """The program in ``completion``, or the verdict that says why there is none."""
+    try:
+        proposal.program = c.designer.extract(completion, proposal.family, proposal.target)
+        reason = ""
+    except NoProgram as refusal:
+        proposal.program, reason = None, str(refusal)
+    proposal.verdict = None if proposal.program else _no_program(completion, reason)
 
 
 def design(c: Components, loop: LoopSection, iteration: int, seed: int,
@@ -75,9 +86,7 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
                     timer.advance("design", len(part))
                 for proposal, generation in zip(part, generations, strict=True):
                     proposal.completions.append(generation.text)
-                    proposal.program = c.designer.extract(generation.text, proposal.family,
-                                                              proposal.target)
-                    proposal.verdict = None if proposal.program else _no_program(generation.text)
+                    _extract(c, proposal, generation.text)
                 timer.expect("validate", len(part))
                 running.append(validator.submit(_validate_chunk, c, part, timer, iteration))
             for future in running:

@@ -44,6 +44,9 @@ def test_design_asks_for_each_document_validates_and_retries_the_invalid():
     assert good.verdict.valid and good.attempt_categories == ["ok"]
     assert "'what is six times seven?'" in good.program and len(good.completions) == 1
     assert not broken.verdict.valid and broken.program is None
+    # The strategy's reason (NoProgram) reaches the verdict, and so the repair turn.
+    assert broken.verdict.message.startswith("no environment program found in the designer's "
+                                             "answer: no line gives ")
     assert broken.attempt_categories == ["syntax"] * 3 and broken.repairs == 1
     assert len(backend.designer_prompts) == 4  # one, then three for the broken document
     assert {"sample", "design", "validate"} <= set(timer.seconds)

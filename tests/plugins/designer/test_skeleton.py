@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from plugins.designer.options import SkeletonOptions
 from plugins.designer.skeleton import Skeleton, parse_values, slots
-from spade_core.interfaces import PromptExamples
+from spade_core.interfaces import NoProgram, PromptExamples
 from spade_core.records import Document
 
 from fakes.selfplay import FAKE_SKELETON, FakeFamily
@@ -40,8 +42,9 @@ def test_skeleton_fills_values_as_string_literals_only():
     assert env.step(env.solution())[1] == 1.0
 
 
-def test_skeleton_missing_slot_is_no_program():
-    assert Skeleton(SkeletonOptions()).extract("QUESTION: what?\n", FakeFamily()) is None
+def test_skeleton_missing_slot_is_no_program_naming_the_slot():
+    with pytest.raises(NoProgram, match="no line gives ANSWER"):
+        Skeleton(SkeletonOptions()).extract("QUESTION: what?\n", FakeFamily())
 
 
 def test_parse_values_multiline_and_markdown_bold():

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from spade_core.interfaces import NoProgram
 from spade_core.records import EnvProgram, EnvRecord, EnvStatus
 from spade_core.validation import validate
 
@@ -84,8 +85,12 @@ def test_the_skeleton_turns_any_phrasing_of_a_cell_into_the_one_program():
     for answer in ("FIRST: 2\nOPERATION: +\nSECOND: 1", "FIRST: two digits\nOPERATION: plus\n"
                    "SECOND: 1-digit", "**FIRST**: 2\n**OPERATION**: addition\n**SECOND**: one"):
         assert skeleton.extract(answer, family) == program("2+1")
-    assert skeleton.extract("FIRST: 2\nOPERATION: *\nSECOND: 2", family) is None  # not selected
-    assert skeleton.extract("FIRST: 2\nOPERATION: divide\nSECOND: 1", family) is None
+    with pytest.raises(NoProgram, match=r"cell 2\*2 is not one of this run's cells \(2\+1, 1\*1\)"):
+        skeleton.extract("FIRST: 2\nOPERATION: *\nSECOND: 2", family)  # not selected
+    with pytest.raises(NoProgram, match="OPERATION: 'divide' is not one of the operations"):
+        skeleton.extract("FIRST: 2\nOPERATION: divide\nSECOND: 1", family)
+    with pytest.raises(NoProgram, match="no line gives SECOND"):
+        skeleton.extract("FIRST: 2\nOPERATION: +", family)
     messages = skeleton.build(_no_document(), family, _no_examples())
     assert family.slot_request() in messages[-1]["content"]
     assert "FIRST: <how many digits" in messages[-1]["content"]
