@@ -15,6 +15,7 @@ Where they live: ``$SPADE_SUITES_DIR/<name>`` when that variable is set; else ``
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -190,32 +191,50 @@ def commands(name: str, folder: Path, lock: Path, uv: str | None) -> list[list[s
 
 def install(name: str, force: bool = False, say: Callable[[str], None] = print) -> Path:
     """Make the environment of ``name`` from nothing (unless it is current and not ``force``);
-    its interpreter. A ``ConfigError`` with the failing command's output when one fails."""
+    its interpreter. A ``ConfigError`` with the failing command's output when one fails.
+
+    One install of a suite at a time: a second ``spade suites install`` of the same suite (another
+    shell, a parallel test worker) waits for the first (a lock on ``.<name>.installing`` beside the
+    environment), then finds it current instead of deleting it half-made."""
     if name not in SUITE_ENVS:
         raise ConfigError(f"no suite {name!r} has an environment of its own; suites: "
                           f"{', '.join(SUITE_ENVS)}")
-    spec = SUITE_ENVS[name]
     folder = env_dir(name)
-    if not force and problem(name) is None:
-        say(f"{name}: up to date at {folder}")
-        return python_of(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{name}.installing", "a+b") as held:
+        try:
+            fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"{name}: another install of it is running; waiting for it")
+            fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        try:
+            if not force and problem(name) is None:
+                say(f"{name}: up to date at {folder}")
+                return python_of(folder)
+            _make(name, folder, say)
+        finally:
+            fcntl.flock(held.fileno(), fcntl.LOCK_UN)
+    return python_of(folder)
+
+
+def _make(name: str, folder: Path, say: Callable[[str], None]) -> None:
+    """Make the environment in ``folder`` from nothing and stamp it (the caller holds the lock)."""
+    spec = SUITE_ENVS[name]
     uv = find_uv()
     say(f"{name}: making {folder} with {'uv' if uv else 'venv and pip (uv not found)'}")
     if folder.exists():
         shutil.rmtree(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    lock = folder.parent / f".{name}-constraints.txt"
-    lock.write_text(spec.lock_text(), encoding="utf-8")
+    constraints = folder.parent / f".{name}-constraints.txt"
+    constraints.write_text(spec.lock_text(), encoding="utf-8")
     try:
-        for command in commands(name, folder, lock, uv):
+        for command in commands(name, folder, constraints, uv):
             done = subprocess.run(command, capture_output=True, text=True,
                                   env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"})
             if done.returncode != 0:
                 raise ConfigError(f"{name}: `{' '.join(command)}` failed (exit "
                                   f"{done.returncode}):\n{(done.stderr or done.stdout).strip()}")
     finally:
-        lock.unlink(missing_ok=True)
+        constraints.unlink(missing_ok=True)
     (folder / STAMP).write_text(json.dumps(
         {"suite": name, "requirements": list(spec.requirements),
          "fingerprint": spec.fingerprint()}, indent=1) + "\n", encoding="utf-8")
-    return python_of(folder)

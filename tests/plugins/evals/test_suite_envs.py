@@ -117,6 +117,46 @@ def test_install_makes_it_once_and_says_why_it_failed(suites, monkeypatch):
         install("tau3")
 
 
+def test_a_second_install_waits_for_the_first_and_finds_it_made(suites, monkeypatch):
+    import threading
+
+    ran: list[list[str]] = []
+    second_waits = threading.Event()
+
+    class Done:
+        returncode, stderr, stdout = 0, "", ""
+
+    def slow_run(command, **kwargs):
+        ran.append(command)
+        if command[1] == "venv":
+            # the first install is half-way when the second one asks
+            assert second_waits.wait(timeout=60), "the second install never waited"
+            (Path(command[-1]) / "bin").mkdir(parents=True)
+            (Path(command[-1]) / "bin" / "python").symlink_to(sys.executable)
+        return Done()
+
+    monkeypatch.setattr(suite_envs.subprocess, "run", slow_run)
+    monkeypatch.setattr(suite_envs, "find_uv", lambda: "/bin/uv")
+    first_said: list[str] = []
+    first = threading.Thread(target=install, args=("gem",), kwargs={"say": first_said.append})
+    first.start()
+    while not ran:  # the first holds the lock and is inside its first command
+        threading.Event().wait(0.01)
+    second_said: list[str] = []
+
+    def say(line: str) -> None:
+        second_said.append(line)
+        if "waiting" in line:
+            second_waits.set()
+
+    assert install("gem", say=say) == suites / "gem" / "bin" / "python"
+    first.join(timeout=60)
+    assert [c[1] for c in ran] == ["venv", "pip"]  # made once, by the first
+    assert second_said == ["gem: another install of it is running; waiting for it",
+                           f"gem: up to date at {suites / 'gem'}"]
+    assert problem("gem") is None
+
+
 def test_a_suite_sandbox_runs_on_the_environment(suites):
     _make_ready(suites / "gem", "gem")
     assert suite_envs.suite_sandbox(None, "gem") is None
