@@ -117,7 +117,7 @@ def run_stats(args: argparse.Namespace) -> int:
 
 def run_search(args: argparse.Namespace) -> int:
     from envmemory.embed import load_embedder
-    from envmemory.memory import exact_search
+    from envmemory.faiss_memory import exact_search
     from envmemory.representation import env_text
 
     if args.k < 1:

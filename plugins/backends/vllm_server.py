@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from plugins.backends.chat_format import ChatFormatter
-from plugins.backends.errors import GenerationError
+from plugins.backends.generation_errors import GenerationError
 from plugins.backends.sampling import call_sampling
 from plugins.backends.vllm_worker import EXTENSION, LOAD_METHOD
 from spade_core.errors import ConfigError

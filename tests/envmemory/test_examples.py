@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from envmemory.memory import FaissEnvMemory
+from envmemory.faiss_memory import FaissEnvMemory
 from envmemory.options import MemoryOptions
 from plugins.designer.prompt_parts import examples_text
 from spade_core.records import EnvProgram, EnvRecord, EnvStatus

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from envmemory.memory import FaissEnvMemory
+from envmemory.faiss_memory import FaissEnvMemory
 from envmemory.options import MemoryOptions
 from spade_core.cli import main
 from spade_core.records import EnvRecord

@@ -16,13 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from envmemory.memory import FaissEnvMemory
+from envmemory.faiss_memory import FaissEnvMemory
 from envmemory.options import MemoryOptions
 from envmemory.store import RecordStore
 
 WRITER = textwrap.dedent("""
     import sys
-    from envmemory.memory import FaissEnvMemory
+    from envmemory.faiss_memory import FaissEnvMemory
     from envmemory.options import MemoryOptions
     from spade_core.records import EnvRecord
 

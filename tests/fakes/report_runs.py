@@ -19,12 +19,12 @@ from pathlib import Path
 
 import envmemory.plugin as envmemory_plugin
 import plugins.designer.plugin as designer_plugin
-import plugins.estimators as estimators_plugin
+import plugins.difficulty_estimators as estimators_plugin
 import plugins.trainers.plugin as trainers_plugin
 from spade_core.config.load import resolve_config
 from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import Generation
-from spade_core.selfplay.runner import run
+from spade_core.selfplay.run_loop import run
 from spade_core.testing import load_test_plugins
 
 from fakes.selfplay import FAKE_RUN_CONFIG, FakeFamily, FakeScriptedBackend, FakeSelfPlayPlugin

@@ -17,7 +17,7 @@ import pytest
 from spade_core.config.load import resolve_config
 from spade_core.errors import ConfigError
 from spade_core.checkpoint_files import checkpoints, latest_checkpoint, read_state
-from spade_core.selfplay.runner import run
+from spade_core.selfplay.run_loop import run
 
 from fakes.cli import ROOT
 from fakes.training import (

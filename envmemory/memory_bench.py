@@ -200,7 +200,7 @@ def bench_adds(count: int) -> dict[str, Any]:
     """Records per second through ``FaissEnvMemory.add`` (one SQLite transaction each, vectors
     given, half mastered so half also go into the index) and ``find_duplicate`` latency."""
     from envmemory.embed import HashingEmbedder
-    from envmemory.memory import FaissEnvMemory
+    from envmemory.faiss_memory import FaissEnvMemory
     from envmemory.options import MemoryOptions
     from spade_core.records import EnvRecord
 

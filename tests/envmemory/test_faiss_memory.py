@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from envmemory.embed import HashingEmbedder
-from envmemory.memory import FaissEnvMemory, MemoryConfigError, MemoryReadOnlyError
+from envmemory.faiss_memory import FaissEnvMemory, MemoryConfigError, MemoryReadOnlyError
 from envmemory.options import MemoryOptions
 from envmemory.store import StoreLockedError
 from spade_core.interfaces.memory import EnvMemory
@@ -325,7 +325,7 @@ def test_search_by_text_program_and_record(tmp_path: Path) -> None:
 
 
 def test_readonly_search_by_stored_record_needs_no_embedder(tmp_path: Path, monkeypatch) -> None:
-    import envmemory.memory as memory_module
+    import envmemory.faiss_memory as memory_module
 
     writer = FaissEnvMemory(tmp_path, _options())  # still open: the run goes on writing
     records = _fill(writer)

@@ -211,7 +211,7 @@ def test_a_run_from_before_the_curriculum(old_html):
 
 
 def test_odd_breakdowns_do_not_break_the_page(tmp_path):
-    from plugins.report.build import breakdown_rows
+    from plugins.report.html_report import breakdown_rows
 
     run_dir = tmp_path / "odd"
     run_dir.mkdir()
@@ -252,7 +252,7 @@ def test_the_report_shows_how_the_hints_fared(tmp_path):
 
 def test_paper_tables_of_the_latest_in_run_evaluation(finished_run, tmp_path):
     # The latest row with `eval` wins; RQ1 is shown (reasoning-gym was evaluated), RQ2 is not.
-    from plugins.report.build import paper_tables
+    from plugins.report.html_report import paper_tables
 
     rg = {"pass@1": 0.5, "items": 8, "buckets": {"math": 0.75, "logic": 0.25},
           "bucket_items": {"math": 4, "logic": 4},
