@@ -2,8 +2,8 @@
 each time one ends, on stderr (entry point ``console``).
 
 It implements the run-event hooks only, so it never changes what a run does. It draws on the
-rich console in ``run.extra["console"]`` when there is one, else on its own stderr console, which
-it then puts there for others. ``SPADE_LIVE_TABLE=0`` turns the table off; ``SPADE_PROGRESS``
+rich console in ``run_info.extra["console"]`` when there is one, else on its own stderr console,
+which it then puts there for others. ``SPADE_LIVE_TABLE=0`` turns the table off; ``SPADE_PROGRESS``
 chooses bars (a terminal), one line per phase (a log file) or nothing (see ``progress.py``).
 """
 
@@ -47,8 +47,8 @@ def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def _key(run: Any) -> str:
-    return str(getattr(run, "run_dir", id(run)))
+def _key(run_info: Any) -> str:
+    return str(getattr(run_info, "run_dir", id(run_info)))
 
 
 def _num(value: Any, digits: int = 3) -> str:
@@ -189,10 +189,10 @@ def _hints_caption(row: dict[str, Any]) -> str:
             f"{counts['hints_checked']} checked")
 
 
-def _console(run: Any) -> Any:
+def _console(run_info: Any) -> Any:
     from rich.console import Console
 
-    extra = getattr(run, "extra", None)
+    extra = getattr(run_info, "extra", None)
     given = extra.get("console") if isinstance(extra, dict) else None
     if isinstance(given, Console):
         return given
@@ -204,43 +204,43 @@ def _console(run: Any) -> Any:
     return console
 
 
-def _planned(run: Any) -> int | None:
-    config = getattr(run, "config", None)
+def _planned(run_info: Any) -> int | None:
+    config = getattr(run_info, "config", None)
     section = config.get("run") if isinstance(config, dict) else None
     total = section.get("iterations") if isinstance(section, dict) else None
     return total if isinstance(total, int) else None
 
 
 @hookimpl
-def spade_run_start(run: Any) -> None:
-    _history[_key(run)] = []
-    progress = make_progress(_console(run))
+def spade_run_start(run_info: Any) -> None:
+    _history[_key(run_info)] = []
+    progress = make_progress(_console(run_info))
     if progress is not None:
-        _bars[_key(run)] = progress
+        _bars[_key(run_info)] = progress
 
 
 @hookimpl
-def spade_phase_progress(run: Any, iteration: int, phase: str, completed: int,
+def spade_phase_progress(run_info: Any, iteration: int, phase: str, completed: int,
                          total: int | None) -> None:
-    bars = _bars.get(_key(run))
+    bars = _bars.get(_key(run_info))
     if bars is not None:
-        bars.update(iteration, phase, completed, total, _planned(run))
+        bars.update(iteration, phase, completed, total, _planned(run_info))
 
 
 @hookimpl
-def spade_iteration_end(run: Any, iteration: int, metrics: dict[str, Any]) -> None:
-    bars = _bars.get(_key(run))
+def spade_iteration_end(run_info: Any, iteration: int, metrics: dict[str, Any]) -> None:
+    bars = _bars.get(_key(run_info))
     if bars is not None:
         bars.stop()
-    rows = _history.setdefault(_key(run), [])
+    rows = _history.setdefault(_key(run_info), [])
     rows.append({"iteration": iteration, **metrics})
     if enabled():
-        _console(run).print(iteration_table(rows, _planned(run)))
+        _console(run_info).print(iteration_table(rows, _planned(run_info)))
 
 
 @hookimpl
-def spade_run_end(run: Any, status: str, error: str | None) -> None:
-    _history.pop(_key(run), None)
-    bars = _bars.pop(_key(run), None)
+def spade_run_end(run_info: Any, status: str, error: str | None) -> None:
+    _history.pop(_key(run_info), None)
+    bars = _bars.pop(_key(run_info), None)
     if bars is not None:
         bars.stop()

@@ -209,15 +209,15 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
         try:
             artifacts = RunArtifacts(run_dir)
             artifacts.create(resolved.to_dict())
-            context = RunInfo(run_dir=run_dir, config=resolved.to_dict(),
-                              seed=config.run.seed)
+            run_info = RunInfo(run_dir=run_dir, config=resolved.to_dict(),
+                               seed=config.run.seed)
             # The set-up of `spade run` (components, fixed pool, schedule, guard), with the
             # loop's hooks silenced.
-            parts = open_run(resolved, silent_plugins(registry), artifacts, context, opened)
-            c = parts.components
+            run = open_run(resolved, silent_plugins(registry), artifacts, run_info, opened)
+            c = run.components
             suite = items = None
-            if parts.pool is not None:
-                parts.pool.seed_memory(c.memory)
+            if run.pool is not None:
+                run.pool.seed_memory(c.memory)
                 suite = ProgramsSuite(args.pool, c.sandbox, c.families)
                 items = suite.items(args.limit, eval_seed)
                 out["eval_seed"] = eval_seed
@@ -229,8 +229,8 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
                        f"{out['before']['success']:.3f} ({time.perf_counter() - t0:.0f} s)")
             rows = []
             for iteration in range(iterations):
-                context.iteration = iteration
-                metrics = run_iteration(parts, iteration)
+                run_info.iteration = iteration
+                metrics = run_iteration(run, iteration)
                 rows.append(_iteration_row(metrics))
                 report(f"  seed {seed} {arm} {mode}: iteration {iteration + 1}/{iterations} "
                        f"valid {metrics['envs_valid']}/{metrics['envs_proposed']}, success "

@@ -78,7 +78,7 @@ class FakeInterruptPlugin:
         self.ended = 0
 
     @hookimpl
-    def spade_iteration_end(self, run, iteration, metrics):
+    def spade_iteration_end(self, run_info, iteration, metrics):
         self.ended += 1
         if self.at is not None and self.ended == self.at:
             raise KeyboardInterrupt

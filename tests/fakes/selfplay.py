@@ -384,27 +384,27 @@ class RecordingPlugin:
         self.events = []
 
     @hookimpl
-    def spade_run_start(self, run):
-        self.events.append(("run_start", run.run_dir))
+    def spade_run_start(self, run_info):
+        self.events.append(("run_start", run_info.run_dir))
 
     @hookimpl
-    def spade_iteration_end(self, run, iteration, metrics):
+    def spade_iteration_end(self, run_info, iteration, metrics):
         self.events.append(("iteration_end", iteration, metrics))
 
     @hookimpl
-    def spade_phase_progress(self, run, iteration, phase, completed, total):
+    def spade_phase_progress(self, run_info, iteration, phase, completed, total):
         self.events.append(("phase_progress", iteration, phase, completed, total))
 
     @hookimpl
-    def spade_env_accepted(self, run, record):
+    def spade_env_accepted(self, run_info, record):
         self.events.append(("env_accepted", record.id))
 
     @hookimpl
-    def spade_env_mastered(self, run, record):
+    def spade_env_mastered(self, run_info, record):
         self.events.append(("env_mastered", record.id))
 
     @hookimpl
-    def spade_run_end(self, run, status, error):
+    def spade_run_end(self, run_info, status, error):
         self.events.append(("run_end", status, error))
 
 

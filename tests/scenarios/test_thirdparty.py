@@ -245,7 +245,7 @@ def test_the_run_event_example_prints_an_iteration_line(capsys):
     [block] = examples_of("run-event hook")
     hook = run_example(block, hookimpl=hookimpl)["spade_iteration_end"]
     assert '"mean_regret":' in inspect.getsource(metrics)  # a key the loop really logs
-    hook(run=SimpleNamespace(run_dir=Path("runs/demo")), iteration=3,
+    hook(run_info=SimpleNamespace(run_dir=Path("runs/demo")), iteration=3,
          metrics={"mean_regret": 0.25})
     assert capsys.readouterr().out == "[demo] 3: regret 0.250\n"
 

@@ -117,14 +117,14 @@ def test_hooks_print_during_a_real_loop(tmp_path, capsys):
 
 def test_uses_the_runners_console_and_can_be_turned_off(tmp_path, monkeypatch, capsys):
     shared = Console(file=io.StringIO(), width=120)
-    run = RunInfo(run_dir=tmp_path, config={"run": {"iterations": 3}},
-                  extra={"console": shared})
-    console_plugin.spade_run_start(run=run)
-    console_plugin.spade_iteration_end(run=run, iteration=0, metrics=_metrics(0, 0.5))
+    run_info = RunInfo(run_dir=tmp_path, config={"run": {"iterations": 3}},
+                       extra={"console": shared})
+    console_plugin.spade_run_start(run_info=run_info)
+    console_plugin.spade_iteration_end(run_info=run_info, iteration=0, metrics=_metrics(0, 0.5))
     assert "iteration 0 of 3" in shared.file.getvalue()
     monkeypatch.setenv(console_plugin.ENV_SWITCH, "0")
-    console_plugin.spade_iteration_end(run=run, iteration=1, metrics=_metrics(1, 0.5))
-    console_plugin.spade_run_end(run=run, status="completed", error=None)
+    console_plugin.spade_iteration_end(run_info=run_info, iteration=1, metrics=_metrics(1, 0.5))
+    console_plugin.spade_run_end(run_info=run_info, status="completed", error=None)
     assert "iteration 1" not in shared.file.getvalue() and capsys.readouterr().err == ""
 
 

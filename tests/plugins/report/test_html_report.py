@@ -102,9 +102,9 @@ class ReportMidRun:
         self.out, self.html = out, None
 
     @hookimpl
-    def spade_iteration_end(self, run, iteration, metrics):
+    def spade_iteration_end(self, run_info, iteration, metrics):
         if iteration == 0:
-            self.html = build_report(run.run_dir, self.out).read_text()
+            self.html = build_report(run_info.run_dir, self.out).read_text()
 
 
 def test_report_while_the_run_writes(tmp_path):
