@@ -111,7 +111,7 @@ def run_stats(args: argparse.Namespace) -> int:
     manifest = counts["index_file"]
     saved = (f"{manifest['kind']} index of {manifest['ntotal']} vectors saved" if manifest
              else "no index file saved yet")
-    print(f"  dedupe index: {counts['pool']} mastered; {saved}")
+    print(f"  dedupe index: {counts['dedupe_index']} mastered; {saved}")
     return 0
 
 

@@ -24,8 +24,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("dup", "envs_duplicate"), ("play", "envs_played"), ("mast", "envs_mastered"),
     ("hard", "envs_too_hard"))
 #: The curriculum's columns, shown when the rows have them (runs with replay): environments
-#: replayed this iteration, then the memory's frontier and mastered pools after it.
-POOL_COLUMNS: tuple[tuple[str, str], ...] = (
+#: replayed this iteration, then the memory's frontier and mastered counts after it.
+STATUS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("repl", "envs_replayed"), ("front", "frontier_size"), ("mast Σ", "envs_mastered_total"))
 #: Figures after the counts.
 FIGURE_COLUMNS: tuple[tuple[str, str], ...] = (("regret", "mean_regret"),
@@ -35,7 +35,7 @@ PLAY_KEYS = frozenset({"mean_regret", "agent_success_unhinted", "agent_success_h
 #: At most this many skills (or levels) are named in the caption; the rest are counted.
 CAPTION_BREAKDOWN = 6
 #: Width of this plugin's own console when stderr is not a terminal (a log file, where rich would
-#: assume 80 and squeeze the table's pool columns) and ``COLUMNS`` does not say.
+#: assume 80 and squeeze the table's status columns) and ``COLUMNS`` does not say.
 LOG_WIDTH = 100
 ENV_SWITCH = "SPADE_LIVE_TABLE"
 
@@ -92,8 +92,8 @@ def _breakdown(row: dict[str, Any], field: str, label: str, prefix: str = "") ->
 
 
 def _memory_caption(rows: list[dict[str, Any]]) -> str | None:
-    """The retired environments of the last iteration and of the run so far (the pools
-    themselves are columns); None for rows from before replay."""
+    """The retired environments of the last iteration and of the run so far (the counts by
+    status are columns); None for rows from before replay."""
     last = rows[-1]
     if "envs_retired" not in last:
         return None
@@ -133,13 +133,13 @@ def iteration_table(rows: list[dict[str, Any]], total: int | None = None) -> Any
     title = f"iteration {last.get('iteration', '?')}"
     if total:
         title += f" of {total}"
-    # Two spaces between columns and no rules: 75 characters wide without the pool columns, so
+    # Two spaces between columns and no rules: 75 characters wide without the status columns, so
     # it fits an 80-column terminal; about 95 with them, which fit LOG_WIDTH in a log file.
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
                   pad_edge=False, padding=(0, 1), collapse_padding=True)
     shown = rows[-ROWS:]
-    pools = [(h, k) for h, k in POOL_COLUMNS if any(k in row for row in shown)]
-    columns = (*COLUMNS, *pools, *FIGURE_COLUMNS)
+    by_status = [(h, k) for h, k in STATUS_COLUMNS if any(k in row for row in shown)]
+    columns = (*COLUMNS, *by_status, *FIGURE_COLUMNS)
     for header, _ in columns:
         table.add_column(header, justify="right")
     table.add_column("succ u/h", justify="right")

@@ -2,8 +2,8 @@
 
 Per seed, two arms with identical seeds: ``trainer: grpo`` and ``trainer: none``. Each arm builds
 the configured model, sandbox, memory and families afresh, measures held-out success on a fixed
-pool of environments (the ``pool`` eval suite, played unhinted through the sandbox at fresh seeds
-the training never uses), runs N fixed-pool iterations (each one GRPO update for the trained arm,
+pool of environments (the ``programs`` eval suite, played unhinted through the sandbox at fresh
+seeds the training never uses), runs N fixed-pool iterations (each one GRPO update for the trained arm,
 the same rollouts and no update for the other), and measures held-out success again. The effect
 of one seed is (after - before) of the trained arm minus (after - before) of the untrained one;
 the benchmark reports its mean over seeds with a 95 % t-interval.
@@ -223,7 +223,7 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
                 out["eval_seed"] = eval_seed
                 out["eval_items"] = [item.id for item in items]
                 t0 = time.perf_counter()
-                out["before"] = _eval_figures(play_items(suite, "pool", items, c.backend,
+                out["before"] = _eval_figures(play_items(suite, "programs", items, c.backend,
                                                          settings))
                 report(f"  seed {seed} {arm}: held-out success before "
                        f"{out['before']['success']:.3f} ({time.perf_counter() - t0:.0f} s)")
@@ -240,7 +240,7 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
             out["played"] = {str(k): v for k, v in _played(run_dir).items()}
             if suite is not None and items is not None:
                 t0 = time.perf_counter()
-                out["after"] = _eval_figures(play_items(suite, "pool", items, c.backend,
+                out["after"] = _eval_figures(play_items(suite, "programs", items, c.backend,
                                                         settings))
                 report(f"  seed {seed} {arm}: held-out success after "
                        f"{out['after']['success']:.3f} ({time.perf_counter() - t0:.0f} s)")

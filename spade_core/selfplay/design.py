@@ -54,7 +54,7 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
             index=i, family=family, document=document, target=target,
             prompt=c.designer.build(document, family, examples, target)))
     pending = list(proposals)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spade-validate") as validator:
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spade-validate") as checks:
         for attempt in range(loop.max_attempts):
             if not pending:
                 break
@@ -79,7 +79,7 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
                                                               proposal.target)
                     proposal.verdict = None if proposal.program else _no_program(generation.text)
                 timer.expect("validate", len(part))
-                running.append(validator.submit(_validate_chunk, c, part, timer, iteration))
+                running.append(checks.submit(_validate_chunk, c, part, timer, iteration))
             for future in running:
                 future.result()
             if c.llm_validator is not None:  # on this thread: the policy may be the validator

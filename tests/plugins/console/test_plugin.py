@@ -30,7 +30,7 @@ def test_table_shows_the_latest_iterations():
 
 
 def _curriculum(iteration: int) -> dict:
-    """A row of a run with replay and skills: the memory's pools and per-skill counts."""
+    """A row of a run with replay and skills: the memory's counts by status and per-skill counts."""
     return {**_metrics(iteration, 0.5), "envs_replayed": iteration, "envs_retired": iteration % 2,
             "frontier_size": 10 + iteration, "envs_mastered_total": 100 * iteration,
             "skills": {"math": {"proposed": 4, "valid": 3, "played": 5},
@@ -51,7 +51,7 @@ def _cells(text: str) -> dict[str, list[str]]:
     return {name: [row[i] for row in rows] for i, name in enumerate(names)}
 
 
-def test_table_shows_the_memory_pools_and_per_skill_validity():
+def test_table_shows_the_memory_by_status_and_per_skill_validity():
     rows = [_curriculum(i) for i in range(7)]
     out = Console(file=io.StringIO(), width=200)
     out.print(console_plugin.iteration_table(rows, total=10))
