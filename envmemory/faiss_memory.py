@@ -447,8 +447,8 @@ class FaissEnvMemory(EnvMemory):
     def save_checkpoint(self, folder: Path) -> None:
         """Snapshot into ``folder``: ``memory.sqlite`` (SQLite online backup, consistent while
         the memory stays open) and the dedupe index as ``dedupe_index.json`` +
-        ``dedupe_index-1.faiss`` (so a resume need not rebuild it; a read-only memory leaves the index out: restore rebuilds
-        it from the stored embeddings)."""
+        ``dedupe_index-1.faiss`` (so a resume need not rebuild it; a read-only memory leaves the
+        index out: restore rebuilds it from the stored embeddings)."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         with self._lock:
