@@ -1,5 +1,5 @@
 """The FAISS-backed environment memory: durable records, embedding dedupe, mastery tracking.
 
 Importing this package is light; FAISS, sentence-transformers and NumPy load in the modules that
-use them (``envmemory.memory``, ``envmemory.index``, ``envmemory.embed``).
+use them (``envmemory.faiss_memory``, ``envmemory.index``, ``envmemory.embed``).
 """

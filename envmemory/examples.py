@@ -25,7 +25,7 @@ def reference_examples(band: Sequence[EnvRecord], outside: Sequence[EnvRecord], 
     rate above 0.9 or below 0.1), with an RNG seeded by ``seed``; the negatives are shown as one
     line each, without code."""
     rng = random.Random(f"spade-examples:{seed}")
-    pool = list(band)[:max(3 * positive, 10)]
-    chosen = rng.sample(pool, min(positive, len(pool)))
+    candidates = list(band)[:max(3 * positive, 10)]
+    chosen = rng.sample(candidates, min(positive, len(candidates)))
     avoid = rng.sample(list(outside), min(negative, len(outside)))
     return PromptExamples(positive=chosen, negative=avoid, negative_code=False)

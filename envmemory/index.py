@@ -7,11 +7,11 @@ size it was trained at (more lists for more vectors). IVF was chosen over HNSW b
 this 2-core machine HNSW needs about 60 s per 100k vectors to build, IVF about 5 s
 (``docs/memory.md``).
 
-Files are saved atomically: a fresh ``pool-<n>.faiss`` is written and fsynced, then the manifest
-``pool.json`` (checksum, size, watermark) is replaced with ``os.replace``; the manifest is the
-commit point. ``IndexFiles.load`` verifies the manifest, the checksum and the size against the
-store, adds the vectors that entered the pool after the last save, and rebuilds from the store
-otherwise.
+Files are saved atomically: a fresh ``dedupe_index-<n>.faiss`` is written and fsynced, then the
+manifest ``dedupe_index.json`` (checksum, size, watermark) is replaced with ``os.replace``; the
+manifest is the commit point. ``IndexFiles.load`` verifies the manifest, the checksum and the
+size against the store, adds the vectors that entered the index after the last save, and rebuilds
+from the store otherwise.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import numpy as np
 from spade_core.atomic_files import fsync_dir, write_atomic
 from spade_core.disk_space import writing
 
-MANIFEST = "pool.json"
+MANIFEST = "dedupe_index.json"
 
 
 def _faiss() -> Any:
@@ -52,7 +52,7 @@ SCAN_TARGET = 2000
 
 def default_nprobe(nlist: int, ntotal: int) -> int:
     """Lists to search so that about :data:`SCAN_TARGET` vectors are scanned, at least 8: small
-    pools are searched more widely (cheap there), large ones stay fast."""
+    indexes are searched more widely (cheap there), large ones stay fast."""
     per_list = max(ntotal, 1) / nlist
     return int(min(nlist, max(8, math.ceil(SCAN_TARGET / per_list))))
 
@@ -70,7 +70,7 @@ class IndexConfig:
 
 
 class DedupeIndex:
-    """FAISS index of ``(pool_id, vector)``; flat then IVF, switched automatically."""
+    """FAISS index of ``(index_id, vector)``; flat then IVF, switched automatically."""
 
     def __init__(self, config: IndexConfig) -> None:
         self.config = config
@@ -125,7 +125,7 @@ class DedupeIndex:
         self.trained_size = n
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
-        """Add vectors with their pool ids; switches to (or retrains) IVF when due."""
+        """Add vectors with their index ids; switches to (or retrains) IVF when due."""
         if len(ids) == 0:
             return
         ids = np.ascontiguousarray(ids, dtype=np.int64)
@@ -181,18 +181,18 @@ class IndexFiles:
         except (OSError, ValueError):
             return None
 
-    def save(self, pool: DedupeIndex) -> Path:
+    def save(self, dedupe: DedupeIndex) -> Path:
         """Write the index under a new name, then commit it by replacing the manifest."""
         faiss = _faiss()
         old = self.manifest()
         generation = int(old.get("generation", 0)) + 1 if old else 1
-        name = f"pool-{generation}.faiss"
+        name = f"dedupe_index-{generation}.faiss"
         path = self.folder / name
         tmp = path.with_name(name + ".tmp")
         with writing(path, "the environment memory's dedupe index"):
             try:
                 self.folder.mkdir(parents=True, exist_ok=True)
-                faiss.write_index(pool.index, str(tmp))
+                faiss.write_index(dedupe.index, str(tmp))
                 with open(tmp, "rb+") as handle:
                     os.fsync(handle.fileno())
                 os.replace(tmp, path)
@@ -201,11 +201,11 @@ class IndexFiles:
                 raise
             manifest = {"generation": generation, "file": name, "sha256": _sha256(path),
                         "bytes": path.stat().st_size, "embedder": self.embedder_name,
-                        "dim": pool.config.dim, "trained_size": pool.trained_size,
-                        **pool.describe()}
+                        "dim": dedupe.config.dim, "trained_size": dedupe.trained_size,
+                        **dedupe.describe()}
             write_atomic(self.folder / MANIFEST, json.dumps(manifest, indent=1).encode())
             fsync_dir(self.folder)
-        for stale in self.folder.glob("pool-*.faiss*"):
+        for stale in self.folder.glob("dedupe_index-*.faiss*"):
             if stale.name != name:
                 stale.unlink(missing_ok=True)
         return path
@@ -224,48 +224,48 @@ class IndexFiles:
         index = faiss.read_index(str(path))
         if int(index.ntotal) != int(manifest.get("ntotal", -1)):
             raise ValueError("index size does not match the manifest")
-        pool = DedupeIndex(config)
-        pool.index = index
-        pool.kind = str(manifest["kind"])
-        pool.trained_size = int(manifest.get("trained_size", 0))
-        pool.watermark = int(manifest["watermark"])
-        if pool.kind == "ivf":
-            pool.index.nprobe = config.nprobe or default_nprobe(index.nlist, pool.ntotal)
-        return pool
+        dedupe = DedupeIndex(config)
+        dedupe.index = index
+        dedupe.kind = str(manifest["kind"])
+        dedupe.trained_size = int(manifest.get("trained_size", 0))
+        dedupe.watermark = int(manifest["watermark"])
+        if dedupe.kind == "ivf":
+            dedupe.index.nprobe = config.nprobe or default_nprobe(index.nlist, dedupe.ntotal)
+        return dedupe
 
-    def load(self, config: IndexConfig, pool_size_upto: Any,
+    def load(self, config: IndexConfig, index_size_upto: Any,
              rows_after: Any) -> tuple[DedupeIndex, str]:
         """The saved index verified and caught up with the store, or one rebuilt from it.
 
-        ``pool_size_upto(w)`` counts stored pool rows with id <= w; ``rows_after(w)`` yields
+        ``index_size_upto(w)`` counts stored index rows with id <= w; ``rows_after(w)`` yields
         ``(ids, vectors)`` batches of rows with id > w. Returns the index and what happened.
         """
         manifest = self.manifest()
-        pool: DedupeIndex | None = None
+        dedupe: DedupeIndex | None = None
         how = "new"
         if manifest is not None:
             try:
-                pool = self._read(manifest, config)
-                stored = pool_size_upto(pool.watermark)
-                if stored != pool.ntotal:
-                    raise ValueError(f"index holds {pool.ntotal} vectors, the store {stored} "
-                                     f"up to pool id {pool.watermark}")
+                dedupe = self._read(manifest, config)
+                stored = index_size_upto(dedupe.watermark)
+                if stored != dedupe.ntotal:
+                    raise ValueError(f"index holds {dedupe.ntotal} vectors, the store {stored} "
+                                     f"up to index id {dedupe.watermark}")
                 how = "loaded"
             except Exception as exc:  # noqa: BLE001 - any damage means: rebuild from the store
-                pool, how = None, f"rebuilt ({exc})"
-        if pool is None:
-            pool = DedupeIndex(config)
-        added = _add_batches(pool, rows_after(pool.watermark))
+                dedupe, how = None, f"rebuilt ({exc})"
+        if dedupe is None:
+            dedupe = DedupeIndex(config)
+        added = _add_batches(dedupe, rows_after(dedupe.watermark))
         if added and how == "loaded":
             how = f"loaded, {added} added from the store"
         elif how == "new" and added:
             how = f"built from the store ({added} vectors)"
-        return pool, how
+        return dedupe, how
 
 
-def _add_batches(pool: DedupeIndex, batches: Iterable[tuple[np.ndarray, np.ndarray]]) -> int:
+def _add_batches(dedupe: DedupeIndex, batches: Iterable[tuple[np.ndarray, np.ndarray]]) -> int:
     added = 0
     for ids, vectors in batches:
-        pool.add(ids, vectors)
+        dedupe.add(ids, vectors)
         added += len(ids)
     return added

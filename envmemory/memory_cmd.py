@@ -111,13 +111,13 @@ def run_stats(args: argparse.Namespace) -> int:
     manifest = counts["index_file"]
     saved = (f"{manifest['kind']} index of {manifest['ntotal']} vectors saved" if manifest
              else "no index file saved yet")
-    print(f"  dedupe index: {counts['pool']} mastered; {saved}")
+    print(f"  dedupe index: {counts['dedupe_index']} mastered; {saved}")
     return 0
 
 
 def run_search(args: argparse.Namespace) -> int:
     from envmemory.embed import load_embedder
-    from envmemory.memory import exact_search
+    from envmemory.faiss_memory import exact_search
     from envmemory.representation import env_text
 
     if args.k < 1:

@@ -55,13 +55,13 @@ class MemoryOptions(BaseModel, WindowedOptions):
                     "environments in the win band, one negative at random from the same skill's "
                     "with win rate above 0.9 or below 0.1, shown as one line; seeded by the run)")
     switch_size: int = Field(default=10_000, ge=1,
-                             description="pool size at which exact search becomes IVF")
+                             description="dedupe index size at which exact search becomes IVF")
     nprobe: int | None = Field(default=None, ge=1,
                                description="IVF lists searched per query (default: enough lists to "
                                            "scan about 2,000 vectors, at least 8)")
     save_every: int = Field(default=1000, ge=1,
-                            description="pool additions between index saves (at least 10% of "
-                                        "the pool, so large pools are not rewritten constantly)")
+                            description="dedupe index additions between saves (at least 10% of "
+                                        "the index, so large indexes are not rewritten constantly)")
     synchronous: Literal["normal", "full"] = Field(
         default="normal", description="SQLite synchronous mode: normal survives kill -9; full "
                                       "also survives power loss, slower")

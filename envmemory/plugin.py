@@ -26,7 +26,7 @@ def memory_folder(options: MemoryOptions, run_dir: Path | None) -> Path:
 
 def build_memory(options: MemoryOptions, context: BuildContext) -> Any:
     """Factory of the ``faiss`` memory: opens (or creates) the memory folder of the run."""
-    from envmemory.memory import FaissEnvMemory
+    from envmemory.faiss_memory import FaissEnvMemory
     from envmemory.store import StoreLockedError
 
     try:
@@ -57,5 +57,5 @@ def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
     only when the command is typed (the benchmark's imports NumPy)."""
     register("memory", *from_module("envmemory.memory_cmd"),
              help="inspect a run's environment memory (stats, search, export)")
-    register("memory", *from_module("envmemory.bench"), group="bench",
+    register("memory", *from_module("envmemory.memory_bench"), group="bench",
              help="scale, speed and dedupe quality of the environment memory")

@@ -3,7 +3,7 @@
 Every record (source, status, statistics, embedding) is written in its own transaction, so a
 ``kill -9`` loses at most the record being written and readers (``spade memory stats``) see a
 consistent snapshot while a run writes. Records that enter the dedupe index (mastered environments)
-get an ``index_id`` (column ``pool_id``, its on-disk name), the id their vector has in the FAISS
+get an ``index_id`` (a column of that name), the id their vector has in the FAISS
 index; the index is only a cache of
 ``(index_id, embedding)`` rows and can always be rebuilt from here. A write that finds the disk
 full is rolled back and raises :class:`~spade_core.disk_space.DiskFullError` naming the database.
@@ -55,7 +55,7 @@ CREATE TABLE IF NOT EXISTS envs (
     regret REAL,
     win_rate REAL,
     designer_reward REAL,
-    pool_id INTEGER UNIQUE,
+    index_id INTEGER UNIQUE,
     embedding BLOB,
     skill TEXT NOT NULL DEFAULT '',
     level INTEGER NOT NULL DEFAULT 0,
@@ -254,7 +254,7 @@ class RecordStore:
             "INSERT INTO envs (id, family, status, doc_id, description, verdict_category, "
             "verdict_message, hint, source, fingerprint, duplicate_of, duplicate_similarity, "
             "stats, times_proposed, created_at, updated_at, regret, win_rate, designer_reward, "
-            "pool_id, embedding, skill, level, repairs) "
+            "index_id, embedding, skill, level, repairs) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (record.id, record.family, record.status, record.doc_id, record.description,
              record.verdict_category, record.verdict_message, record.hint, record.source,
@@ -274,7 +274,7 @@ class RecordStore:
              json.dumps(entry.figures), entry.designer_reward, entry.at))
 
     def _next_index_id(self) -> int:
-        row = self.conn.execute("SELECT COALESCE(MAX(pool_id), 0) FROM envs").fetchone()
+        row = self.conn.execute("SELECT COALESCE(MAX(index_id), 0) FROM envs").fetchone()
         return int(row[0]) + 1
 
     def insert(self, record: EnvRecord, embedding: np.ndarray | None, fingerprint: str | None,
@@ -294,7 +294,7 @@ class RecordStore:
     def record_iteration(self, env_id: str, entry: EnvIteration, stats: dict[str, Any],
                          status: str, enter_index: bool) -> int | None:
         """Store one iteration's play and the record's new statistics and status in one
-        transaction; returns the new ``index_id`` when the record entered the pool."""
+        transaction; returns the new ``index_id`` when the record entered the dedupe index."""
         if status not in ENV_STATUSES:
             raise ValueError(f"unknown status {status!r}; one of {', '.join(ENV_STATUSES)}")
         with self._lock, self._writing(f"play of environment {env_id} in iteration "
@@ -304,13 +304,13 @@ class RecordStore:
                 self._insert_iteration(env_id, entry)
                 index_id = None
                 if enter_index:
-                    row = self.conn.execute("SELECT pool_id, embedding FROM envs WHERE id = ?",
+                    row = self.conn.execute("SELECT index_id, embedding FROM envs WHERE id = ?",
                                             (env_id,)).fetchone()
                     if row and row[0] is None and row[1] is not None:
                         index_id = self._next_index_id()
                 self.conn.execute(
                     "UPDATE envs SET stats = ?, status = ?, updated_at = ?, regret = ?, "
-                    "win_rate = ?, designer_reward = ?, pool_id = COALESCE(pool_id, ?) "
+                    "win_rate = ?, designer_reward = ?, index_id = COALESCE(index_id, ?) "
                     "WHERE id = ?",
                     (json.dumps(stats), status, entry.at, stats.get("regret"),
                      stats.get("win_rate"), stats.get("designer_reward"), index_id, env_id))
@@ -412,7 +412,7 @@ class RecordStore:
             return self._record(row) if row else None
 
     def index_id_of(self, env_id: str) -> int | None:
-        row = self.conn.execute("SELECT pool_id FROM envs WHERE id = ?", (env_id,)).fetchone()
+        row = self.conn.execute("SELECT index_id FROM envs WHERE id = ?", (env_id,)).fetchone()
         return None if row is None or row[0] is None else int(row[0])
 
     def status_of(self, env_id: str) -> str | None:
@@ -420,13 +420,13 @@ class RecordStore:
         return row[0] if row else None
 
     def by_index_ids(self, index_ids: Sequence[int]) -> dict[int, EnvRecord]:
-        """Records of the given pool ids (without history), by pool id."""
+        """Records of the given index ids (without history), by index id."""
         if not index_ids:
             return {}
         marks = ",".join("?" * len(index_ids))
         with self._lock:
-            rows = self.conn.execute(f"SELECT pool_id, {self._columns} FROM envs WHERE pool_id IN "
-                                     f"({marks})", [int(i) for i in index_ids]).fetchall()
+            rows = self.conn.execute(f"SELECT index_id, {self._columns} FROM envs "
+                                     f"WHERE index_id IN ({marks})", [int(i) for i in index_ids]).fetchall()
         return {r[0]: self._record(r[1:], with_history=False) for r in rows}
 
     def by_fingerprint(self, fingerprint: str, statuses: Sequence[str]) -> EnvRecord | None:
@@ -493,17 +493,17 @@ class RecordStore:
     def index_rows(self, after: int = 0, upto: int | None = None, batch: int = 50_000
                   ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """``(index_ids, vectors)`` batches of indexed records with ``after < index_id <= upto``."""
-        filters, params = ("", ()) if upto is None else (" AND pool_id <= ?", (upto,))
-        for rows in self._pages("embedding", "pool_id", after, filters, params, batch):
+        filters, params = ("", ()) if upto is None else (" AND index_id <= ?", (upto,))
+        for rows in self._pages("embedding", "index_id", after, filters, params, batch):
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
             yield ids, vectors.reshape(len(rows), -1)
 
     def index_size(self, upto: int | None = None) -> int:
         if upto is None:
-            row = self.conn.execute("SELECT COUNT(*) FROM envs WHERE pool_id IS NOT NULL")
+            row = self.conn.execute("SELECT COUNT(*) FROM envs WHERE index_id IS NOT NULL")
         else:
-            row = self.conn.execute("SELECT COUNT(*) FROM envs WHERE pool_id <= ?", (upto,))
+            row = self.conn.execute("SELECT COUNT(*) FROM envs WHERE index_id <= ?", (upto,))
         return int(row.fetchone()[0])
 
     def embeddings(self, statuses: Sequence[str] | None = None, family: str | None = None,
@@ -538,7 +538,7 @@ class RecordStore:
             iterations = self.conn.execute("SELECT COUNT(*) FROM iterations").fetchone()[0]
         return {"records": int(total[0]), "proposals": int(total[1] or 0),
                 "by_status": {s: int(by_status.get(s, 0)) for s in ENV_STATUSES},
-                "by_family": by_family, "pool": self.index_size(),
+                "by_family": by_family, "dedupe_index": self.index_size(),
                 "iterations_recorded": int(iterations)}
 
     def close(self) -> None:

@@ -48,6 +48,6 @@ def register_sandboxes(register):  # noqa: ANN001, ANN201 - pluggy hook
 @hookimpl
 def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
     """``spade bench sandbox``: its module is imported only when the benchmark is typed."""
-    register("sandbox", *from_module("sandbox.bench"), group="bench",
+    register("sandbox", *from_module("sandbox.sandbox_bench"), group="bench",
              help="sandbox throughput and latency: isolated workers, plain exec, fresh "
              "interpreter; --sandbox ray: through Ray actors vs the local process sandbox")

@@ -31,11 +31,11 @@ def _batched(box: Any, rounds: int, groups: int, instances: int) -> dict[str, An
     digest = hashlib.sha256()
     reward = 0.0
     episodes = 0
-    pool = ThreadPoolExecutor(max_workers=max(1, groups))
+    executor = ThreadPoolExecutor(max_workers=max(1, groups))
     started = time.monotonic()
     try:
         for r in range(rounds):
-            opened = list(pool.map(lambda _: box.open_many(BENCH_PROGRAM, instances),
+            opened = list(executor.map(lambda _: box.open_many(BENCH_PROGRAM, instances),
                                    range(groups)))
             sessions = [s for group in opened for s in group]
             base = r * len(sessions)
@@ -49,10 +49,10 @@ def _batched(box: Any, rounds: int, groups: int, instances: int) -> dict[str, An
                         raise RuntimeError(f"a benchmark step failed: {result}")
                     digest.update(result.observation.encode())
                     reward += result.reward
-            list(pool.map(lambda s: s.close(), sessions))
+            list(executor.map(lambda s: s.close(), sessions))
             episodes += len(sessions)
     finally:
-        pool.shutdown()
+        executor.shutdown()
     elapsed = time.monotonic() - started
     return {"episodes": episodes, "seconds": round(elapsed, 3),
             "episodes_per_s": round(episodes / elapsed, 1),

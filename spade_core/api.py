@@ -80,7 +80,7 @@ def run(config: Any, *, overrides: Sequence[str] = (), resume: str | Path | None
     except ``run.iterations``, ``run.dir`` and ``logging``). ``preflight=False`` skips the checks
     against this machine; ``report`` receives the progress lines (default: stderr)."""
     from spade_core.config.preflight import preflight as check_machine
-    from spade_core.selfplay.runner import run as run_selfplay
+    from spade_core.selfplay.run_loop import run as run_selfplay
 
     loaded = plugins or load_plugins()
     resolved = load_config(config, overrides, loaded)

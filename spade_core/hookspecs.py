@@ -132,25 +132,25 @@ def register_commands(register: "RegisterCommand") -> None:
 
 
 @hookspec
-def spade_run_start(run: "RunInfo") -> None:
+def spade_run_start(run_info: "RunInfo") -> None:
     """A run starts, after the config is validated and the run directory written.
 
-    :param run: the run's directory, resolved config and iteration counter.
+    :param run_info: the run's directory, resolved config and iteration counter.
     """
 
 
 @hookspec
-def spade_iteration_end(run: "RunInfo", iteration: int, metrics: dict[str, Any]) -> None:
+def spade_iteration_end(run_info: "RunInfo", iteration: int, metrics: dict[str, Any]) -> None:
     """One self-play iteration has finished.
 
-    :param run: the run context.
+    :param run_info: the run (:class:`~spade_core.run_info.RunInfo`).
     :param iteration: the iteration number, from 0.
     :param metrics: flat name -> number mapping of this iteration's figures.
     """
 
 
 @hookspec
-def spade_phase_progress(run: "RunInfo", iteration: int, phase: str, completed: int,
+def spade_phase_progress(run_info: "RunInfo", iteration: int, phase: str, completed: int,
                          total: int | None) -> None:
     """Progress inside an iteration: ``completed`` of ``total`` items of ``phase`` are done.
 
@@ -158,7 +158,7 @@ def spade_phase_progress(run: "RunInfo", iteration: int, phase: str, completed: 
     ``estimate`` and ``train``; ``validate`` runs beside ``design``. Called from worker threads
     too, often (once per finished episode): keep it cheap.
 
-    :param run: the run context.
+    :param run_info: the run (:class:`~spade_core.run_info.RunInfo`).
     :param iteration: the iteration number, from 0.
     :param phase: the phase's name.
     :param completed: items of the phase done so far in this iteration.
@@ -167,28 +167,28 @@ def spade_phase_progress(run: "RunInfo", iteration: int, phase: str, completed: 
 
 
 @hookspec
-def spade_env_accepted(run: "RunInfo", record: "EnvRecord") -> None:
+def spade_env_accepted(run_info: "RunInfo", record: "EnvRecord") -> None:
     """An environment passed validation and deduplication and will be played.
 
-    :param run: the run context.
+    :param run_info: the run (:class:`~spade_core.run_info.RunInfo`).
     :param record: the environment's memory record.
     """
 
 
 @hookspec
-def spade_env_mastered(run: "RunInfo", record: "EnvRecord") -> None:
+def spade_env_mastered(run_info: "RunInfo", record: "EnvRecord") -> None:
     """An environment reached the mastery threshold and will not be issued again.
 
-    :param run: the run context.
+    :param run_info: the run (:class:`~spade_core.run_info.RunInfo`).
     :param record: the environment's memory record.
     """
 
 
 @hookspec
-def spade_run_end(run: "RunInfo", status: str, error: str | None) -> None:
+def spade_run_end(run_info: "RunInfo", status: str, error: str | None) -> None:
     """A run ends, normally (``status="completed"``) or not (``"failed"``, ``"interrupted"``).
 
-    :param run: the run context.
+    :param run_info: the run (:class:`~spade_core.run_info.RunInfo`).
     :param status: how it ended.
     :param error: the error message when it failed, else ``None``.
     """

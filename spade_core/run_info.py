@@ -1,5 +1,6 @@
-"""What run-event hooks receive as ``run`` (``spade_run_start`` and the others in ``hookspecs.py``);
-component factories receive a :class:`spade_core.components.BuildContext` instead."""
+"""What run-event hooks receive as ``run_info`` (``spade_run_start`` and the others in
+``hookspecs.py``); component factories receive a :class:`spade_core.components.BuildContext`
+instead."""
 
 from __future__ import annotations
 

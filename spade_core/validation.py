@@ -466,5 +466,5 @@ def validate(sandbox: "Sandbox", programs: Sequence[str], *, family: "EnvFamily 
     if len(programs) <= 1 or workers <= 1:
         return [one(p) for p in programs]
     with ThreadPoolExecutor(max_workers=min(workers, len(programs)),
-                            thread_name_prefix="spade-validate") as pool:
-        return list(pool.map(one, programs))
+                            thread_name_prefix="spade-validate") as executor:
+        return list(executor.map(one, programs))

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from plugins.backends.chat_format import ChatFormatter
-from plugins.backends.errors import GenerationError
+from plugins.backends.generation_errors import GenerationError
 from plugins.backends.vllm_server import model_eos
 from spade_core.interfaces.backend import Generation, TrainableBackend, TrainablePolicy
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from plugins.backends import cache
-from plugins.backends.errors import ModelSourceError
+from plugins.backends.generation_errors import ModelSourceError
 
 log = logging.getLogger(__name__)
 

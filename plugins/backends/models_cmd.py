@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
 
     from spade_core.errors import UsageError
 
-    from plugins.backends.errors import ModelSourceError
+    from plugins.backends.generation_errors import ModelSourceError
     from plugins.backends.model_source import BUNDLED, bundled_gguf_path, fetch_bundled
 
     if args.models_action == "list":

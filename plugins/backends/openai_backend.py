@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from plugins.backends.errors import GenerationError
+from plugins.backends.generation_errors import GenerationError
 from plugins.backends.sampling import call_sampling
 from spade_core.interfaces.backend import Generation, GenerationBackend
 
@@ -98,7 +98,7 @@ class OpenAIBackend(GenerationBackend):
         self._openai = import_openai()
         self._client = _client(self._openai, self.base_url, timeout_s, max_retries, backoff_s,
                                self.headers)
-        self._pool = ThreadPoolExecutor(max_workers=max_concurrency,
+        self._executor = ThreadPoolExecutor(max_workers=max_concurrency,
                                         thread_name_prefix="spade-openai")
 
     def _auth_headers(self) -> dict[str, Any]:
@@ -159,7 +159,7 @@ class OpenAIBackend(GenerationBackend):
             if self.logprobs:
                 body["logprobs"] = True
             bodies.append(body)
-        return list(self._pool.map(self._complete, bodies))
+        return list(self._executor.map(self._complete, bodies))
 
     def model_name(self) -> str:
         """The model requests name: the configured one, else the server's first listed model."""
@@ -267,5 +267,5 @@ class OpenAIBackend(GenerationBackend):
 
     def close(self) -> None:
         """Stop the request threads and close the SDK's connections."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._executor.shutdown(wait=False, cancel_futures=True)
         self._client.close()

@@ -127,7 +127,7 @@ def model_problem(spec: str) -> str | None:
     import importlib.util
     from pathlib import Path
 
-    from plugins.backends.errors import ModelSourceError
+    from plugins.backends.generation_errors import ModelSourceError
     from plugins.backends.model_source import bundled_gguf_path
 
     spec = spec.strip()
@@ -236,5 +236,5 @@ def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
     typed."""
     register("models", *from_module("plugins.backends.models_cmd"),
              help="the bundled models: fetch (once, into the cache), list")
-    register("generation", *from_module("plugins.backends.bench"), group="bench",
+    register("generation", *from_module("plugins.backends.generation_bench"), group="bench",
              help="generation throughput of a backend, single-stream versus batched")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from plugins.backends.errors import GenerationError
+from plugins.backends.generation_errors import GenerationError
 
 
 def truncation(default_top_p: float, default_top_k: int, top_p: float | None = None,

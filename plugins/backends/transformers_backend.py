@@ -25,7 +25,7 @@ from transformers import (
 )
 
 from plugins.backends.chat_format import ChatFormatter
-from plugins.backends.errors import GenerationError, ModelSourceError
+from plugins.backends.generation_errors import GenerationError, ModelSourceError
 from plugins.backends.sampling import call_sampling
 from spade_core.interfaces.backend import Generation, TrainableBackend, TrainablePolicy
 

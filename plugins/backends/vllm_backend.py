@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from plugins.backends.chat_format import ChatFormatter
-from plugins.backends.errors import GenerationError
+from plugins.backends.generation_errors import GenerationError
 from plugins.backends.sampling import call_sampling
 from spade_core.errors import ConfigError, PluginError
 from spade_core.interfaces.backend import Generation, TrainableBackend, TrainablePolicy

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from plugins.backends.chat_format import ChatFormatter
-from plugins.backends.errors import GenerationError
+from plugins.backends.generation_errors import GenerationError
 from plugins.backends.sampling import call_sampling
 from plugins.backends.vllm_worker import EXTENSION, LOAD_METHOD
 from spade_core.errors import ConfigError
@@ -154,7 +154,7 @@ class VLLMServerBackend(TrainableBackend):
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path: Path | None = None
         self._own_log = False  # a temporary log this backend made, removed on a clean close
-        self._pool = ThreadPoolExecutor(max_workers=max_concurrency,
+        self._executor = ThreadPoolExecutor(max_workers=max_concurrency,
                                         thread_name_prefix="vllm-server")
         self._pushes = 0
         if launch:
@@ -298,7 +298,7 @@ class VLLMServerBackend(TrainableBackend):
             if seed is not None:
                 body["seed"] = seed + i
             bodies.append(body)
-        replies = list(self._pool.map(lambda body: self._request("/v1/completions", body),
+        replies = list(self._executor.map(lambda body: self._request("/v1/completions", body),
                                       bodies))
         return [self._generation(ids, reply) for ids, reply in zip(prompts, replies)]
 
@@ -376,7 +376,7 @@ class VLLMServerBackend(TrainableBackend):
     def close(self) -> None:
         """Stop the request threads, and the server when this backend launched it (SIGTERM to its
         process group, SIGKILL after 30 s)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._executor.shutdown(wait=False, cancel_futures=True)
         process, self.process = self.process, None
         if process is None:
             return

@@ -2,8 +2,8 @@
 each time one ends, on stderr (entry point ``console``).
 
 It implements the run-event hooks only, so it never changes what a run does. It draws on the
-rich console in ``run.extra["console"]`` when there is one, else on its own stderr console, which
-it then puts there for others. ``SPADE_LIVE_TABLE=0`` turns the table off; ``SPADE_PROGRESS``
+rich console in ``run_info.extra["console"]`` when there is one, else on its own stderr console,
+which it then puts there for others. ``SPADE_LIVE_TABLE=0`` turns the table off; ``SPADE_PROGRESS``
 chooses bars (a terminal), one line per phase (a log file) or nothing (see ``progress.py``).
 """
 
@@ -24,8 +24,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("dup", "envs_duplicate"), ("play", "envs_played"), ("mast", "envs_mastered"),
     ("hard", "envs_too_hard"))
 #: The curriculum's columns, shown when the rows have them (runs with replay): environments
-#: replayed this iteration, then the memory's frontier and mastered pools after it.
-POOL_COLUMNS: tuple[tuple[str, str], ...] = (
+#: replayed this iteration, then the memory's frontier and mastered counts after it.
+STATUS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("repl", "envs_replayed"), ("front", "frontier_size"), ("mast Σ", "envs_mastered_total"))
 #: Figures after the counts.
 FIGURE_COLUMNS: tuple[tuple[str, str], ...] = (("regret", "mean_regret"),
@@ -35,7 +35,7 @@ PLAY_KEYS = frozenset({"mean_regret", "agent_success_unhinted", "agent_success_h
 #: At most this many skills (or levels) are named in the caption; the rest are counted.
 CAPTION_BREAKDOWN = 6
 #: Width of this plugin's own console when stderr is not a terminal (a log file, where rich would
-#: assume 80 and squeeze the table's pool columns) and ``COLUMNS`` does not say.
+#: assume 80 and squeeze the table's status columns) and ``COLUMNS`` does not say.
 LOG_WIDTH = 100
 ENV_SWITCH = "SPADE_LIVE_TABLE"
 
@@ -47,8 +47,8 @@ def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def _key(run: Any) -> str:
-    return str(getattr(run, "run_dir", id(run)))
+def _key(run_info: Any) -> str:
+    return str(getattr(run_info, "run_dir", id(run_info)))
 
 
 def _num(value: Any, digits: int = 3) -> str:
@@ -92,8 +92,8 @@ def _breakdown(row: dict[str, Any], field: str, label: str, prefix: str = "") ->
 
 
 def _memory_caption(rows: list[dict[str, Any]]) -> str | None:
-    """The retired environments of the last iteration and of the run so far (the pools
-    themselves are columns); None for rows from before replay."""
+    """The retired environments of the last iteration and of the run so far (the counts by
+    status are columns); None for rows from before replay."""
     last = rows[-1]
     if "envs_retired" not in last:
         return None
@@ -133,13 +133,13 @@ def iteration_table(rows: list[dict[str, Any]], total: int | None = None) -> Any
     title = f"iteration {last.get('iteration', '?')}"
     if total:
         title += f" of {total}"
-    # Two spaces between columns and no rules: 75 characters wide without the pool columns, so
+    # Two spaces between columns and no rules: 75 characters wide without the status columns, so
     # it fits an 80-column terminal; about 95 with them, which fit LOG_WIDTH in a log file.
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
                   pad_edge=False, padding=(0, 1), collapse_padding=True)
     shown = rows[-ROWS:]
-    pools = [(h, k) for h, k in POOL_COLUMNS if any(k in row for row in shown)]
-    columns = (*COLUMNS, *pools, *FIGURE_COLUMNS)
+    by_status = [(h, k) for h, k in STATUS_COLUMNS if any(k in row for row in shown)]
+    columns = (*COLUMNS, *by_status, *FIGURE_COLUMNS)
     for header, _ in columns:
         table.add_column(header, justify="right")
     table.add_column("succ u/h", justify="right")
@@ -189,10 +189,10 @@ def _hints_caption(row: dict[str, Any]) -> str:
             f"{counts['hints_checked']} checked")
 
 
-def _console(run: Any) -> Any:
+def _console(run_info: Any) -> Any:
     from rich.console import Console
 
-    extra = getattr(run, "extra", None)
+    extra = getattr(run_info, "extra", None)
     given = extra.get("console") if isinstance(extra, dict) else None
     if isinstance(given, Console):
         return given
@@ -204,43 +204,43 @@ def _console(run: Any) -> Any:
     return console
 
 
-def _planned(run: Any) -> int | None:
-    config = getattr(run, "config", None)
+def _planned(run_info: Any) -> int | None:
+    config = getattr(run_info, "config", None)
     section = config.get("run") if isinstance(config, dict) else None
     total = section.get("iterations") if isinstance(section, dict) else None
     return total if isinstance(total, int) else None
 
 
 @hookimpl
-def spade_run_start(run: Any) -> None:
-    _history[_key(run)] = []
-    progress = make_progress(_console(run))
+def spade_run_start(run_info: Any) -> None:
+    _history[_key(run_info)] = []
+    progress = make_progress(_console(run_info))
     if progress is not None:
-        _bars[_key(run)] = progress
+        _bars[_key(run_info)] = progress
 
 
 @hookimpl
-def spade_phase_progress(run: Any, iteration: int, phase: str, completed: int,
+def spade_phase_progress(run_info: Any, iteration: int, phase: str, completed: int,
                          total: int | None) -> None:
-    bars = _bars.get(_key(run))
+    bars = _bars.get(_key(run_info))
     if bars is not None:
-        bars.update(iteration, phase, completed, total, _planned(run))
+        bars.update(iteration, phase, completed, total, _planned(run_info))
 
 
 @hookimpl
-def spade_iteration_end(run: Any, iteration: int, metrics: dict[str, Any]) -> None:
-    bars = _bars.get(_key(run))
+def spade_iteration_end(run_info: Any, iteration: int, metrics: dict[str, Any]) -> None:
+    bars = _bars.get(_key(run_info))
     if bars is not None:
         bars.stop()
-    rows = _history.setdefault(_key(run), [])
+    rows = _history.setdefault(_key(run_info), [])
     rows.append({"iteration": iteration, **metrics})
     if enabled():
-        _console(run).print(iteration_table(rows, _planned(run)))
+        _console(run_info).print(iteration_table(rows, _planned(run_info)))
 
 
 @hookimpl
-def spade_run_end(run: Any, status: str, error: str | None) -> None:
-    _history.pop(_key(run), None)
-    bars = _bars.pop(_key(run), None)
+def spade_run_end(run_info: Any, status: str, error: str | None) -> None:
+    _history.pop(_key(run_info), None)
+    bars = _bars.pop(_key(run_info), None)
     if bars is not None:
         bars.stop()

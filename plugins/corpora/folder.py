@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from plugins.corpora.base import IndexedSampler
+from plugins.corpora.sampler_base import IndexedSampler
 from plugins.corpora.options import FolderOptions
 from plugins.corpora.paths import resolve_path
 from spade_core.errors import ConfigError

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from plugins.corpora.base import IndexedSampler
+from plugins.corpora.sampler_base import IndexedSampler
 from plugins.corpora.jsonl import DEFAULT_TEXT_FIELDS, scalar_meta
 from plugins.corpora.options import HfDatasetOptions
 from plugins.corpora.paths import resolve_path

@@ -13,7 +13,7 @@ import logging
 from array import array
 from typing import Any
 
-from plugins.corpora.base import IndexedSampler
+from plugins.corpora.sampler_base import IndexedSampler
 from plugins.corpora.options import JsonlOptions
 from plugins.corpora.paths import BUNDLED_CORPUS, resolve_path
 from spade_core.errors import ConfigError

@@ -2,8 +2,8 @@
 
 Per seed, two arms with identical seeds: ``trainer: grpo`` and ``trainer: none``. Each arm builds
 the configured model, sandbox, memory and families afresh, measures held-out success on a fixed
-pool of environments (the ``pool`` eval suite, played unhinted through the sandbox at fresh seeds
-the training never uses), runs N fixed-pool iterations (each one GRPO update for the trained arm,
+pool of environments (the ``programs`` eval suite, played unhinted through the sandbox at fresh
+seeds the training never uses), runs N fixed-pool iterations (each one GRPO update for the trained arm,
 the same rollouts and no update for the other), and measures held-out success again. The effect
 of one seed is (after - before) of the trained arm minus (after - before) of the untrained one;
 the benchmark reports its mean over seeds with a 95 % t-interval.
@@ -209,28 +209,28 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
         try:
             artifacts = RunArtifacts(run_dir)
             artifacts.create(resolved.to_dict())
-            context = RunInfo(run_dir=run_dir, config=resolved.to_dict(),
-                              seed=config.run.seed)
+            run_info = RunInfo(run_dir=run_dir, config=resolved.to_dict(),
+                               seed=config.run.seed)
             # The set-up of `spade run` (components, fixed pool, schedule, guard), with the
             # loop's hooks silenced.
-            parts = open_run(resolved, silent_plugins(registry), artifacts, context, opened)
-            c = parts.components
+            run = open_run(resolved, silent_plugins(registry), artifacts, run_info, opened)
+            c = run.components
             suite = items = None
-            if parts.pool is not None:
-                parts.pool.seed_memory(c.memory)
+            if run.pool is not None:
+                run.pool.seed_memory(c.memory)
                 suite = ProgramsSuite(args.pool, c.sandbox, c.families)
                 items = suite.items(args.limit, eval_seed)
                 out["eval_seed"] = eval_seed
                 out["eval_items"] = [item.id for item in items]
                 t0 = time.perf_counter()
-                out["before"] = _eval_figures(play_items(suite, "pool", items, c.backend,
+                out["before"] = _eval_figures(play_items(suite, "programs", items, c.backend,
                                                          settings))
                 report(f"  seed {seed} {arm}: held-out success before "
                        f"{out['before']['success']:.3f} ({time.perf_counter() - t0:.0f} s)")
             rows = []
             for iteration in range(iterations):
-                context.iteration = iteration
-                metrics = run_iteration(parts, iteration)
+                run_info.iteration = iteration
+                metrics = run_iteration(run, iteration)
                 rows.append(_iteration_row(metrics))
                 report(f"  seed {seed} {arm} {mode}: iteration {iteration + 1}/{iterations} "
                        f"valid {metrics['envs_valid']}/{metrics['envs_proposed']}, success "
@@ -240,7 +240,7 @@ def run_arm(args: argparse.Namespace, registry: Any, arm: str, seed: int, mode: 
             out["played"] = {str(k): v for k, v in _played(run_dir).items()}
             if suite is not None and items is not None:
                 t0 = time.perf_counter()
-                out["after"] = _eval_figures(play_items(suite, "pool", items, c.backend,
+                out["after"] = _eval_figures(play_items(suite, "programs", items, c.backend,
                                                         settings))
                 report(f"  seed {seed} {arm}: held-out success after "
                        f"{out['after']['success']:.3f} ({time.perf_counter() - t0:.0f} s)")

@@ -1,4 +1,4 @@
-"""Registers the built-in eval suites ``reasoning-gym``, ``bfcl``, ``pool``, ``arithmetic``,
+"""Registers the built-in eval suites ``reasoning-gym``, ``bfcl``, ``programs``, ``arithmetic``,
 ``aime``, ``gpqa-diamond``, ``livecodebench``, ``tau2``, ``gem`` and ``acebench`` (played by the
 core's ``spade eval``), the ``spade suites`` command (the environments of the suites whose packages
 conflict with ours: bfcl, tau2, gem), the preflight check of ``eval.suites`` (those environments
@@ -23,7 +23,7 @@ SUITES = (
     ("livecodebench", "livecodebench_suite", "LiveCodeBenchSuiteOptions",
      "LiveCodeBench code generation (release_v6 problems), pass@1, programs run "
      "against the tests in the sandbox"),
-    ("pool", "programs_suite", "ProgramsSuiteOptions",
+    ("programs", "programs_suite", "ProgramsSuiteOptions",
      "a folder or JSONL of environment programs, played unhinted in the sandbox"),
     ("arithmetic", "arithmetic_suite", "ArithmeticSuiteOptions",
      "held-out items of the arithmetic family's cells, one bucket per cell, played "

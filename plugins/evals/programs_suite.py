@@ -1,5 +1,5 @@
-"""The ``pool`` eval suite: any folder or JSONL of environment programs (SPADE format included),
-played unhinted through the configured sandbox exactly as the loop plays them
+"""The ``programs`` eval suite: any folder or JSONL of environment programs (SPADE format
+included), played unhinted through the configured sandbox exactly as the loop plays them
 (:func:`spade_core.selfplay.rollouts.run_rollouts`). An episode succeeds when its final reward
 reaches ``loop.success_threshold``; each program is one item, played at one fixed seed."""
 
@@ -30,22 +30,22 @@ class ProgramsSuite(EvalSuite):
     """Programs of a folder or JSONL file, one item each, bucketed by family (or by the JSONL
     field ``bucket`` names, e.g. ``answer``)."""
 
-    name = "pool"
+    name = "programs"
 
     def __init__(self, path: str, sandbox: Sandbox, families: Sequence[EnvFamily],
                  field: str | None = None, bucket: str | None = None) -> None:
         self.path = Path(path).expanduser()
         if not self.path.exists():
-            raise ConfigError(f"pool suite: path {path!r}: no such file or folder; give a folder "
+            raise ConfigError(f"programs suite: path {path!r}: no such file or folder; give a folder "
                               "of .py programs or a .jsonl file")
         if not families:
-            raise ConfigError("pool suite: no env family is configured to read the programs")
+            raise ConfigError("programs suite: no env family is configured to read the programs")
         self.sandbox = sandbox
         self.families = list(families)
         self.field = field
         self.bucket = bucket
         if bucket is not None and self.path.suffix != ".jsonl":
-            raise ConfigError(f"pool suite: bucket {bucket!r} reads a JSONL field; {path} is "
+            raise ConfigError(f"programs suite: bucket {bucket!r} reads a JSONL field; {path} is "
                               "not a .jsonl file")
 
     def _buckets(self) -> dict[str, str]:
@@ -78,7 +78,7 @@ class ProgramsSuite(EvalSuite):
                 data={"program": source, "family": family, "seed": seed + len(items),
                       "label": label}))
         if not by_family:
-            raise ConfigError(f"pool suite: {self.path} holds no program of the configured "
+            raise ConfigError(f"programs suite: {self.path} holds no program of the configured "
                               f"families ({', '.join(f.name for f in self.families)})")
         return spread(by_family, limit)
 
@@ -126,7 +126,7 @@ def play_programs(sandbox: Sandbox, items: Sequence[EvalItem], backend: Generati
 def build(options: ProgramsSuiteOptions, context: BuildContext) -> ProgramsSuite:
     sandbox = context.components.get("sandbox")
     if sandbox is None:
-        raise ConfigError("the pool suite plays programs through a sandbox; none was built")
+        raise ConfigError("the programs suite plays programs through a sandbox; none was built")
     families = context.components.get("env_family") or []
     if not isinstance(families, list):
         families = [families]

@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from plugins.exports.model import export_model
+    from plugins.exports.model_export import export_model
 
     result = export_model(args.run_dir, args.out, merge=args.merge, checkpoint=args.checkpoint,
                           model=args.model)

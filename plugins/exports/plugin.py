@@ -21,7 +21,7 @@ MCP_BENCH_HELP = "tool-call round trips through an MCP server against direct pla
 
 @hookimpl
 def register_commands(register):  # noqa: ANN001, ANN201 - pluggy hook
-    register("export", *from_module("plugins.exports.envs_cmd"), help=ENVS_EXPORT_HELP,
+    register("export", *from_module("plugins.exports.envs_export_cmd"), help=ENVS_EXPORT_HELP,
              group="envs")
     register("serve", *from_module("plugins.exports.serve_cmd"), help=ENVS_SERVE_HELP,
              group="envs")

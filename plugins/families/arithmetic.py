@@ -17,7 +17,7 @@ from typing import Any
 from spade_core.interfaces import NoProgram
 from spade_core.records import EnvProgram
 
-from plugins.families.base import SourceFamily
+from plugins.families.family_base import SourceFamily
 from plugins.families.preludes.arithmetic_task import (
     ASK,
     DIGIT_RANGES,
@@ -220,7 +220,7 @@ class ArithmeticFamily(SourceFamily):
     def hint_contradicts(self, hint: str, solution_actions: list[str] | None) -> bool | None:
         """A hint that claims an answer (``the answer is N``, ``\\boxed{N}``) other than the
         item's number (numbers read as replies are)."""
-        from spade_core.selfplay.hints import contradicts_answer
+        from spade_core.selfplay.hint_writer import contradicts_answer
 
         return contradicts_answer(hint, solution_actions, _same_number)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from spade_core.records import DesignTarget
 
-from plugins.families.base import BoxedAnswerFamily, read_source
+from plugins.families.family_base import BoxedAnswerFamily, read_source
 from plugins.families.skills import REASONING_SKILLS, Skill
 from plugins.families.solutions import boxed_actions
 from plugins.families.steering import REASONING_LEVELS, level_text, rotate

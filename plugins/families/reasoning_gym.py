@@ -24,7 +24,7 @@ from spade_core.errors import ConfigError
 from spade_core.records import EnvProgram
 from spade_core.untrusted_text import PARSE_FAILURES
 
-from plugins.families.base import BoxedAnswerFamily
+from plugins.families.family_base import BoxedAnswerFamily
 from plugins.families.program import leaf_env_classes, program_shape
 from plugins.families.solutions import boxed_actions
 

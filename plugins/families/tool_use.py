@@ -11,7 +11,7 @@ from typing import Any
 
 from spade_core.records import DesignTarget
 
-from plugins.families.base import SourceFamily
+from plugins.families.family_base import SourceFamily
 from plugins.families.replies import FORMAT_REMINDER, malformed_tool_call
 from plugins.families.skills import TOOL_USE_SKILLS, Skill
 from plugins.families.solutions import tool_use_actions

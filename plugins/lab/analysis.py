@@ -18,7 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from plugins.lab.model import KINDS
+from plugins.lab.learner import KINDS
 
 SUITE = "lab-grid"
 _KIND = re.compile(r"^\s*KIND = '(\w+)'\s*$", re.M)

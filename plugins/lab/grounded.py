@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from plugins.lab.model import Cell
+from plugins.lab.learner import Cell
 from plugins.lab.programs import cell_of_program
 from plugins.lab.suite import lab_backend
 from plugins.trainers.grpo_rows import EncodedSample, compute_advantages

@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from plugins.lab.model import Cell, Learner
+from plugins.lab.learner import Cell, Learner
 from plugins.lab.programs import cell_of_program
 
 #: The edits: one difficulty level down, none, one up (in the order of the edit logits).

@@ -8,19 +8,19 @@ from spade_core.hookspecs import hookimpl
 
 
 def _backend(options, context):
-    from plugins.lab.backend import LabBackend
+    from plugins.lab.lab_backend import LabBackend
 
     return LabBackend(options, context.seed)
 
 
 def _trainer(options, context):
-    from plugins.lab.trainer import LabTrainer
+    from plugins.lab.lab_trainer import LabTrainer
 
     return LabTrainer(options, context.components.get("generation_backend"), context.seed)
 
 
 def _family(options, context):
-    from plugins.lab.family import LabFamily
+    from plugins.lab.lab_family import LabFamily
 
     return LabFamily()
 
@@ -39,7 +39,7 @@ def _grounded(options, context):
 
 @hookimpl
 def register_generation_backends(register):
-    from plugins.lab.backend import LabBackendOptions
+    from plugins.lab.lab_backend import LabBackendOptions
 
     register("lab", _backend, LabBackendOptions,
              "the curriculum lab's simulated learner in both roles (docs/lab.md)")
@@ -47,7 +47,7 @@ def register_generation_backends(register):
 
 @hookimpl
 def register_trainers(register):
-    from plugins.lab.trainer import LabTrainerOptions
+    from plugins.lab.lab_trainer import LabTrainerOptions
 
     register("lab", _trainer, LabTrainerOptions,
              "policy-gradient update of the lab's simulated learner (docs/lab.md)")

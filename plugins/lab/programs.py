@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from plugins.lab.model import Cell
+from plugins.lab.learner import Cell
 
 TEMPLATE = '''
 class LabEnv:

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from plugins.lab.backend import LabBackend
+from plugins.lab.lab_backend import LabBackend
 from spade_core.errors import ConfigError
 from spade_core.interfaces import EvalItem, EvalSettings, EvalSuite, GenerationBackend
 

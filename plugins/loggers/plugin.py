@@ -61,11 +61,11 @@ def spade_preflight(config: Any, report: Any) -> None:
 
 
 class TensorBoardSink:
-    def __init__(self, run: Any, options: dict[str, Any]) -> None:
+    def __init__(self, run_info: Any, options: dict[str, Any]) -> None:
         from torch.utils.tensorboard import SummaryWriter
 
-        folder = run.run_dir / options.get("dir", "tensorboard")
-        resumed = run.extra.get("resumed_from")
+        folder = run_info.run_dir / options.get("dir", "tensorboard")
+        resumed = run_info.extra.get("resumed_from")
         self.writer = SummaryWriter(log_dir=str(folder), purge_step=resumed)
 
     def log(self, iteration: int, values: dict[str, float]) -> None:
@@ -78,12 +78,12 @@ class TensorBoardSink:
 
 
 class TrackioSink:
-    def __init__(self, run: Any, project: str, options: dict[str, Any]) -> None:
+    def __init__(self, run_info: Any, project: str, options: dict[str, Any]) -> None:
         import trackio
 
         self.trackio = trackio
-        name = options.get("name") or run.run_dir.name
-        trackio.init(project=project, name=name, config=run.config, resume="allow",
+        name = options.get("name") or run_info.run_dir.name
+        trackio.init(project=project, name=name, config=run_info.config, resume="allow",
                      **{k: v for k, v in options.items() if k != "name"})
 
     def log(self, iteration: int, values: dict[str, float]) -> None:
@@ -94,24 +94,25 @@ class TrackioSink:
 
 
 class WandbSink:
-    def __init__(self, run: Any, project: str, options: dict[str, Any]) -> None:
+    def __init__(self, run_info: Any, project: str, options: dict[str, Any]) -> None:
         import wandb
 
         settings = dict(options)
-        run_id = settings.pop("id", None) or "spade-" + run.run_dir.resolve().name
-        self.run = wandb.init(project=project, name=settings.pop("name", run.run_dir.name),
-                              id=run_id, resume="allow", dir=str(run.run_dir), config=run.config,
-                              **settings)
+        run_id = settings.pop("id", None) or "spade-" + run_info.run_dir.resolve().name
+        self.wandb_run = wandb.init(project=project,
+                                    name=settings.pop("name", run_info.run_dir.name), id=run_id,
+                                    resume="allow", dir=str(run_info.run_dir),
+                                    config=run_info.config, **settings)
 
     def log(self, iteration: int, values: dict[str, float]) -> None:
-        self.run.log(values, step=iteration)
+        self.wandb_run.log(values, step=iteration)
 
     def close(self) -> None:
-        self.run.finish()
+        self.wandb_run.finish()
 
 
-def _sinks_for(run: Any) -> list[Any]:
-    section = (run.config or {}).get("logging") or {}
+def _sinks_for(run_info: Any) -> list[Any]:
+    section = (run_info.config or {}).get("logging") or {}
     backends = section.get("backends") or []
     for backend in backends:
         _require(backend)
@@ -121,22 +122,22 @@ def _sinks_for(run: Any) -> list[Any]:
     for backend in backends:
         mine = dict(options.get(backend) or {})
         if backend == "tensorboard":
-            sinks.append(TensorBoardSink(run, mine))
+            sinks.append(TensorBoardSink(run_info, mine))
         elif backend == "trackio":
-            sinks.append(TrackioSink(run, project, mine))
+            sinks.append(TrackioSink(run_info, project, mine))
         elif backend == "wandb":
-            sinks.append(WandbSink(run, project, mine))
+            sinks.append(WandbSink(run_info, project, mine))
     return sinks
 
 
 @hookimpl
-def spade_run_start(run):
-    _ACTIVE[str(run.run_dir)] = _sinks_for(run)
+def spade_run_start(run_info):
+    _ACTIVE[str(run_info.run_dir)] = _sinks_for(run_info)
 
 
 @hookimpl
-def spade_iteration_end(run, iteration, metrics):
-    sinks = _ACTIVE.get(str(run.run_dir), [])
+def spade_iteration_end(run_info, iteration, metrics):
+    sinks = _ACTIVE.get(str(run_info.run_dir), [])
     if sinks:
         values = flatten(metrics)
         for sink in sinks:
@@ -144,6 +145,6 @@ def spade_iteration_end(run, iteration, metrics):
 
 
 @hookimpl
-def spade_run_end(run, status, error):
-    for sink in _ACTIVE.pop(str(run.run_dir), []):
+def spade_run_end(run_info, status, error):
+    for sink in _ACTIVE.pop(str(run_info.run_dir), []):
         sink.close()

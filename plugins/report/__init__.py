@@ -14,10 +14,10 @@ __all__ = ["build_report"]
 
 
 def __getattr__(name: str) -> Any:
-    """Import :mod:`plugins.report.build` only when ``build_report`` is asked for, so that loading
+    """Import :mod:`plugins.report.html_report` only when ``build_report`` is asked for, so that loading
     the plugin (``spade --help`` does) costs nothing."""
     if name == "build_report":
-        from plugins.report.build import build_report
+        from plugins.report.html_report import build_report
 
         return build_report
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

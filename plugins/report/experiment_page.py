@@ -271,7 +271,7 @@ def run_links(folder: Path, results: dict[str, Any], page: Path, *, write_report
               neighbours: int, max_envs: int) -> list[RunLink]:
     """Every run of the experiment, its own report written (``RUN_DIR/report.html``) when
     ``write_reports`` and linked relative to ``page``."""
-    from plugins.report.build import build_report
+    from plugins.report.html_report import build_report
 
     links = []
     for run in results.get("runs", []):
@@ -363,7 +363,7 @@ def render_experiment(folder: Path, results: dict[str, Any], runs: list[RunLink]
     """The page of the experiment in ``folder`` as one HTML string."""
     from spade_core import __version__
 
-    from plugins.report.build import template_environment
+    from plugins.report.html_report import template_environment
 
     arms = arm_order(results)
     panels = measures(results.get("curves") or {},
@@ -390,7 +390,7 @@ def build_experiment_page(folder: Path | str, out: Path | str | None = None, *,
                           max_envs: int = 0) -> Path:
     """Write the page of the experiment in ``folder`` to ``out`` (default
     ``FOLDER/report.html``) and, with ``run_reports``, each run's own report beside its run
-    (``neighbours`` and ``max_envs`` as for :func:`plugins.report.build.build_report`); returns
+    (``neighbours`` and ``max_envs`` as for :func:`plugins.report.html_report.build_report`); returns
     the page's path."""
     from spade_core.atomic_files import write_atomic
 

@@ -146,8 +146,9 @@ def _stacked(metrics: list[dict[str, Any]], field: str, ylabel: str,
     return fig
 
 
-#: Keys of the memory's pools in ``metrics.jsonl``; a run without any of them gets no pool plot.
-POOL_KEYS: tuple[str, ...] = ("frontier_size", "envs_mastered_total", "envs_retired",
+#: Keys of the memory's counts by status in ``metrics.jsonl``; a run without any of them gets no
+#: such plot.
+STATUS_KEYS: tuple[str, ...] = ("frontier_size", "envs_mastered_total", "envs_retired",
                               "envs_replayed")
 
 
@@ -161,11 +162,11 @@ def _cumulative(metrics: list[dict[str, Any]], key: str) -> tuple[list[int], lis
     return xs, sums
 
 
-def _pool(metrics: list[dict[str, Any]]) -> Any | None:
-    """The memory's pools after each iteration (frontier, mastered, and the running total of
+def _memory_status(metrics: list[dict[str, Any]]) -> Any | None:
+    """The memory's counts by status after each iteration (frontier, mastered, and the running total of
     retired or too-hard environments) as lines over the environments replayed per iteration
     as bars; None for runs from before the memory's counts were logged."""
-    if not any(key in row for row in metrics for key in POOL_KEYS):
+    if not any(key in row for row in metrics for key in STATUS_KEYS):
         return None
     fig, (ax,) = _figure()
     seen: list[int] = []
@@ -173,7 +174,7 @@ def _pool(metrics: list[dict[str, Any]]) -> Any | None:
     if xs:
         ax.bar(xs, ys, width=0.6, color="#c9d3e0", label="replayed this iteration")
         seen.extend(xs)
-    # Distinct markers, fills and dashes, frontier on top: pools of equal size overlap.
+    # Distinct markers, fills and dashes, frontier on top: equal counts overlap.
     lines = (("frontier_size", _series, "frontier", "frontier", "o", "-"),
              ("envs_mastered_total", _series, "mastered", "mastered", "s", "-"),
              ("envs_retired", _cumulative, "retired or too hard (total)", "retired", "^", "--"))
@@ -469,10 +470,10 @@ def render_plots(data: RunData) -> list[Plot]:
             "of every eval.every-th iteration: the same items each time.", _held_out(m))
         names = {str(n) for row in m if isinstance(row.get("verdicts"), dict)
                  for n in row["verdicts"]}
-        add("plot-pool", "Memory pools over iterations",
+        add("plot-memory-status", "Memory by status over iterations",
             "Environments on the frontier and mastered in the memory after each iteration, the "
             "running total retired or found too hard, and the environments replayed from the "
-            "memory in each iteration (bars).", _pool(m))
+            "memory in each iteration (bars).", _memory_status(m))
         add("plot-verdicts", "Validity by verdict category",
             "Final verdict of each proposal per iteration: ok is valid, every other category "
             "names why the sandbox refused the program.",

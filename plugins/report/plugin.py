@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     if args.neighbours < 0 or args.max_envs < 0:
         raise UsageError("report: --neighbours and --max-envs must be 0 or more")
     try:
-        from plugins.report.build import build_report
+        from plugins.report.html_report import build_report
     except ImportError as exc:
         raise UsageError(f"report: the report needs matplotlib, jinja2 and pygments: {exc}; "
                          "reinstall spade-rl (pip install -e .)") from exc

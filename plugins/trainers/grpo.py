@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from plugins.trainers.distributed import Command, Commands, StepShard, shard_steps
+from plugins.trainers.data_parallel import Command, Commands, StepShard, shard_steps
 from plugins.trainers.options import GRPOOptions
-from plugins.trainers.preflight import require_trl
+from plugins.trainers.grpo_preflight import require_trl
 from plugins.trainers.grpo_rows import (
     ROLES,
     ConversationEncoder,
@@ -50,7 +50,7 @@ class GRPOTraining(Trainer):
     pushed to the backend after each update (``vllm``: ``update_weights``).
 
     Under ``accelerate launch`` every rank builds one; rank 0's calls are replayed on the others
-    (:mod:`plugins.trainers.distributed`) and each rank trains its shard of every optimizer step
+    (:mod:`plugins.trainers.data_parallel`) and each rank trains its shard of every optimizer step
     through accelerate's prepared model (DDP, DeepSpeed or FSDP as the launch configures)."""
 
     supports_followers = True

@@ -3,7 +3,7 @@
 Options that TRL's ``GRPOConfig`` also has carry TRL's names (``epsilon``, ``beta``,
 ``per_device_train_batch_size``, ...), and only those. ``grpo_config`` passes any other
 ``GRPOConfig`` field through; it is checked against TRL's own fields when the config
-is checked and when the trainer is built (``plugins/trainers/preflight.py``), never at import.
+is checked and when the trainer is built (``plugins/trainers/grpo_preflight.py``), never at import.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from plugins.trainers.options import GRPOOptions
-from plugins.trainers.preflight import preflight_grpo
+from plugins.trainers.grpo_preflight import preflight_grpo
 from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import Trainer, TrainingSample
 from spade_core.records import Role

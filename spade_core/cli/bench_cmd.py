@@ -17,16 +17,16 @@ GROUP = "bench"
 
 
 def _loop_arguments(parser: argparse.ArgumentParser) -> None:
-    from spade_core.selfplay import bench
+    from spade_core.selfplay import loop_bench
 
-    parser.description = bench.__doc__
-    bench.add_arguments(parser)
+    parser.description = loop_bench.__doc__
+    loop_bench.add_arguments(parser)
 
 
 def _loop_run(args: argparse.Namespace) -> int:
-    from spade_core.selfplay import bench
+    from spade_core.selfplay import loop_bench
 
-    return int(bench.run(args) or 0)
+    return int(loop_bench.run(args) or 0)
 
 
 #: The core's own benchmarks (plugins cannot take these names).

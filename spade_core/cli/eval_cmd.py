@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="suite to run (repeatable; default: eval.suites of the config, else "
                              f"{', '.join(DEFAULT_SUITES)})")
     parser.add_argument("--option", action="append", default=[], metavar="SUITE.KEY=VALUE",
-                        help="a suite option, e.g. pool.path=runs/x/envs.jsonl or "
+                        help="a suite option, e.g. programs.path=runs/x/envs.jsonl or "
                              "bfcl.categories=[simple,irrelevance]")
     parser.add_argument("--limit", type=int, metavar="N",
                         help="at most N items per suite, spread over its buckets (default "
@@ -86,7 +86,7 @@ def suite_options(pairs: list[str]) -> dict[str, dict[str, Any]]:
         suite, dot, key = head.rpartition(".")
         if not sep or not dot or not key:
             raise UsageError(f"eval: --option {pair!r}: write SUITE.KEY=VALUE, e.g. "
-                             "pool.path=runs/x/envs.jsonl")
+                             "programs.path=runs/x/envs.jsonl")
         options.setdefault(suite, {})[key] = parse_scalar(raw, f"--option {pair}")
     return options
 

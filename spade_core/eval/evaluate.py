@@ -14,7 +14,7 @@ from spade_core.eval.scores import SuiteResult, run_suite
 from spade_core.interfaces import EvalSettings, EvalSuite, GenerationBackend
 
 #: Suites (by registered name) that play programs with the config's families.
-FAMILY_SUITES = frozenset({"pool"})
+FAMILY_SUITES = frozenset({"programs"})
 
 
 @dataclass

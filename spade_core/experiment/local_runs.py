@@ -44,7 +44,7 @@ def _task(execute: Callable[..., str], run: PlannedRun, iterations: int
     return execute(run, iterations, _plugins, lines.append), lines[-20:]
 
 
-def process_pool(workers: int) -> Executor:
+def process_executor(workers: int) -> Executor:
     """``workers`` fresh processes (``spawn``: nothing of the driver's threads or sandboxes is
     inherited)."""
     import multiprocessing
@@ -57,16 +57,16 @@ def process_pool(workers: int) -> Executor:
 def run_in_processes(workers: int, runs: list[PlannedRun], iterations: int,
                      execute: Callable[..., str], report: Callable[[str], None],
                      after_run: Callable[[PlannedRun, str], None] | None = None,
-                     pool: Callable[[int], Executor] = process_pool) -> None:
+                     make_executor: Callable[[int], Executor] = process_executor) -> None:
     """Run every run with ``execute(run, iterations, plugins, report)``, ``workers`` at once,
     started in plan order (the runs of one seed before the next seed's); ``after_run`` is called
     on this process as each one ends. A failed run's error is raised once the others ended.
-    Only ``workers`` runs are handed to the pool at a time, so Ctrl-C (which reaches the worker
+    Only ``workers`` runs are handed to the executor at a time, so Ctrl-C (which reaches the worker
     processes too: their runs stop as a run stops on Ctrl-C) leaves no queued run to start."""
     failure: BaseException | None = None
     waiting = list(reversed(runs))
     report(f"spade experiment: {len(runs)} runs, {workers} at once in local processes")
-    with pool(workers) as executor:
+    with make_executor(workers) as executor:
         running: dict[Future[tuple[str, list[str]]], PlannedRun] = {}
         while waiting or running:
             while waiting and len(running) < workers:

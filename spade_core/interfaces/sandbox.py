@@ -33,8 +33,8 @@ def _overlapped(func: Callable[[T], R], items: Sequence[T]) -> list[R]:
     if len(items) <= 1:
         return [func(item) for item in items]
     with ThreadPoolExecutor(max_workers=min(OVERLAP_THREADS, len(items)),
-                            thread_name_prefix="spade-sandbox") as pool:
-        return list(pool.map(func, items))
+                            thread_name_prefix="spade-sandbox") as executor:
+        return list(executor.map(func, items))
 
 
 class SandboxSession(ABC):

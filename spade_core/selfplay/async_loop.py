@@ -33,7 +33,7 @@ class AsyncLoop:
 
     def __init__(self, run: SelfPlayRun, totals: dict[str, float], report: Reporter,
                  version: int, checkpoint: Checkpoint, stop: StopRequest | None = None) -> None:
-        self.run_parts, self.totals, self.report = run, totals, report
+        self.run, self.totals, self.report = run, totals, report
         self.checkpoint, self.stop = checkpoint, stop
         self.level = run.loop.async_level
         backend = run.components.backend
@@ -47,8 +47,8 @@ class AsyncLoop:
         self._train_end: float | None = None
         self._generate_end: float | None = None
 
-    def run(self, start: int, pending: Generated | None) -> None:
-        config = self.run_parts.resolved.config
+    def iterate(self, start: int, pending: Generated | None) -> None:
+        config = self.run.resolved.config
         every, last = config.checkpoint.every, config.run.iterations
         self.completed = pending.iteration if pending is not None else start
         try:
@@ -59,7 +59,7 @@ class AsyncLoop:
                     last = iteration  # generated, checkpoint it, stop
                     every = every or 1
                     break
-                self.run_parts.info.iteration = iteration
+                self.run.run_info.iteration = iteration
                 self._finish(self.trainer.collect(keep=self.level)[0])
                 generated = self._generate(iteration)
                 for key in TOTALS:
@@ -77,7 +77,7 @@ class AsyncLoop:
             self.trainer.close()
 
     def _generate(self, iteration: int) -> Generated:
-        run = self.run_parts
+        run = self.run
         timer = run.timer(iteration)
         started = time.time()
         floor = self.backend.version if self.backend is not None else self.trainer.version
@@ -100,7 +100,7 @@ class AsyncLoop:
     def _finish(self, done: list[Trained]) -> None:
         """Write the rows of iterations whose update is done (evaluated now: in-run evaluation
         sees the weights of that update or a later one)."""
-        run = self.run_parts
+        run = self.run
         for trained in done:
             iteration = trained.generated.iteration
             row = trained.generated.row

@@ -65,7 +65,7 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
             index=i, family=family, document=document, target=target,
             prompt=c.designer.build(document, family, examples, target)))
     pending = list(proposals)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spade-validate") as validator:
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spade-validate") as checks:
         for attempt in range(loop.max_attempts):
             if not pending:
                 break
@@ -88,7 +88,7 @@ def design(c: Components, loop: LoopSection, iteration: int, seed: int,
                     proposal.completions.append(generation.text)
                     _extract(c, proposal, generation.text)
                 timer.expect("validate", len(part))
-                running.append(validator.submit(_validate_chunk, c, part, timer, iteration))
+                running.append(checks.submit(_validate_chunk, c, part, timer, iteration))
             for future in running:
                 future.result()
             if c.llm_validator is not None:  # on this thread: the policy may be the validator

@@ -14,7 +14,7 @@ from spade_core.errors import SandboxError
 from spade_core.interfaces import EnvFamily, SandboxSession
 from spade_core.phases import PhaseTimer
 from spade_core.records import EnvStatus
-from spade_core.selfplay.hints import (
+from spade_core.selfplay.hint_writer import (
     HINT_SYSTEM,
     HintDiagnostics,
     generate_hints,

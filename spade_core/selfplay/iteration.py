@@ -168,9 +168,9 @@ def announce(run: SelfPlayRun, proposals: list[Proposal], mastered: list[EnvReco
         if p.status not in (EnvStatus.REJECTED, EnvStatus.DUPLICATE):
             stored = run.components.memory.get(p.env_id)
             if stored is not None:
-                run.hook.spade_env_accepted(run=run.info, record=stored)
+                run.hook.spade_env_accepted(run_info=run.run_info, record=stored)
     for stored in mastered:
-        run.hook.spade_env_mastered(run=run.info, record=stored)
+        run.hook.spade_env_mastered(run_info=run.run_info, record=stored)
 
 
 def evaluate(run: SelfPlayRun, iteration: int, timer: PhaseTimer) -> dict[str, Any] | None:
@@ -203,4 +203,4 @@ def record(run: SelfPlayRun, iteration: int, made: Made, timer: PhaseTimer,
 def log(run: SelfPlayRun, iteration: int, row: dict[str, Any]) -> None:
     """Step: log, part two. The row appended to ``metrics.jsonl`` and the plugins told."""
     run.artifacts.log_metrics(row)
-    run.hook.spade_iteration_end(run=run.info, iteration=iteration, metrics=row)
+    run.hook.spade_iteration_end(run_info=run.run_info, iteration=iteration, metrics=row)

@@ -211,13 +211,13 @@ class BackgroundTrainer:
                  version: int = 0) -> None:
         self.trainer, self.backend, self.level = trainer, backend, level
         self.version = version
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spade-train")
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spade-train")
         self._queue: list[Future] = []
         # the weights every later sample may be generated with, kept on the training thread
-        self._pool.submit(trainer.keep_version, version, level).result()
+        self._executor.submit(trainer.keep_version, version, level).result()
 
     def submit(self, generated: Generated) -> None:
-        self._queue.append(self._pool.submit(self._train, generated))
+        self._queue.append(self._executor.submit(self._train, generated))
 
     def _train(self, generated: Generated) -> Trained:
         started = time.time()
@@ -256,7 +256,7 @@ class BackgroundTrainer:
         return done, time.perf_counter() - started
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._executor.shutdown(wait=True, cancel_futures=True)
 
 
 def pipeline_metrics(trained: Trained, previous_end: float | None, level: int

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from spade_core.config.schema import LoopSection
 from spade_core.phases import PhaseTimer
 from spade_core.records import EnvStatus
-from spade_core.selfplay.hints import HintDiagnostics, hint_hurt
+from spade_core.selfplay.hint_writer import HintDiagnostics, hint_hurt
 from spade_core.selfplay.proposal import Proposal
 from spade_core.selfplay.rollouts import RolloutRequest, run_rollouts
 from spade_core.selfplay.sessions import PlaySessions

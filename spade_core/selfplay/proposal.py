@@ -18,7 +18,7 @@ from spade_core.records import (
     Episode,
     Verdict,
 )
-from spade_core.selfplay.hints import HintDiagnostics
+from spade_core.selfplay.hint_writer import HintDiagnostics
 
 if TYPE_CHECKING:
     from spade_core.selfplay.built_components import Components

@@ -41,7 +41,7 @@ def stderr_reporter(message: str) -> None:
 @dataclass
 class SelfPlayRun:
     """What every step of an iteration reads: the built components, the resolved config, the
-    run directory's writer, the run's event context and hooks, and the loop's parts (``pool``:
+    run directory's writer, the run's ``run_info`` and hooks, and the loop's parts (``pool``:
     the fixed pool of ``loop.mode: fixed-pool``; ``schedule``: the frontier or the window
     schedule, ``loop.schedule``; the contamination ``guard`` and the in-run ``evaluator``, each
     ``None`` when off)."""
@@ -49,7 +49,7 @@ class SelfPlayRun:
     components: Components
     resolved: ResolvedConfig
     artifacts: RunArtifacts
-    info: RunInfo
+    run_info: RunInfo
     hook: Any
     pool: PoolSampler | None = None
     schedule: Schedule = field(default_factory=FrontierSchedule)
@@ -69,11 +69,12 @@ class SelfPlayRun:
     def timer(self, iteration: int) -> PhaseTimer:
         """A phase timer for ``iteration`` that reports progress through the hooks."""
         return PhaseTimer(lambda phase, completed, total: self.hook.spade_phase_progress(
-            run=self.info, iteration=iteration, phase=phase, completed=completed, total=total))
+            run_info=self.run_info, iteration=iteration, phase=phase, completed=completed,
+            total=total))
 
 
 def open_run(resolved: ResolvedConfig, loaded: LoadedPlugins, artifacts: RunArtifacts,
-             info: RunInfo, opened: list[Any], *, backend: Any = None, trainer: Any = None,
+             run_info: RunInfo, opened: list[Any], *, backend: Any = None, trainer: Any = None,
              launch: LaunchInfo = LaunchInfo()) -> SelfPlayRun:
     """Build the components and the loop's parts of a run writing to ``artifacts`` (each
     closable part appended to ``opened``)."""
@@ -95,9 +96,9 @@ def open_run(resolved: ResolvedConfig, loaded: LoadedPlugins, artifacts: RunArti
     pool = None
     if config.loop.mode == "fixed-pool":
         pool = PoolSampler(load_pool(resolved, components.families, components.sandbox))
-    return SelfPlayRun(components=components, resolved=resolved, artifacts=artifacts, info=info,
-                       hook=loaded.manager.hook, pool=pool, schedule=open_schedule(config.loop),
-                       guard=guard, evaluator=evaluator, opened=opened)
+    return SelfPlayRun(components=components, resolved=resolved, artifacts=artifacts,
+                       run_info=run_info, hook=loaded.manager.hook, pool=pool,
+                       schedule=open_schedule(config.loop), guard=guard, evaluator=evaluator, opened=opened)
 
 
 def component_builder(resolved: ResolvedConfig, run_dir: Path | None, seed: int,

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 import plugins.designer.plugin as designer_plugin
-import plugins.estimators as estimators_plugin
+import plugins.difficulty_estimators as estimators_plugin
 import plugins.trainers.plugin as trainers_plugin
 from fakes.cli import ROOT
 from fakes.selfplay import FAKE_RUN_CONFIG, FakeSelfPlayPlugin, RecordingPlugin

@@ -121,7 +121,7 @@ def test_hook_register_sandboxes():
 
 
 def test_hook_register_difficulty_estimators():
-    import plugins.estimators as builtin
+    import plugins.difficulty_estimators as builtin
 
     loaded = load_test_plugins(builtin)
     for name in ("regret", "blend", "learnability", "solve-rate", "learning-progress",

@@ -21,7 +21,7 @@ from plugins.families import answers, replies, solutions
 from plugins.families.program import ProgramShape, program_shape, static_problems
 from spade_core.interfaces import Generation
 from spade_core.records import Verdict
-from spade_core.selfplay.hints import answer_claims, clean_hint, contradicts_answer
+from spade_core.selfplay.hint_writer import answer_claims, clean_hint, contradicts_answer
 from spade_core.messages import printable
 from spade_core.untrusted_text import MAX_JSON_DEPTH, load_json, parse_python, valid_unicode
 
@@ -258,7 +258,7 @@ def test_readers_stay_linear_on_thousands_of_unclosed_tags(text):
     started = time.perf_counter()
     replies.tool_calls(text)
     answer_claims(text)
-    from spade_core.selfplay.hints import secrets_of
+    from spade_core.selfplay.hint_writer import secrets_of
 
     secrets_of([text])
     contradicts_answer(text, [text], answers.answers_match)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from envmemory.embed import load_embedder
-from envmemory.memory import FaissEnvMemory
+from envmemory.faiss_memory import FaissEnvMemory
 from envmemory.options import MemoryOptions
 from spade_core.records import EnvProgram, EnvRecord
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from envmemory.memory import FaissEnvMemory
+from envmemory.faiss_memory import FaissEnvMemory
 from envmemory.options import MemoryOptions
 from plugins.designer.prompt_parts import examples_text
 from spade_core.records import EnvProgram, EnvRecord, EnvStatus
@@ -47,7 +47,7 @@ def test_reference_examples_draw_from_the_skill_band_and_its_extremes(tmp_path):
         seen.update(names)
         assert [r.description for r in examples.negative] in (["easy"], ["hard"])
         assert not examples.negative_code
-    assert seen == top10  # the draw covers the whole top-10 pool
+    assert seen == top10  # the draw covers the whole top-10
     again = memory.prompt_examples(2, 1, "reasoning", "logic", seed=7)
     assert again == memory.prompt_examples(2, 1, "reasoning", "logic", seed=7)
     math = memory.prompt_examples(2, 1, "reasoning", "math", seed=0)

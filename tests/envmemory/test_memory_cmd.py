@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from envmemory.memory import FaissEnvMemory
+from envmemory.faiss_memory import FaissEnvMemory
 from envmemory.options import MemoryOptions
 from spade_core.cli import main
 from spade_core.records import EnvRecord
@@ -38,7 +38,7 @@ def test_stats(run_dir: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["memory", "stats", str(run_dir), "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["records"] == 20 and stats["by_status"]["mastered"] == 2
-    assert stats["pool"] == 2 and stats["index_file"]["ntotal"] == 2
+    assert stats["dedupe_index"] == 2 and stats["index_file"]["ntotal"] == 2
     assert stats["embedder"] == "hashing/384"
     assert main(["memory", "stats", str(run_dir / "memory")]) == 0
     assert "20 environments" in capsys.readouterr().out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import envmemory.plugin as envmemory_plugin
 import plugins.designer.plugin as designer_plugin
-import plugins.estimators as estimators_plugin
+import plugins.difficulty_estimators as estimators_plugin
 import plugins.trainers.plugin as trainers_plugin
 from envmemory.nomemory import NoMemory
 from spade_core.records import EnvProgram, EnvRecord, EnvStatus

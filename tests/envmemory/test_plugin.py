@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from envmemory.memory import FaissEnvMemory
+from envmemory.faiss_memory import FaissEnvMemory
 from envmemory.options import MemoryOptions
 from spade_core.errors import ConfigError
 from spade_core.hookspecs import hookimpl

@@ -16,13 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from envmemory.memory import FaissEnvMemory
+from envmemory.faiss_memory import FaissEnvMemory
 from envmemory.options import MemoryOptions
 from envmemory.store import RecordStore
 
 WRITER = textwrap.dedent("""
     import sys
-    from envmemory.memory import FaissEnvMemory
+    from envmemory.faiss_memory import FaissEnvMemory
     from envmemory.options import MemoryOptions
     from spade_core.records import EnvRecord
 
@@ -99,7 +99,7 @@ def test_kill_9_at_random_points_loses_nothing_committed(tmp_path: Path) -> None
         assert len(added) <= records <= len(added) + round_no + 1
         start += 100000
     assert len(added) > 100 and reader_counts
-    assert any(p.name.startswith("pool-") for p in tmp_path.iterdir())
+    assert any(p.name.startswith("dedupe_index-") for p in tmp_path.iterdir())
 
 
 def test_a_full_disk_rolls_the_write_back_and_names_the_database(tmp_path: Path) -> None:

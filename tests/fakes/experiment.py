@@ -78,7 +78,7 @@ class FakeInterruptPlugin:
         self.ended = 0
 
     @hookimpl
-    def spade_iteration_end(self, run, iteration, metrics):
+    def spade_iteration_end(self, run_info, iteration, metrics):
         self.ended += 1
         if self.at is not None and self.ended == self.at:
             raise KeyboardInterrupt
@@ -94,7 +94,7 @@ def run_known_experiment(folder):
     import yaml
 
     import plugins.designer.plugin as designer_plugin
-    import plugins.estimators as estimators_plugin
+    import plugins.difficulty_estimators as estimators_plugin
     import plugins.trainers.plugin as trainers_plugin
     from spade_core.experiment.runner import run_experiment
     from spade_core.testing import load_test_plugins
@@ -142,7 +142,7 @@ def write_experiment(tmp_path, **changes):
 def experiment_plugins(*extra):
     """The fake self-play loop's plugins with the known suite and backend (and ``extra``)."""
     import plugins.designer.plugin as designer_plugin
-    import plugins.estimators as estimators_plugin
+    import plugins.difficulty_estimators as estimators_plugin
     import plugins.trainers.plugin as trainers_plugin
     from spade_core.testing import load_test_plugins
 

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import envmemory.plugin as envmemory_plugin
 import plugins.designer.plugin as designer_plugin
-import plugins.estimators as estimators_plugin
+import plugins.difficulty_estimators as estimators_plugin
 import plugins.trainers.plugin as trainers_plugin
 from spade_core.config.load import resolve_config
 from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import Generation
-from spade_core.selfplay.runner import run
+from spade_core.selfplay.run_loop import run
 from spade_core.testing import load_test_plugins
 
 from fakes.selfplay import FAKE_RUN_CONFIG, FakeFamily, FakeScriptedBackend, FakeSelfPlayPlugin
@@ -167,7 +167,7 @@ def add_curriculum(run_dir: Path) -> Path:
 
 
 def strip_curriculum(run_dir: Path) -> Path:
-    """Make a fake run look written before replay, repair turns and skills: no memory pools,
+    """Make a fake run look written before replay, repair turns and skills: no memory counts by status,
     breakdowns or repairs in ``metrics.jsonl``, no skill, level or repairs per environment."""
     def metrics(row):
         return {k: v for k, v in row.items() if k not in CURRICULUM_METRICS}

@@ -63,7 +63,7 @@ class FakeCheckingFamily(FakeFamily):
     """The fake family, able to tell when a hint claims another answer than its solution's."""
 
     def hint_contradicts(self, hint, solution_actions):
-        from spade_core.selfplay.hints import contradicts_answer
+        from spade_core.selfplay.hint_writer import contradicts_answer
 
         return contradicts_answer(hint, solution_actions, lambda a, b: a.strip() == b.strip())
 
@@ -384,27 +384,27 @@ class RecordingPlugin:
         self.events = []
 
     @hookimpl
-    def spade_run_start(self, run):
-        self.events.append(("run_start", run.run_dir))
+    def spade_run_start(self, run_info):
+        self.events.append(("run_start", run_info.run_dir))
 
     @hookimpl
-    def spade_iteration_end(self, run, iteration, metrics):
+    def spade_iteration_end(self, run_info, iteration, metrics):
         self.events.append(("iteration_end", iteration, metrics))
 
     @hookimpl
-    def spade_phase_progress(self, run, iteration, phase, completed, total):
+    def spade_phase_progress(self, run_info, iteration, phase, completed, total):
         self.events.append(("phase_progress", iteration, phase, completed, total))
 
     @hookimpl
-    def spade_env_accepted(self, run, record):
+    def spade_env_accepted(self, run_info, record):
         self.events.append(("env_accepted", record.id))
 
     @hookimpl
-    def spade_env_mastered(self, run, record):
+    def spade_env_mastered(self, run_info, record):
         self.events.append(("env_mastered", record.id))
 
     @hookimpl
-    def spade_run_end(self, run, status, error):
+    def spade_run_end(self, run_info, status, error):
         self.events.append(("run_end", status, error))
 
 
@@ -427,7 +427,7 @@ def run_real_sandbox_and_memory(tmp_path, plugins, iterations, loop, **sections)
     import envmemory.plugin as envmemory_plugin
     import sandbox.plugin as sandbox_plugin
     from spade_core.config.load import resolve_config
-    from spade_core.selfplay.runner import run
+    from spade_core.selfplay.run_loop import run
     from spade_core.testing import load_test_plugins
 
     loaded = load_test_plugins(*plugins, envmemory_plugin, sandbox_plugin)
@@ -453,10 +453,10 @@ def metrics(run_dir):
 def one_iteration(tmp_path, plugin, **loop):
     """One iteration with ``plugin``'s fakes and ``loop`` overrides; returns the run directory."""
     import plugins.designer.plugin as designer_plugin
-    import plugins.estimators as estimators_plugin
+    import plugins.difficulty_estimators as estimators_plugin
     import plugins.trainers.plugin as trainers_plugin
     from spade_core.config.load import resolve_config
-    from spade_core.selfplay.runner import run
+    from spade_core.selfplay.run_loop import run
     from spade_core.testing import load_test_plugins
 
     loaded = load_test_plugins(plugin, designer_plugin, estimators_plugin, trainers_plugin)
@@ -471,10 +471,10 @@ def make_run(tmp_path, overrides=None, **plugin_kwargs):
     """A run of ``FAKE_RUN_CONFIG`` with ``FakeSelfPlayPlugin(**plugin_kwargs)`` and top-level
     config ``overrides``; returns the run directory and the ``RecordingPlugin`` that saw it."""
     import plugins.designer.plugin as designer_plugin
-    import plugins.estimators as estimators_plugin
+    import plugins.difficulty_estimators as estimators_plugin
     import plugins.trainers.plugin as trainers_plugin
     from spade_core.config.load import resolve_config
-    from spade_core.selfplay.runner import run
+    from spade_core.selfplay.run_loop import run
     from spade_core.testing import load_test_plugins
 
     recorder = RecordingPlugin()
@@ -500,7 +500,7 @@ def replay_run(tmp_path, **loop):
     """Three frontier iterations of :data:`REPLAY_TEXTS` with the real process sandbox and the
     real FAISS memory (``loop`` overrides the loop keys); returns the run directory and rows."""
     import plugins.designer.plugin as designer_plugin
-    import plugins.estimators as estimators_plugin
+    import plugins.difficulty_estimators as estimators_plugin
     import plugins.trainers.plugin as trainers_plugin
 
     plugin = FakeSelfPlayPlugin(texts=REPLAY_TEXTS, learn_after=4)

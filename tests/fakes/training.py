@@ -101,7 +101,7 @@ class FakeTrainingPlugin:
 def load_training_plugins(delay: float = 0.0, weights_bytes: int = 0):
     import envmemory.plugin as memory_plugin
     import plugins.designer.plugin as designer_plugin
-    import plugins.estimators as estimators_plugin
+    import plugins.difficulty_estimators as estimators_plugin
     import plugins.trainers.plugin as trainers_plugin
     from spade_core.testing import load_test_plugins
 
@@ -152,7 +152,7 @@ def run_in_process(run_dir: Path, iterations: int, resume: bool = False,
                    schedule: str = "frontier", **sections) -> Path:
     """A :func:`training_config` run in this process (``resume``: continue ``run_dir``)."""
     from spade_core.config.load import resolve_config
-    from spade_core.selfplay.runner import run
+    from spade_core.selfplay.run_loop import run
 
     loaded = load_training_plugins()
     resolved = resolve_config(training_config(run_dir, iterations, schedule, **sections),
@@ -162,7 +162,7 @@ def run_in_process(run_dir: Path, iterations: int, resume: bool = False,
 
 def main(argv: list[str]) -> int:
     from spade_core.config.load import resolve_config
-    from spade_core.selfplay.runner import run
+    from spade_core.selfplay.run_loop import run
 
     run_dir, iterations, schedule = Path(argv[0]), int(argv[1]), argv[2]
     resume = "--resume" in argv

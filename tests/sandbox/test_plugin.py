@@ -23,7 +23,7 @@ def test_the_sandbox_plugin_is_registered_with_options():
 
 
 def test_cli_stays_light():
-    code = ("import sys, argparse; import sandbox.plugin, sandbox.bench; "
+    code = ("import sys, argparse; import sandbox.plugin, sandbox.sandbox_bench; "
             "from spade_core.cli import check_env_cmd, bench_cmd, doctor_cmd; "
             "sub = argparse.ArgumentParser().add_subparsers(); "
             "check_env_cmd.add_parser(sub); bench_cmd.add_parser(sub); doctor_cmd.add_parser(sub); "

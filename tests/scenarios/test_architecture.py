@@ -178,8 +178,8 @@ def test_no_import_runs_back_up_between_the_cores_subpackages():
                  for name, path in MODULES.items()
                  for target in sorted(_imports(name, path)) if _runs_back_up(name, target)]
     assert not offenders, "\n".join(offenders)
-    assert _runs_back_up("spade_core.eval.loop", "spade_core.selfplay.runner")
-    assert not _runs_back_up("spade_core.selfplay.runner", "spade_core.eval.loop")
+    assert _runs_back_up("spade_core.eval.loop", "spade_core.selfplay.run_loop")
+    assert not _runs_back_up("spade_core.selfplay.run_loop", "spade_core.eval.loop")
 
 
 def _synthetic_imports(tmp_path: Path, name: str, source: str) -> set[str]:
@@ -199,15 +199,15 @@ def test_the_layer_rule_fails_on_an_import_back_up_however_it_is_written(tmp_pat
     """Evaluation importing the loop, at module level, inside a function, for type checking
     only, or relatively: each is seen and refused; every pair of layers only imports down."""
     ways = {
-        "module level": "from spade_core.selfplay.runner import run\n",
-        "inside a function": "def f():\n    import spade_core.selfplay.runner\n",
+        "module level": "from spade_core.selfplay.run_loop import run\n",
+        "inside a function": "def f():\n    import spade_core.selfplay.run_loop\n",
         "type checking": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
-                         "    from spade_core.selfplay import runner\n",
-        "relative": "from ..selfplay import runner\n",
+                         "    from spade_core.selfplay import run_loop\n",
+        "relative": "from ..selfplay import run_loop\n",
     }
     for how, source in ways.items():
         targets = _synthetic_imports(tmp_path, "spade_core.eval.synthetic", source)
-        assert "spade_core.selfplay.runner" in targets, how
+        assert "spade_core.selfplay.run_loop" in targets, how
         assert any(_runs_back_up("spade_core.eval.synthetic", t) for t in targets), how
     for low, high in itertools.combinations(LAYERS, 2):
         assert _runs_back_up(f"spade_core.{low}.a", f"spade_core.{high}.b"), (low, high)
@@ -290,7 +290,7 @@ def test_the_step_rule_fails_on_a_sideways_import(tmp_path):
 #: the one exception: ``spade bench loop`` dispatches to it as plugins' benchmarks are.
 PAST_THE_API = ("spade_core.selfplay", "spade_core.validation", "spade_core.run_memory",
                 "spade_core.eval.sandboxed_scoring", "spade_core.gym_env")
-CLI_MAY_IMPORT = ("spade_core.selfplay.bench",)
+CLI_MAY_IMPORT = ("spade_core.selfplay.loop_bench",)
 
 
 def _past_the_api(target: str) -> bool:
@@ -305,8 +305,8 @@ def test_the_command_line_calls_the_api_not_the_loop():
                  for name, path in MODULES.items() if _is_cli(name)
                  for target in sorted(_imports(name, path)) if _past_the_api(target)]
     assert not offenders, "\n".join(offenders)
-    assert _past_the_api("spade_core.selfplay.runner") and _past_the_api("spade_core.validation")
-    assert not _past_the_api("spade_core.selfplay.bench") and not _past_the_api("spade_core.api")
+    assert _past_the_api("spade_core.selfplay.run_loop") and _past_the_api("spade_core.validation")
+    assert not _past_the_api("spade_core.selfplay.loop_bench") and not _past_the_api("spade_core.api")
 
 
 def test_the_command_line_rule_fails_on_a_command_that_reaches_past_the_api(tmp_path):
@@ -314,7 +314,7 @@ def test_the_command_line_rule_fails_on_a_command_that_reaches_past_the_api(tmp_
     the gym env is refused, however it imports them; one using the API, the config and the loop's
     benchmark passes; every entry of the table names modules that exist."""
     reaching = {
-        "the loop": "def run(args):\n    from spade_core.selfplay.runner import run\n",
+        "the loop": "def run(args):\n    from spade_core.selfplay.run_loop import run\n",
         "the loop's package": "import spade_core.selfplay\n",
         "program validation": "from spade_core import validation\n",
         "the memory": "from spade_core.run_memory import open_run_memory\n",
@@ -325,7 +325,7 @@ def test_the_command_line_rule_fails_on_a_command_that_reaches_past_the_api(tmp_
         targets = _synthetic_imports(tmp_path, "spade_core.cli.synthetic_cmd", source)
         assert any(_past_the_api(t) for t in targets), (what, targets)
     fine = ("from spade_core import api\nfrom spade_core.config.load import load_config\n"
-            "def run(args):\n    from spade_core.selfplay.bench import run\n")
+            "def run(args):\n    from spade_core.selfplay.loop_bench import run\n")
     targets = _synthetic_imports(tmp_path, "spade_core.cli.synthetic_cmd", fine)
     assert targets and not any(_past_the_api(t) for t in targets), targets
     assert all(any(m == p or m.startswith(p + ".") for m in MODULES) for p in PAST_THE_API)

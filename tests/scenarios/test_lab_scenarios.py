@@ -14,7 +14,7 @@ import pytest
 from spade_core.config.load import load_config
 from spade_core.experiment.spec import arm_overrides, load_spec
 from spade_core.plugins import load_plugins
-from spade_core.selfplay.runner import run
+from spade_core.selfplay.run_loop import run
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ("lab-traps", "lab-ceiling", "lab-capability-slow", "lab-capability-fast")

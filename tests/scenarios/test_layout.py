@@ -55,7 +55,7 @@ def mirror(module: Path) -> Path:
     if top == "spade_core":
         return Path("tests/core", *rest[:-1])
     if top == "plugins":
-        if len(rest) == 1:  # a one-module plugin (plugins/estimators.py)
+        if len(rest) == 1:  # a one-module plugin (plugins/difficulty_estimators.py)
             return Path("tests/plugins") / rest[0].removesuffix(".py")
         return Path("tests/plugins", *rest[:-1])
     return Path("tests") / top
@@ -119,7 +119,7 @@ def test_every_test_file_is_named_for_a_module_of_its_folder_or_is_a_scenario():
             continue
         folder = ROOT / product_folder(relative.parent)
         stem = path.stem.removeprefix("test_")
-        single = folder.with_suffix(".py")  # a one-module plugin (plugins/estimators.py)
+        single = folder.with_suffix(".py")  # a one-module plugin (plugins/difficulty_estimators.py)
         if not ((folder / f"{stem}.py").is_file() or (folder / stem / "__init__.py").is_file()
                 or (single.is_file() and single.stem == stem)):
             stray.append(f"{relative}: no module {product_folder(relative.parent)}/{stem}.py; "

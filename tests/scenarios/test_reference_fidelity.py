@@ -17,7 +17,7 @@ from spade_core.interfaces import EnvIteration, EstimateInput
 from spade_core.records import EnvProgram
 from spade_core.selfplay.designer_reward import env_reward_scale
 
-from plugins.estimators import Blend, BlendOptions, LearningProgress, LearningProgressOptions, \
+from plugins.difficulty_estimators import Blend, BlendOptions, LearningProgress, LearningProgressOptions, \
     LearningProgressPerStep, LearningProgressPerStepOptions, Regret, RegretOptions
 from plugins.trainers.grpo_rows import EncodedSample, compute_advantages, tis_weights
 

@@ -50,7 +50,7 @@ def test_a_hint_contradicting_the_reasoning_programs_answer_is_counted(tmp_path)
     open-answer template with ANSWER 42, the hint says 7; the family reads the solution and counts
     the contradiction."""
     import plugins.designer.plugin as designer_plugin
-    import plugins.estimators as estimators_plugin
+    import plugins.difficulty_estimators as estimators_plugin
     import plugins.families.plugin as families_plugin
     import plugins.trainers.plugin as trainers_plugin
     from fakes.selfplay import FakeSelfPlayPlugin, run_real_sandbox_and_memory

@@ -69,7 +69,7 @@ def test_documented_plugin_installs_lists_and_is_selectable(installed_gap, tmp_p
 # -- every other example on the page that defines code is run too ------------------------------
 
 #: What each kind of code example on docs/plugins.md is, by a pattern it matches; the tests below
-#: (and tests/plugins/estimators/test_estimators.py for ``class GapTrend``) run each kind.
+#: (and tests/plugins/difficulty_estimators/test_difficulty_estimators.py for ``class GapTrend``) run each kind.
 EXAMPLE_KINDS = {
     "preflight": r"^def check_paths\(options, context\):",
     "registration hook": r"^@hookimpl\ndef register_(?!commands)\w+\(register\):",
@@ -245,7 +245,7 @@ def test_the_run_event_example_prints_an_iteration_line(capsys):
     [block] = examples_of("run-event hook")
     hook = run_example(block, hookimpl=hookimpl)["spade_iteration_end"]
     assert '"mean_regret":' in inspect.getsource(metrics)  # a key the loop really logs
-    hook(run=SimpleNamespace(run_dir=Path("runs/demo")), iteration=3,
+    hook(run_info=SimpleNamespace(run_dir=Path("runs/demo")), iteration=3,
          metrics={"mean_regret": 0.25})
     assert capsys.readouterr().out == "[demo] 3: regret 0.250\n"
 
@@ -263,7 +263,7 @@ def test_an_estimator_written_for_the_old_interface_is_refused_before_the_model_
     from spade_core.config.load import resolve_config
     from spade_core.errors import PluginError
     from spade_core.plugins import load_plugins
-    from spade_core.selfplay.runner import run
+    from spade_core.selfplay.run_loop import run
     from spade_core.testing import check_component, load_test_plugins
 
     site = tmp_path / "site"

@@ -262,7 +262,7 @@ def test_server_generates_while_the_trainer_trains(server, tmp_path):
     from fakes.training import load_training_plugins, training_config
 
     from spade_core.config.load import resolve_config
-    from spade_core.selfplay.runner import run
+    from spade_core.selfplay.run_loop import run
 
     loaded = load_training_plugins()
     data = training_config(

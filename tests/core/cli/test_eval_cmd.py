@@ -39,7 +39,7 @@ def test_eval_json_out_and_baseline_with_a_fake_backend(tmp_path, capsys):
 
 
 def test_eval_refuses_an_option_for_an_unselected_suite(capsys):
-    status = main(["eval", QUICKSTART, "--suite", "bfcl", "--option", "pool.path=x"],
+    status = main(["eval", QUICKSTART, "--suite", "bfcl", "--option", "programs.path=x"],
                   plugins=_with_fake_backend())
     assert status == 2 and "not selected" in capsys.readouterr().err
 

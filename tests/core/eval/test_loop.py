@@ -11,13 +11,13 @@ import json
 import pytest
 
 import plugins.designer.plugin as designer_plugin
-import plugins.estimators as estimators_plugin
+import plugins.difficulty_estimators as estimators_plugin
 import plugins.trainers.plugin as trainers_plugin
 from spade_core.config.load import resolve_config
 from spade_core.errors import ConfigError
 from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import EvalItem, EvalSuite
-from spade_core.selfplay.runner import run
+from spade_core.selfplay.run_loop import run
 from spade_core.testing import load_test_plugins
 
 from fakes.selfplay import FAKE_RUN_CONFIG, FakeSelfPlayPlugin

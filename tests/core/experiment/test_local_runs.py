@@ -44,7 +44,7 @@ def test_every_run_runs_once_and_a_failure_is_raised_after_the_others(tmp_path):
     with pytest.raises(RuntimeError, match="out of memory"):
         run_in_processes(2, _runs(tmp_path), 3, execute, lines.append,
                          after_run=lambda run, state: finished.append((run.arm, run.seed)),
-                         pool=lambda n: ThreadPoolExecutor(n))
+                         make_executor=lambda n: ThreadPoolExecutor(n))
     assert sorted(ran) == [("good", 0, 3), ("good", 1, 3), ("ref", 0, 3), ("ref", 1, 3)]
     assert sorted(finished) == [("good", 1), ("ref", 0), ("ref", 1)]
     assert "  [ref seed 1] iteration of ref seed 1" in lines
@@ -100,7 +100,7 @@ def test_no_more_than_workers_runs_are_handed_out_and_they_start_in_plan_order(t
 
     runs = _runs(tmp_path)
     # a pool of 4 threads: only the runner's own limit keeps it to 2 runs at once
-    run_in_processes(2, runs, 1, execute, lambda line: None, pool=lambda n: ThreadPoolExecutor(4))
+    run_in_processes(2, runs, 1, execute, lambda line: None, make_executor=lambda n: ThreadPoolExecutor(4))
     assert set(started[:2]) == {runs[0].label, runs[1].label}
     assert sorted(started) == sorted(r.label for r in runs)
     assert at_once[1] == 2

@@ -25,7 +25,7 @@ def _config(run_dir, iterations, **loop):
 
 def test_generation_overlaps_training_and_no_sample_is_older_than_the_bound(tmp_path):
     from spade_core.config.load import resolve_config
-    from spade_core.selfplay.runner import run
+    from spade_core.selfplay.run_loop import run
 
     from fakes.training import load_training_plugins
 

@@ -17,7 +17,7 @@ import pytest
 from spade_core.config.load import resolve_config
 from spade_core.errors import ConfigError
 from spade_core.checkpoint_files import checkpoints, latest_checkpoint, read_state
-from spade_core.selfplay.runner import run
+from spade_core.selfplay.run_loop import run
 
 from fakes.cli import ROOT
 from fakes.training import (
@@ -43,7 +43,7 @@ def test_checkpoint_holds_trainer_memory_rng_and_positions(tmp_path):
     assert json.loads((last / "trainer" / "updates.json").read_text()) == {"updates": 3}
     assert (last / "memory" / "memory.sqlite").is_file() and (last / "rng.json").is_file()
     assert state["memory"] == {"kind": "checkpoint"}
-    assert (last / "memory" / "pool.json").is_file()  # the index too: resume need not rebuild it
+    assert (last / "memory" / "dedupe_index.json").is_file()  # the index too: resume need not rebuild it
     assert not read_state(checkpoints(run_dir)[0])["trainer"]  # nothing to save before updates
     assert not list((run_dir / "checkpoints").glob(".tmp-*"))
 

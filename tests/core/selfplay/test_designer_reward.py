@@ -14,8 +14,8 @@ import json
 import pytest
 
 import plugins.designer.plugin as designer_plugin
-import plugins.estimators as estimators_plugin
-from plugins.estimators import Regret, RegretOptions
+import plugins.difficulty_estimators as estimators_plugin
+from plugins.difficulty_estimators import Regret, RegretOptions
 from spade_core.config.schema import LoopSection
 from spade_core.hookspecs import hookimpl
 from spade_core.interfaces import Trainer

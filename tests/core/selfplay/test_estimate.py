@@ -15,12 +15,12 @@ import pytest
 import plugins.designer.plugin as designer_plugin
 import plugins.trainers.plugin as trainers_plugin
 from spade_core.config.load import resolve_config
-from plugins.estimators import Regret, RegretOptions
+from plugins.difficulty_estimators import Regret, RegretOptions
 from spade_core.config.schema import LoopSection
 from spade_core.errors import PluginError
 from spade_core.records import EnvRecord, EnvStatus, Episode, Verdict
 from spade_core.selfplay.estimate import estimate
-from spade_core.selfplay.runner import run
+from spade_core.selfplay.run_loop import run
 from spade_core.testing import load_test_plugins
 
 from fakes.selfplay import (

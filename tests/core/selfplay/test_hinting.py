@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 import plugins.designer.plugin as designer_plugin
-import plugins.estimators as estimators_plugin
+import plugins.difficulty_estimators as estimators_plugin
 import plugins.trainers.plugin as trainers_plugin
 from spade_core.config.load import resolve_config
 from spade_core.config.schema import LoopSection
@@ -20,7 +20,7 @@ from spade_core.phases import PhaseTimer
 from spade_core.records import EnvStatus
 from spade_core.selfplay.hinting import hint
 from spade_core.selfplay.play import play_sessions
-from spade_core.selfplay.runner import run
+from spade_core.selfplay.run_loop import run
 from spade_core.testing import load_test_plugins
 
 from fakes.selfplay import (

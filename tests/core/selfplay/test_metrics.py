@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def test_a_run_that_played_nothing_ends_with_a_warning_and_n_a_lines(tmp_path):
     from spade_core.selfplay.metrics import iteration_line as _iteration_line
-    from spade_core.selfplay.runner import end_message
+    from spade_core.selfplay.run_loop import end_message
 
     done = end_message({"status": "completed", "error": None, "iterations_completed": 1,
                         "seconds": 80.0, "envs_proposed": 8, "envs_valid": 0,

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 import plugins.designer.plugin as designer_plugin
-import plugins.estimators as estimators_plugin
+import plugins.difficulty_estimators as estimators_plugin
 import plugins.trainers.plugin as trainers_plugin
 from spade_core.config.load import resolve_config
 from spade_core.config.schema import LoopSection
@@ -19,7 +19,7 @@ from spade_core.phases import PhaseTimer
 from spade_core.checkpoint_files import latest_checkpoint
 from spade_core.selfplay.hinting import hint
 from spade_core.selfplay.play import play, play_sessions
-from spade_core.selfplay.runner import run
+from spade_core.selfplay.run_loop import run
 from spade_core.testing import load_test_plugins
 
 from fakes.selfplay import (
@@ -190,7 +190,7 @@ def test_failed_plays_are_dropped_or_counted_as_zero(tmp_path, mode, unhinted):
     failed hinted play counts 0 in both modes; ``zero`` keeps every play at reward 0."""
     import envmemory.plugin as memory_plugin
     import plugins.designer.plugin as designer_plugin
-    import plugins.estimators as estimators_plugin
+    import plugins.difficulty_estimators as estimators_plugin
     import plugins.trainers.plugin as trainers_plugin
     import sandbox.plugin as sandbox_plugin
     from spade_core.testing import load_test_plugins

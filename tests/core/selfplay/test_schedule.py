@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from plugins.estimators import Regret, RegretOptions
+from plugins.difficulty_estimators import Regret, RegretOptions
 from spade_core.config.schema import LoopSection
 from spade_core.interfaces import TrainingSample
 from spade_core.records import Difficulty, EnvRecord, EnvStatus, Episode, Role

@@ -30,16 +30,17 @@ def test_each_iteration_gets_its_own_seed_and_a_timer_that_reports_through_the_h
     events = []
     hook = SimpleNamespace(spade_phase_progress=lambda **event: events.append(event))
     resolved = SimpleNamespace(config=SimpleNamespace(run=SimpleNamespace(seed=3)))
-    parts = SelfPlayRun(components=None, resolved=resolved, artifacts=None, info="info",
-                        hook=hook)
-    seeds = [parts.seed(i) for i in range(3)]
+    run = SelfPlayRun(components=None, resolved=resolved, artifacts=None, run_info="info",
+                      hook=hook)
+    seeds = [run.seed(i) for i in range(3)]
     assert len(set(seeds)) == 3 and seeds[0] == 3 * 1_000_003
     other = SelfPlayRun(components=None, resolved=SimpleNamespace(
-        config=SimpleNamespace(run=SimpleNamespace(seed=4))), artifacts=None, info="", hook=hook)
+        config=SimpleNamespace(run=SimpleNamespace(seed=4))), artifacts=None, run_info="",
+        hook=hook)
     assert other.seed(0) not in seeds
-    with parts.timer(2).phase("design", total=1):
+    with run.timer(2).phase("design", total=1):
         pass
-    assert events[-1] == {"run": "info", "iteration": 2, "phase": "design", "completed": 0,
+    assert events[-1] == {"run_info": "info", "iteration": 2, "phase": "design", "completed": 0,
                           "total": 1}
-    assert parts.pool is None and isinstance(parts.schedule, FrontierSchedule)
-    assert parts.opened == []
+    assert run.pool is None and isinstance(run.schedule, FrontierSchedule)
+    assert run.opened == []

@@ -14,7 +14,7 @@ import pytest
 
 from spade_core.config.load import resolve_config
 from spade_core.checkpoint_files import latest_checkpoint, read_state
-from spade_core.selfplay.runner import run
+from spade_core.selfplay.run_loop import run
 from spade_core.selfplay.stop import RunStopped, StopRequest
 
 from fakes.cli import ROOT

@@ -10,12 +10,12 @@ from types import SimpleNamespace
 import pytest
 
 import plugins.designer.plugin as designer_plugin
-import plugins.estimators as estimators_plugin
+import plugins.difficulty_estimators as estimators_plugin
 import plugins.trainers.plugin as trainers_plugin
 from spade_core.config.load import resolve_config
 from spade_core.interfaces import GenerationBackend
 from spade_core.records import Verdict
-from spade_core.selfplay.runner import run
+from spade_core.selfplay.run_loop import run
 from spade_core.selfplay.validator import LLMValidator, accepts, llm_validate
 from spade_core.testing import load_test_plugins
 from spade_core.validator_prompts import GAME_VALIDATOR_SYSTEM, TOOL_USE_VALIDATOR_SYSTEM

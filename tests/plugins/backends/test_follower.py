@@ -15,7 +15,7 @@ def test_follower_ranks_build_the_tokenizer_only_and_colocated_vllm_refuses_a_la
     """Under accelerate launch, ranks other than 0 never generate: vllm-server builds no server
     connection there, only what the trainer encodes with; the in-process engine refuses a launch
     of several processes and names the backend that works."""
-    from plugins.backends.errors import GenerationError
+    from plugins.backends.generation_errors import GenerationError
     from plugins.backends.follower import FollowerBackend
 
     options = backend_options.VLLMServerOptions(url="http://127.0.0.1:9")  # never contacted

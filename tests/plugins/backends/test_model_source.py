@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plugins.backends.errors import ModelSourceError
+from plugins.backends.generation_errors import ModelSourceError
 from plugins.backends.model_source import resolve_model
 
 

@@ -11,7 +11,7 @@ from fakes.bundled_model import bundled_backend
 
 from plugins.backends import options as backend_options
 from plugins.backends import plugin as backends_plugin
-from plugins.backends.errors import GenerationError
+from plugins.backends.generation_errors import GenerationError
 from plugins.backends.openai_backend import OpenAIBackend
 from spade_core.components import BuildContext
 from spade_core.testing import check_component, load_test_plugins

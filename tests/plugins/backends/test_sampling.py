@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from plugins.backends.errors import GenerationError
+from plugins.backends.generation_errors import GenerationError
 from plugins.backends.sampling import call_sampling, truncation
 
 

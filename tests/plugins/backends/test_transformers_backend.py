@@ -9,7 +9,7 @@ import torch
 from fakes.backend_conversations import CONVERSATIONS
 from fakes.bundled_model import bundled_model
 
-from plugins.backends.errors import GenerationError
+from plugins.backends.generation_errors import GenerationError
 from spade_core.errors import ConfigError
 
 

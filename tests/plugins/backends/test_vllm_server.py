@@ -172,7 +172,7 @@ def test_server_backend_without_dev_mode_says_how_to_start_the_server(tmp_path):
 
 
 def test_server_backend_reports_an_unreachable_server(tmp_path):
-    from plugins.backends.errors import GenerationError
+    from plugins.backends.generation_errors import GenerationError
     from plugins.backends.vllm_server import free_port
 
     with pytest.raises(GenerationError, match=r"/health not ready after 1 s"):

@@ -30,7 +30,7 @@ def test_table_shows_the_latest_iterations():
 
 
 def _curriculum(iteration: int) -> dict:
-    """A row of a run with replay and skills: the memory's pools and per-skill counts."""
+    """A row of a run with replay and skills: the memory's counts by status and per-skill counts."""
     return {**_metrics(iteration, 0.5), "envs_replayed": iteration, "envs_retired": iteration % 2,
             "frontier_size": 10 + iteration, "envs_mastered_total": 100 * iteration,
             "skills": {"math": {"proposed": 4, "valid": 3, "played": 5},
@@ -51,7 +51,7 @@ def _cells(text: str) -> dict[str, list[str]]:
     return {name: [row[i] for row in rows] for i, name in enumerate(names)}
 
 
-def test_table_shows_the_memory_pools_and_per_skill_validity():
+def test_table_shows_the_memory_by_status_and_per_skill_validity():
     rows = [_curriculum(i) for i in range(7)]
     out = Console(file=io.StringIO(), width=200)
     out.print(console_plugin.iteration_table(rows, total=10))
@@ -117,14 +117,14 @@ def test_hooks_print_during_a_real_loop(tmp_path, capsys):
 
 def test_uses_the_runners_console_and_can_be_turned_off(tmp_path, monkeypatch, capsys):
     shared = Console(file=io.StringIO(), width=120)
-    run = RunInfo(run_dir=tmp_path, config={"run": {"iterations": 3}},
-                  extra={"console": shared})
-    console_plugin.spade_run_start(run=run)
-    console_plugin.spade_iteration_end(run=run, iteration=0, metrics=_metrics(0, 0.5))
+    run_info = RunInfo(run_dir=tmp_path, config={"run": {"iterations": 3}},
+                       extra={"console": shared})
+    console_plugin.spade_run_start(run_info=run_info)
+    console_plugin.spade_iteration_end(run_info=run_info, iteration=0, metrics=_metrics(0, 0.5))
     assert "iteration 0 of 3" in shared.file.getvalue()
     monkeypatch.setenv(console_plugin.ENV_SWITCH, "0")
-    console_plugin.spade_iteration_end(run=run, iteration=1, metrics=_metrics(1, 0.5))
-    console_plugin.spade_run_end(run=run, status="completed", error=None)
+    console_plugin.spade_iteration_end(run_info=run_info, iteration=1, metrics=_metrics(1, 0.5))
+    console_plugin.spade_run_end(run_info=run_info, status="completed", error=None)
     assert "iteration 1" not in shared.file.getvalue() and capsys.readouterr().err == ""
 
 

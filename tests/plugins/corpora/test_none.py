@@ -8,7 +8,7 @@ import pytest
 
 import plugins.corpora.plugin as corpora_plugin
 import plugins.designer.plugin as designer_plugin
-import plugins.estimators as estimators_plugin
+import plugins.difficulty_estimators as estimators_plugin
 import plugins.trainers.plugin as trainers_plugin
 from plugins.corpora.none import NoCorpus
 from plugins.designer.prompt_parts import NO_DOCUMENT

@@ -59,9 +59,9 @@ def test_spade_eval_without_the_file_fails_naming_it(capsys):
 
 def test_eval_data_for_a_suite_without_a_data_option_is_refused():
     registry = load_test_plugins(evals_plugin).registry
-    with pytest.raises(ConfigError, match="eval.data.pool: .* reads no data location"):
-        with_data(registry, "pool", {"path": "x"}, "somewhere")
-    assert with_data(registry, "pool", {"path": "x"}, None) == {"path": "x"}
+    with pytest.raises(ConfigError, match="eval.data.programs: .* reads no data location"):
+        with_data(registry, "programs", {"path": "x"}, "somewhere")
+    assert with_data(registry, "programs", {"path": "x"}, None) == {"path": "x"}
 
 
 def test_the_loop_and_the_guard_get_the_same_options():

@@ -21,10 +21,10 @@ def test_unknown_category_or_missing_option_is_a_config_error_before_any_model()
                                           "should be 'simple'"):
         resolve_suite(registry, "bfcl", {"categories": ["simpel"]})
     with pytest.raises(ConfigError, match="path: Field required"):
-        resolve_suite(registry, "pool", {})
+        resolve_suite(registry, "programs", {})
     with pytest.raises(ConfigError,
                        match="Installed: acebench, aime, arithmetic, bfcl, gem, gpqa-diamond, "
-                             "livecodebench, pool, reasoning-gym, tau2"):
+                             "livecodebench, programs, reasoning-gym, tau2"):
         resolve_suite(registry, "bfc", {})
     with pytest.raises(ConfigError, match="categories are"):
         BfclSuite(["simpel"])

@@ -28,13 +28,13 @@ SANDBOX = None
 
 def test_hook_register_eval_suites():
     assert load_test_plugins(evals_plugin).registry.names("eval_suite") == [
-        "acebench", "aime", "arithmetic", "bfcl", "gem", "gpqa-diamond", "livecodebench", "pool",
-        "reasoning-gym", "tau2"]
+        "acebench", "aime", "arithmetic", "bfcl", "gem", "gpqa-diamond", "livecodebench",
+        "programs", "reasoning-gym", "tau2"]
 
 
 def test_installed_plugin_registers_the_suites():
     loaded = load_plugins()
-    assert {"aime", "bfcl", "gpqa-diamond", "pool", "reasoning-gym"} <= set(
+    assert {"aime", "bfcl", "gpqa-diamond", "programs", "reasoning-gym"} <= set(
         loaded.registry.names("eval_suite"))
 
 

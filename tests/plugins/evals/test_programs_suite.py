@@ -1,4 +1,4 @@
-"""The ``pool`` suite: a folder of environment programs played unhinted in the sandbox."""
+"""The ``programs`` suite: a folder of environment programs played unhinted in the sandbox."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ _suite, _three_ways = SUITES.suite, SUITES.three_ways
 
 
 @pytest.mark.slow
-def test_pool_gold_wrong_half(tmp_path):
+def test_programs_gold_wrong_half(tmp_path):
     for name in ("fraction_sum.py", "modular_power.py"):
         shutil.copy(SEEDS / "reasoning" / name, tmp_path / name)
     for name in ("bank_rebalance.py", "calendar_booking.py"):
@@ -28,7 +28,7 @@ def test_pool_gold_wrong_half(tmp_path):
     sandbox = registry.build("sandbox", "process", {"workers": 1}, "test")
     families = [registry.build("env_family", f, {}, "test") for f in ("reasoning", "tool-use")]
     try:
-        suite = _suite("pool", {"path": str(tmp_path)}, BuildContext(
+        suite = _suite("programs", {"path": str(tmp_path)}, BuildContext(
             components={"sandbox": sandbox, "env_family": families}))
         items = suite.items(None, 0)
         assert sorted({i.bucket for i in items}) == ["reasoning", "tool-use"]

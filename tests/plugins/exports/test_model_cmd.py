@@ -1,5 +1,5 @@
 """``spade export-model``: its options reach the export and its result is printed as a line or as
-JSON, the base model on stderr. (The export itself: test_model.py.)"""
+JSON, the base model on stderr. (The export itself: test_model_export.py.)"""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 from spade_core.cli import main
 
-import plugins.exports.model as model
+import plugins.exports.model_export as model_export
 
 
 def test_options_reach_the_export_and_the_result_is_printed(monkeypatch, tmp_path, capsys):
@@ -18,7 +18,7 @@ def test_options_reach_the_export_and_the_result_is_printed(monkeypatch, tmp_pat
         return {"kind": "merged model", "checkpoint": "iter-000002", "out": out,
                 "base_model": "tiny-base"}
 
-    monkeypatch.setattr(model, "export_model", fake_export)
+    monkeypatch.setattr(model_export, "export_model", fake_export)
     out = str(tmp_path / "out")
     assert main(["export-model", "run", "--out", out, "--merge", "--checkpoint", "1",
                  "--json"]) == 0

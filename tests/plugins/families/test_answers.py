@@ -9,7 +9,7 @@ import pytest
 
 from plugins.families.answers import (answers_match, extract_all_boxed, extract_boxed,
                                       normalize_answer, parse_number, verify_answer)
-from plugins.families.base import exported_names, read_source
+from plugins.families.family_base import exported_names, read_source
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -109,7 +109,7 @@ def _no_examples():
 
 
 def test_a_mastered_cell_is_refused_as_a_duplicate_and_its_neighbours_are_not(tmp_path):
-    from envmemory.memory import FaissEnvMemory
+    from envmemory.faiss_memory import FaissEnvMemory
     from envmemory.options import MemoryOptions
 
     options = MemoryOptions(embedder="hashing", similarity_threshold=0.999,

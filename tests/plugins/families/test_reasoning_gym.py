@@ -353,14 +353,14 @@ def test_seeds_and_envs_import_make_a_fixed_pool(imported_pool):
 def test_fixed_pool_run_plays_the_imported_environments(imported_pool, tmp_path):
     import envmemory.plugin as memory_plugin
     import plugins.designer.plugin as designer_plugin
-    import plugins.estimators as estimators_plugin
+    import plugins.difficulty_estimators as estimators_plugin
     import plugins.families.reasoning_gym_plugin as family_plugin
     import plugins.trainers.plugin as trainers_plugin
     import sandbox.plugin as sandbox_plugin
     from envmemory.store import RecordStore
     from fakes.selfplay import FAKE_RUN_CONFIG, FakeSelfPlayPlugin
     from spade_core.config.load import resolve_config
-    from spade_core.selfplay.runner import run
+    from spade_core.selfplay.run_loop import run
     from spade_core.testing import load_test_plugins
 
     _, pool_dir, _ = imported_pool

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from plugins.lab.analysis import analyse, last_window_kinds, markdown
-from plugins.lab.model import Cell
+from plugins.lab.learner import Cell
 from plugins.lab.programs import program
 
 

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from plugins.lab.backend import LabBackend, LabBackendOptions
+from plugins.lab.lab_backend import LabBackend, LabBackendOptions
 from plugins.lab.grounded import Grounded, GroundedOptions
-from plugins.lab.model import Cell, sigmoid
+from plugins.lab.learner import Cell, sigmoid
 from plugins.lab.programs import program
 from spade_core.interfaces import EstimateInput
 from spade_core.records import EnvProgram

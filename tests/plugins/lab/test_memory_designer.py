@@ -10,9 +10,9 @@ from collections import Counter
 import pytest
 
 from plugins.designer.prompt_parts import examples_text
-from plugins.lab.backend import DESIGNER_MARK, LabBackend, LabBackendOptions
+from plugins.lab.lab_backend import DESIGNER_MARK, LabBackend, LabBackendOptions
 from plugins.lab.memory_designer import Examples, gradient, probability, read_examples
-from plugins.lab.model import Cell
+from plugins.lab.learner import Cell
 from plugins.lab.programs import cell_of_program, program
 from spade_core.interfaces import PromptExamples
 from spade_core.records import EnvRecord

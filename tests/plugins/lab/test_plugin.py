@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import plugins.lab.trainer as lab_trainer
-from plugins.lab.model import Learner
+import plugins.lab.lab_trainer as lab_trainer
+from plugins.lab.learner import Learner
 from spade_core.config.load import load_config
 from spade_core.plugins import load_plugins
-from spade_core.selfplay.runner import run
+from spade_core.selfplay.run_loop import run
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -3,7 +3,7 @@ The programs are the lab's own trusted text, executed here as the sandbox would.
 
 from __future__ import annotations
 
-from plugins.lab.model import Cell
+from plugins.lab.learner import Cell
 from plugins.lab.programs import cell_of_program, program, read_task
 
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from plugins.lab.backend import LabBackend, LabBackendOptions
+from plugins.lab.lab_backend import LabBackend, LabBackendOptions
 from plugins.lab.suite import LabGridOptions, LabGridSuite
 from spade_core.eval.scores import summarise
 from spade_core.interfaces import EvalSettings

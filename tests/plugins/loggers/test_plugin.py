@@ -10,7 +10,7 @@ import pytest
 
 from spade_core.config.load import resolve_config
 from spade_core.errors import ConfigError
-from spade_core.selfplay.runner import run
+from spade_core.selfplay.run_loop import run
 
 from fakes.training import load_training_plugins, training_config
 

@@ -202,7 +202,7 @@ def test_an_update_raises_the_positive_replies_and_the_evaluation_plays_the_upda
     suite = ProgramsSuite(str(pool), FakeInProcessSandbox(), [family], bucket="answer")
     items = suite.items(None, 0)
     evaluator = LoopEvaluator(1, EvalSettings(samples=1, temperature=0.0, max_new_tokens=12,
-                                              seed=0, max_turns=1), [("pool", suite, items)])
+                                              seed=0, max_turns=1), [("programs", suite, items)])
     backend = TransformersBackend(bundled_model().path, device="cpu")
     seen = _Recorded(backend)
     evaluator.evaluate(0, seen)

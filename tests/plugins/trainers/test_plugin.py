@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import plugins.trainers.plugin as trainers_plugin
 from plugins.trainers.options import GRPOOptions
-from plugins.trainers.preflight import preflight_grpo
+from plugins.trainers.grpo_preflight import preflight_grpo
 from spade_core.interfaces import TrainingSample
 from spade_core.testing import load_test_plugins
 

@@ -37,7 +37,7 @@ def test_bench_sandbox_json_reports_all_three_approaches():
 
 
 def test_the_benchmark_measures_multi_instance_workers():
-    from sandbox.bench import _multi_instance_throughput
+    from sandbox.sandbox_bench import _multi_instance_throughput
 
     figures = _multi_instance_throughput(0.2, 1, 4)
     assert figures["episodes"] > 0 and figures["episodes"] % 4 == 0

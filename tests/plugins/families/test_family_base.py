@@ -7,7 +7,7 @@ import pytest
 
 from spade_core.interfaces import EnvFamily
 
-from plugins.families.base import BoxedAnswerFamily
+from plugins.families.family_base import BoxedAnswerFamily
 from plugins.families.reasoning import ReasoningFamily
 from plugins.families.reasoning_gym import ReasoningGymFamily
 from plugins.families.tool_use import ToolUseFamily

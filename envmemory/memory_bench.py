@@ -138,23 +138,23 @@ def bench_scale(n: int, data: TopicVectors | DiffuseVectors, queries: int, switc
     q /= np.linalg.norm(q, axis=1, keepdims=True)
 
     rss0 = _rss_mb()
-    pool = DedupeIndex(IndexConfig(dim=DIM, switch_size=switch_size))
+    dedupe = DedupeIndex(IndexConfig(dim=DIM, switch_size=switch_size))
     ids = np.arange(1, n + 1, dtype=np.int64)
     start = time.perf_counter()
     for lo in range(0, n, 10_000):
-        pool.add(ids[lo:lo + 10_000], vectors[lo:lo + 10_000])
+        dedupe.add(ids[lo:lo + 10_000], vectors[lo:lo + 10_000])
     build_s = time.perf_counter() - start
     index_mb = _rss_mb() - rss0
 
     exact = faiss.IndexFlatIP(DIM)
     exact.add(vectors)
     _, truth = exact.search(q, 10)
-    truth = truth + 1  # pool ids start at 1
+    truth = truth + 1  # index ids start at 1
     threads = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(1)
     try:
-        pool_times = _latency(lambda x: pool.search(x, 10), q)
-        _, found = pool.search(q, 10)
+        index_times = _latency(lambda x: dedupe.search(x, 10), q)
+        _, found = dedupe.search(q, 10)
         exact_times = _latency(lambda x: exact.search(x, 10), q[:50])
 
         def numpy_scan(x: np.ndarray) -> np.ndarray:
@@ -164,10 +164,10 @@ def bench_scale(n: int, data: TopicVectors | DiffuseVectors, queries: int, switc
 
         numpy_times = _latency(numpy_scan, q[:20])
         row: dict[str, Any] = {
-            "size": n, "data": data.name, "index": pool.describe(), "build_s": round(build_s, 2),
+            "size": n, "data": data.name, "index": dedupe.describe(), "build_s": round(build_s, 2),
             "index_rss_mb": round(index_mb, 1),
             "vectors_mb": round(vectors.nbytes / 2**20, 1),
-            "query": _percentiles(pool_times), "recall_at_10": round(_recall(found, truth), 4),
+            "query": _percentiles(index_times), "recall_at_10": round(_recall(found, truth), 4),
             "recall_at_10_near_duplicate_queries": round(
                 _recall(found[: queries // 2], truth[: queries // 2]), 4),
             "recall_at_10_fresh_queries": round(
@@ -178,19 +178,19 @@ def bench_scale(n: int, data: TopicVectors | DiffuseVectors, queries: int, switc
             "faiss_exact_query": _percentiles(exact_times),
             "numpy_scan_query": _percentiles(numpy_times),
         }
-        if sweep and pool.kind == "ivf":
+        if sweep and dedupe.kind == "ivf":
             row["nprobe_sweep"] = []
-            default = pool.index.nprobe
+            default = dedupe.index.nprobe
             for nprobe in (4, 8, 16, 32, 64):
-                pool.index.nprobe = nprobe
-                times = _latency(lambda x: pool.search(x, 10), q)
-                _, found = pool.search(q, 10)
+                dedupe.index.nprobe = nprobe
+                times = _latency(lambda x: dedupe.search(x, 10), q)
+                _, found = dedupe.search(q, 10)
                 row["nprobe_sweep"].append({
                     "nprobe": nprobe, **_percentiles(times),
                     "recall_at_10": round(_recall(found, truth), 4),
                     "near_duplicate_top1": round(float(np.mean(
                         found[: queries // 2, 0] == picks[: queries // 2] + 1)), 4)})
-            pool.index.nprobe = default
+            dedupe.index.nprobe = default
     finally:
         faiss.omp_set_num_threads(threads)
     return row
@@ -200,7 +200,7 @@ def bench_adds(count: int) -> dict[str, Any]:
     """Records per second through ``FaissEnvMemory.add`` (one SQLite transaction each, vectors
     given, half mastered so half also go into the index) and ``find_duplicate`` latency."""
     from envmemory.embed import HashingEmbedder
-    from envmemory.memory import FaissEnvMemory
+    from envmemory.faiss_memory import FaissEnvMemory
     from envmemory.options import MemoryOptions
     from spade_core.records import EnvRecord
 
@@ -363,10 +363,10 @@ def _print_text(result: dict[str, Any]) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--size", type=int, default=1_000_000,
-                        help="largest pool size (also runs 10k and 100k below it)")
+                        help="largest index size (also runs 10k and 100k below it)")
     parser.add_argument("--queries", type=int, default=500, help="single queries per size")
     parser.add_argument("--switch-size", type=int, default=10_000,
-                        help="pool size at which exact search becomes IVF")
+                        help="index size at which exact search becomes IVF")
     parser.add_argument("--adds", type=int, default=2000,
                         help="records added through the memory API for add throughput")
     parser.add_argument("--diffuse-size", type=int, default=100_000,

@@ -22,7 +22,7 @@ OPTIONAL_TOTAL_KEYS: tuple[tuple[str, str], ...] = (
     ("envs_replayed", "replayed"), ("repairs", "repairs"),
 )
 #: Columns of the iterations table that older runs lack, shown only when some row has them:
-#: replays and retirements this iteration, then the memory's pools after it.
+#: replays and retirements this iteration, then the memory's counts by status after it.
 CURRICULUM_COLUMNS: tuple[tuple[str, str], ...] = (
     ("envs_replayed", "replayed"), ("envs_retired", "retired or too hard"), ("repairs", "repairs"),
     ("frontier_size", "frontier"), ("envs_mastered_total", "mastered in memory"),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from plugins.trainers.distributed import shard_steps
+from plugins.trainers.data_parallel import shard_steps
 from fakes.cli import ROOT
 
 SCRIPT = ROOT / "tests" / "fakes" / "distributed_grpo_step.py"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from plugins.lab.family import LabFamily, pool_jsonl
+from plugins.lab.lab_family import LabFamily, pool_jsonl
 from plugins.lab.programs import cell_of_program
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -18,7 +18,7 @@ def test_the_shipped_pool_is_every_skill_at_every_difficulty_ordinary():
 def test_the_lab_family_accepts_only_lab_programs():
     """Installed with spade-rl, the family must not claim other programs: ``spade envs import``
     gives each program to the first installed family whose static checks accept it."""
-    from plugins.lab.model import Cell
+    from plugins.lab.learner import Cell
     from plugins.lab.programs import program
 
     family = LabFamily()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from plugins.backends.errors import GenerationError, ModelSourceError
+from plugins.backends.generation_errors import GenerationError, ModelSourceError
 from spade_core.errors import ConfigError, SpadeError
 
 

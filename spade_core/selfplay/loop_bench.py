@@ -105,7 +105,7 @@ def run_pipeline(args: argparse.Namespace) -> dict[str, Any]:
     """``--async-level K``: whole iterations through the run loop; both sides' time."""
     from spade_core.config.load import load_config
     from spade_core.plugins import load_plugins
-    from spade_core.selfplay.runner import run as run_loop
+    from spade_core.selfplay.run_loop import run as run_loop
 
     loaded = load_plugins()
     with tempfile.TemporaryDirectory(prefix="spade-bench-async-") as tmp:

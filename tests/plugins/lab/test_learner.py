@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from plugins.lab.model import MISS, SOLVE, Cell, Learner, LearnerParams, sigmoid
+from plugins.lab.learner import MISS, SOLVE, Cell, Learner, LearnerParams, sigmoid
 
 
 def learner(**params) -> Learner:

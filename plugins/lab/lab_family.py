@@ -6,8 +6,8 @@ measures."""
 
 from __future__ import annotations
 
-from plugins.lab.backend import DESIGNER_MARK, HINT_SYSTEM
-from plugins.lab.model import Cell
+from plugins.lab.lab_backend import DESIGNER_MARK, HINT_SYSTEM
+from plugins.lab.learner import Cell
 from plugins.lab.programs import TEMPLATE, cell_of_program, program
 from spade_core.interfaces import EnvFamily
 from spade_core.records import EnvProgram

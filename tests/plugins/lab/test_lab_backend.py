@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from plugins.lab.backend import DESIGNER_MARK, HINT_SYSTEM, HINT_TEXT, LabBackend, LabBackendOptions
-from plugins.lab.model import Cell
+from plugins.lab.lab_backend import DESIGNER_MARK, HINT_SYSTEM, HINT_TEXT, LabBackend, LabBackendOptions
+from plugins.lab.learner import Cell
 from plugins.lab.programs import cell_of_program, program
-from plugins.lab.trainer import LabTrainer, LabTrainerOptions
+from plugins.lab.lab_trainer import LabTrainer, LabTrainerOptions
 from spade_core.config.load import load_config
 from spade_core.errors import ConfigError
 from spade_core.plugins import load_plugins

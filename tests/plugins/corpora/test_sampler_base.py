@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from plugins.corpora.base import truncate_words
+from plugins.corpora.sampler_base import truncate_words
 from plugins.corpora.folder import FolderSampler
 from plugins.corpora.jsonl import JsonlSampler
 from plugins.corpora.options import FolderOptions, JsonlOptions

@@ -99,13 +99,13 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = stde
     state: dict[str, Any] = read_state(checkpoint) if checkpoint is not None else {}
     # A fresh run whose start-up fails leaves nothing: what it created is removed again.
     start_up = _StartUp(run_dir) if resume is None else None
-    context = RunInfo(run_dir=run_dir, config=resolved.to_dict(), seed=config.run.seed)
+    run_info = RunInfo(run_dir=run_dir, config=resolved.to_dict(), seed=config.run.seed)
     progress = _Progress(start=int(state.get("next_iteration", 0)),
                          totals=dict(state.get("totals", {})))
-    context.iteration = progress.start
+    run_info.iteration = progress.start
     if checkpoint is not None:
-        context.extra["resumed_from"] = progress.start
-        context.extra["checkpoint"] = str(checkpoint)
+        run_info.extra["resumed_from"] = progress.start
+        run_info.extra["checkpoint"] = str(checkpoint)
     hook = loaded.manager.hook
     opened: list[Any] = []
     status, error, started = "failed", None, time.time()
@@ -119,16 +119,16 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = stde
             if checkpoint else ""))
         if launch.distributed:
             report(f"spade: main process of {launch.world_size}; the others train their shard")
-        parts = open_run(resolved, loaded, artifacts, context, opened, backend=backend,
+        run = open_run(resolved, loaded, artifacts, run_info, opened, backend=backend,
                          trainer=trainer, launch=launch)
-        _begin(parts, checkpoint, state, progress, report)
-        hook.spade_run_start(run=context)
+        _begin(run, checkpoint, state, progress, report)
+        hook.spade_run_start(run_info=run_info)
         if start_up is not None:
             start_up.passed = True
         if config.loop.async_level:
-            _iterate_async(parts, state, progress, report, stop)
+            _iterate_async(run, state, progress, report, stop)
         else:
-            _iterate(parts, progress, report, stop,
+            _iterate(run, progress, report, stop,
                      saved=checkpoint is not None or bool(config.checkpoint.every))
         status = "completed"
     except KeyboardInterrupt:
@@ -158,7 +158,7 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = stde
         refused = start_up is not None and not start_up.passed and status != "completed"
         if not refused:
             _write_summary(artifacts, summary, report)
-        hook.spade_run_end(run=context, status=status, error=error)
+        hook.spade_run_end(run_info=run_info, status=status, error=error)
         if refused:
             report(f"spade: run {'stopped' if status == 'interrupted' else 'refused'} at "
                    f"start-up; {start_up.undo()}; start it again"
@@ -230,41 +230,41 @@ class _Progress:
         self.completed = self.start
 
 
-def _begin(parts: SelfPlayRun, checkpoint: Path | None, state: dict[str, Any],
+def _begin(run: SelfPlayRun, checkpoint: Path | None, state: dict[str, Any],
            progress: _Progress, report: Reporter) -> None:
     """A resumed run restored from its checkpoint; a fresh one with its fixed pool in the memory
     and its iteration-0 checkpoint. The sandbox's isolation is recorded either way."""
-    config = parts.resolved.config
+    config = run.resolved.config
     if checkpoint is not None:
-        note = _restore(parts, checkpoint, state, progress.start)
+        note = _restore(run, checkpoint, state, progress.start)
         if note:
             report(f"spade: warning: {note}")
     else:
-        if parts.pool is not None:
-            added = parts.pool.seed_memory(parts.components.memory)
-            report(f"spade: fixed pool of {plural(len(parts.pool.envs), 'environment')} "
+        if run.pool is not None:
+            added = run.pool.seed_memory(run.components.memory)
+            report(f"spade: fixed pool of {plural(len(run.pool.envs), 'environment')} "
                    f"({added} new to the memory)")
         if config.checkpoint.every:
-            _checkpoint(parts, 0, progress.totals, config.checkpoint.keep)
-    isolation = parts.components.sandbox.isolation()
-    parts.artifacts.append_jsonl("isolation.jsonl", {"time": time.time(), **isolation})
+            _checkpoint(run, 0, progress.totals, config.checkpoint.keep)
+    isolation = run.components.sandbox.isolation()
+    run.artifacts.append_jsonl("isolation.jsonl", {"time": time.time(), **isolation})
 
 
-def _iterate(parts: SelfPlayRun, progress: _Progress, report: Reporter, stop: StopRequest,
+def _iterate(run: SelfPlayRun, progress: _Progress, report: Reporter, stop: StopRequest,
              saved: bool) -> None:
     """The iterations one after another, a checkpoint every ``checkpoint.every``; on SIGTERM a
     checkpoint of what is done (unless just taken), then :class:`RunStopped`."""
-    config = parts.resolved.config
+    config = run.resolved.config
     every, keep = config.checkpoint.every, config.checkpoint.keep
     last: dict[str, Any] | None = None
     saved_at = progress.start if saved else None
     for iteration in range(progress.start, config.run.iterations):
         if stop.requested:  # SIGTERM: a checkpoint of what is done, then a clean stop
             if saved_at != progress.completed:
-                _checkpoint(parts, progress.completed, progress.totals, max(keep, 1))
-            raise stop.stopped(progress.completed, parts.artifacts.run_dir)
-        parts.info.iteration = iteration
-        metrics = run_iteration(parts, iteration, last)
+                _checkpoint(run, progress.completed, progress.totals, max(keep, 1))
+            raise stop.stopped(progress.completed, run.artifacts.run_dir)
+        run.run_info.iteration = iteration
+        metrics = run_iteration(run, iteration, last)
         last = metrics["pipeline"]
         for key in TOTALS:
             progress.totals[key] = progress.totals.get(key, 0) + metrics[key]
@@ -272,29 +272,29 @@ def _iterate(parts: SelfPlayRun, progress: _Progress, report: Reporter, stop: St
         report(iteration_line(metrics))
         if every and (progress.completed % every == 0
                       or progress.completed == config.run.iterations):
-            _checkpoint(parts, progress.completed, progress.totals, keep)
+            _checkpoint(run, progress.completed, progress.totals, keep)
             saved_at = progress.completed
 
 
-def _iterate_async(parts: SelfPlayRun, state: dict[str, Any], progress: _Progress,
+def _iterate_async(run: SelfPlayRun, state: dict[str, Any], progress: _Progress,
                    report: Reporter, stop: StopRequest) -> None:
     """The iterations with training in the background (:class:`AsyncLoop`), resuming the
     iteration a checkpoint kept generated and untrained."""
     pending = Generated.from_dict(state["pending"]) if state.get("pending") else None
     if pending is not None:  # trained after the checkpoint: its row comes again
-        truncate_jsonl(parts.artifacts.run_dir / "metrics.jsonl", pending.iteration)
+        truncate_jsonl(run.artifacts.run_dir / "metrics.jsonl", pending.iteration)
 
     def save(next_iteration: int, keep: int, **kept: Any) -> None:
-        _checkpoint(parts, next_iteration, progress.totals, keep, **kept)
+        _checkpoint(run, next_iteration, progress.totals, keep, **kept)
 
-    flow = AsyncLoop(parts, progress.totals, report,
+    flow = AsyncLoop(run, progress.totals, report,
                      int(state.get("policy_version", progress.start)), save, stop)
     try:
-        flow.run(progress.start, pending)
+        flow.iterate(progress.start, pending)
     finally:
         progress.completed = flow.completed
     if stop.requested:
-        raise stop.stopped(progress.completed, parts.artifacts.run_dir)
+        raise stop.stopped(progress.completed, run.artifacts.run_dir)
 
 
 def _resume_point(run_dir: Path, report: Reporter) -> Path:
@@ -347,26 +347,26 @@ def end_message(summary: dict[str, Any], run_dir: Path, planned: int,
     return "\n".join(lines)
 
 
-def _checkpoint(parts: SelfPlayRun, next_iteration: int, totals: dict[str, float], keep: int,
+def _checkpoint(run: SelfPlayRun, next_iteration: int, totals: dict[str, float], keep: int,
                 pending: Generated | None = None, version: int | None = None) -> None:
     """``pending`` and ``version`` (asynchronous training): the iteration generated and not yet
     trained, kept whole so that a resumed run trains it once, and the updates applied so far."""
-    c = parts.components
+    c = run.components
     state = {"corpus": c.corpus.state_dict(), "totals": totals,
-             "pool": parts.pool.state_dict() if parts.pool is not None else None,
-             "window": parts.schedule.state_dict()}
+             "pool": run.pool.state_dict() if run.pool is not None else None,
+             "window": run.schedule.state_dict()}
     if version is not None:
         state["policy_version"] = version
         state["pending"] = pending.to_dict() if pending is not None else None
-    save_checkpoint(parts.artifacts.run_dir, next_iteration, state, c.trainer, c.memory, keep)
+    save_checkpoint(run.artifacts.run_dir, next_iteration, state, c.trainer, c.memory, keep)
 
 
-def _restore(parts: SelfPlayRun, checkpoint: Path, state: dict[str, Any], start: int) -> str | None:
+def _restore(run: SelfPlayRun, checkpoint: Path, state: dict[str, Any], start: int) -> str | None:
     """Put every component back where the checkpoint left it (the window in progress included);
     drop later metrics and replay rows. Returns a note for the user, or ``None``."""
-    c, pool = parts.components, parts.pool
+    c, pool = run.components, run.pool
     c.corpus.load_state_dict(state["corpus"])
-    parts.schedule.load_state_dict(state.get("window"))
+    run.schedule.load_state_dict(state.get("window"))
     if pool is not None:
         if state.get("pool") is None:
             raise ConfigError(f"{checkpoint}: taken in selfplay mode; resume it with loop.mode "
@@ -377,5 +377,5 @@ def _restore(parts: SelfPlayRun, checkpoint: Path, state: dict[str, Any], start:
     restore_memory(c.memory, checkpoint, state.get("memory"))  # the open memory restores itself
     note = load_rng(checkpoint)
     for log in ("metrics.jsonl", "replays.jsonl"):  # iterations after the checkpoint run again
-        truncate_jsonl(parts.artifacts.run_dir / log, start)
+        truncate_jsonl(run.artifacts.run_dir / log, start)
     return note

@@ -15,8 +15,8 @@ import types
 import pytest
 
 import plugins.designer.plugin as designer_plugin
-import plugins.estimators as estimators_plugin
-from plugins.estimators import AlphaCurriculum, AlphaCurriculumOptions, Learnability, _Options
+import plugins.difficulty_estimators as estimators_plugin
+from plugins.difficulty_estimators import AlphaCurriculum, AlphaCurriculumOptions, Learnability, _Options
 import plugins.trainers.plugin as trainers_plugin
 from spade_core.components import BuildContext
 from spade_core.config.load import resolve_config
@@ -29,7 +29,7 @@ from spade_core.interfaces import (
 )
 from spade_core.records import Difficulty, EnvProgram
 from spade_core.selfplay.difficulty import checked_estimate
-from spade_core.selfplay.runner import run
+from spade_core.selfplay.run_loop import run
 from spade_core.testing import check_component, load_test_plugins
 
 from fakes.cli import ROOT

@@ -1,10 +1,10 @@
-"""Hint text (spade_core.selfplay.hints): leaks redacted, answer claims and contradictions."""
+"""Hint text (spade_core.selfplay.hint_writer): leaks redacted, answer claims and contradictions."""
 
 from __future__ import annotations
 
 
 def test_hint_that_gives_the_answer_away_is_redacted():
-    from spade_core.selfplay.hints import redact_leaks, secrets_of
+    from spade_core.selfplay.hint_writer import redact_leaks, secrets_of
 
     secrets = secrets_of(["\\boxed{42}"])
     assert secrets == ["\\boxed{42}", "42"]
@@ -17,7 +17,7 @@ def test_hint_that_gives_the_answer_away_is_redacted():
 
 
 def test_answer_claims_and_contradictions():
-    from spade_core.selfplay.hints import answer_claims, contradicts_answer, hint_hurt
+    from spade_core.selfplay.hint_writer import answer_claims, contradicts_answer, hint_hurt
 
     hint = ("The answer is yes. Put \\boxed{7} or <answer><order_id></answer>. "
             "The answer is a whole number. The answer format is one word.")

@@ -19,7 +19,7 @@ from envmemory.store import RecordStore
 from spade_core.config.load import resolve_config
 from spade_core.disk_space import DiskFullError
 from spade_core.errors import PluginError
-from spade_core.selfplay.runner import run
+from spade_core.selfplay.run_loop import run
 from spade_core.testing import load_test_plugins
 
 from fakes.disk import FullDisk, enospc, sqlite_full
@@ -145,7 +145,7 @@ def test_failed_run_reports_and_keeps_data(tmp_path):
 
 
 def test_the_end_of_a_run_is_a_human_summary_with_next_steps(tmp_path):
-    from spade_core.selfplay.runner import end_message
+    from spade_core.selfplay.run_loop import end_message
 
     done = end_message({"status": "completed", "error": None, "iterations_completed": 2,
                         "seconds": 452.4, "envs_proposed": 8, "envs_valid": 7,

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from envmemory.embed import HashingEmbedder
-from envmemory.memory import FaissEnvMemory, MemoryConfigError, MemoryReadOnlyError
+from envmemory.faiss_memory import FaissEnvMemory, MemoryConfigError, MemoryReadOnlyError
 from envmemory.options import MemoryOptions
 from envmemory.store import StoreLockedError
 from spade_core.interfaces.memory import EnvMemory
@@ -235,7 +235,7 @@ def test_index_switches_to_ivf_and_reloads_verified(tmp_path: Path) -> None:
     assert again.nearest_mastered(vectors[5], k=1)[0][0].id == "r5"
     again.close()
     # damage the index file: it is rebuilt from the stored embeddings
-    manifest = json.loads((tmp_path / "pool.json").read_text())
+    manifest = json.loads((tmp_path / "dedupe_index.json").read_text())
     with open(tmp_path / manifest["file"], "r+b") as handle:
         handle.seek(100)
         handle.write(b"\x00garbage\x00")
@@ -254,7 +254,7 @@ def test_faiss_checkpoint_round_trips_on_the_open_memory(tmp_path: Path) -> None
     before = _snapshot_view(memory)
     memory.save_checkpoint(tmp_path / "ckpt")
     assert {p.name for p in (tmp_path / "ckpt").iterdir()} == {
-        "memory.sqlite", "pool.json", "pool-1.faiss"}
+        "memory.sqlite", "dedupe_index.json", "dedupe_index-1.faiss"}
     # after the snapshot: a new mastered record and more play
     later = _record(rows["caesar_decode/base"])
     memory.add(later)
@@ -296,7 +296,7 @@ def test_faiss_restore_refuses_bad_snapshots_and_keeps_the_data(tmp_path: Path) 
     memory.close()
 
 
-def test_faiss_clear_empties_records_and_pool(tmp_path: Path) -> None:
+def test_faiss_clear_empties_records_and_dedupe_index(tmp_path: Path) -> None:
     memory = FaissEnvMemory(tmp_path, _options())
     _fill(memory)
     memory.clear()
@@ -325,7 +325,7 @@ def test_search_by_text_program_and_record(tmp_path: Path) -> None:
 
 
 def test_readonly_search_by_stored_record_needs_no_embedder(tmp_path: Path, monkeypatch) -> None:
-    import envmemory.memory as memory_module
+    import envmemory.faiss_memory as memory_module
 
     writer = FaissEnvMemory(tmp_path, _options())  # still open: the run goes on writing
     records = _fill(writer)

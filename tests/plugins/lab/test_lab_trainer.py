@@ -4,10 +4,10 @@ import math
 
 import pytest
 
-from plugins.lab.backend import LabBackend, LabBackendOptions
-from plugins.lab.model import Cell, sigmoid
+from plugins.lab.lab_backend import LabBackend, LabBackendOptions
+from plugins.lab.learner import Cell, sigmoid
 from plugins.lab.programs import program
-from plugins.lab.trainer import LabTrainer, LabTrainerOptions
+from plugins.lab.lab_trainer import LabTrainer, LabTrainerOptions
 from spade_core.errors import ConfigError
 from spade_core.interfaces import TrainingSample
 

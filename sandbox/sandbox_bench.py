@@ -97,8 +97,8 @@ def _isolated_throughput(seconds: float, streams: int) -> dict[str, Any]:
         time.sleep(0.2)  # let the last start-up work settle before counting CPU
         cpu_before = _cpu_self() + sandbox.executor.cpu_seconds()
         started = time.monotonic()
-        with ThreadPoolExecutor(max_workers=streams) as pool:
-            list(pool.map(client, range(streams)))
+        with ThreadPoolExecutor(max_workers=streams) as clients:
+            list(clients.map(client, range(streams)))
         elapsed = time.monotonic() - started
         time.sleep(0.2)  # the last workers exit and are reaped
         cpu = _cpu_self() + sandbox.executor.cpu_seconds() - cpu_before
@@ -125,7 +125,7 @@ def _multi_instance_throughput(seconds: float, workers: int, instances: int,
     sandbox = build_sandbox(ProcessSandboxOptions(workers=workers))
     episodes = 0
     batch_seconds: list[float] = []
-    pool = ThreadPoolExecutor(max_workers=workers)
+    openers = ThreadPoolExecutor(max_workers=workers)
     try:
         time.sleep(0.2)
         cpu_before = _cpu_self() + sandbox.executor.cpu_seconds()
@@ -133,7 +133,7 @@ def _multi_instance_throughput(seconds: float, workers: int, instances: int,
         end = started + seconds
         seed = 0
         while time.monotonic() < end:
-            groups = list(pool.map(lambda _: sandbox.open_many(BENCH_PROGRAM, instances),
+            groups = list(openers.map(lambda _: sandbox.open_many(BENCH_PROGRAM, instances),
                                    range(workers)))
             sessions = [s for group in groups for s in group]
             sandbox.reset_many([(s, seed + i) for i, s in enumerate(sessions)])
@@ -154,7 +154,7 @@ def _multi_instance_throughput(seconds: float, workers: int, instances: int,
         time.sleep(0.2)
         cpu = _cpu_self() + sandbox.executor.cpu_seconds() - cpu_before
     finally:
-        pool.shutdown()
+        openers.shutdown()
         sandbox.close()
     figures = {"workers": workers, "instances_per_worker": instances,
                "batched_steps": batched, "episodes": episodes, "seconds": round(elapsed, 3),

@@ -7,7 +7,7 @@ import pytest
 
 
 def test_grpo_config_passthrough_is_checked_against_trl():
-    from plugins.trainers.preflight import grpo_config_problems
+    from plugins.trainers.grpo_preflight import grpo_config_problems
 
     assert grpo_config_problems({"delta": 4.0, "importance_sampling_level": "sequence"}) == []
     problems = grpo_config_problems({"detla": 4.0, "epsilon": 0.1, "output_dir": "x"})
@@ -20,7 +20,7 @@ def test_grpo_config_passthrough_is_checked_against_trl():
 
 
 def test_the_installed_trl_has_what_the_trainer_uses_and_a_missing_member_is_named(monkeypatch):
-    from plugins.trainers import preflight
+    from plugins.trainers import grpo_preflight as preflight
     from plugins.trainers.options import GRPOOptions
     from spade_core.errors import ConfigError
 

@@ -102,9 +102,9 @@ class ReportMidRun:
         self.out, self.html = out, None
 
     @hookimpl
-    def spade_iteration_end(self, run, iteration, metrics):
+    def spade_iteration_end(self, run_info, iteration, metrics):
         if iteration == 0:
-            self.html = build_report(run.run_dir, self.out).read_text()
+            self.html = build_report(run_info.run_dir, self.out).read_text()
 
 
 def test_report_while_the_run_writes(tmp_path):
@@ -181,7 +181,7 @@ def test_validity_maps_label_each_cell(curriculum_html):
     assert "<image" not in curriculum_html  # the colour bar is vector too
 
 
-def test_memory_pools_over_iterations(finished_run, curriculum_html):
+def test_memory_by_status_over_iterations(finished_run, curriculum_html):
     rows = [json.loads(line) for line in (finished_run / "metrics.jsonl").read_text().splitlines()]
     table = _table(curriculum_html, "iterations-table")
     header = table[0]
@@ -190,18 +190,18 @@ def test_memory_pools_over_iterations(finished_run, curriculum_html):
                        ("envs_mastered_total", "mastered in memory"), ("repairs", "repairs")):
         column = header.index(label)
         assert [r[column] for r in table[1:]] == [str(m[key]) for m in rows], label
-    assert 'id="plot-pool"' in curriculum_html
+    assert 'id="plot-memory-status"' in curriculum_html
     assert {"frontier", "mastered", "retired or too hard (total)",
-            "replayed this iteration"} <= set(_svg_texts(curriculum_html, "plot-pool"))
-    tile = curriculum_html.split('id="pool-tile"')[1].split("</div></div>")[0]
+            "replayed this iteration"} <= set(_svg_texts(curriculum_html, "plot-memory-status"))
+    tile = curriculum_html.split('id="memory-tile"')[1].split("</div></div>")[0]
     last = rows[-1]
     assert f'{last["frontier_size"]} / {last["envs_mastered_total"]}' in tile
 
 
 def test_a_run_from_before_the_curriculum(old_html):
-    """No memory pools, skills, levels or repairs recorded: no such plot, column or table."""
-    for absent in ('id="plot-pool"', 'id="plot-skill-validity"', 'id="plot-level-validity"',
-                   'id="skills"', 'href="#skills"', 'id="filter-skill"', 'id="pool-tile"',
+    """No memory counts by status, skills, levels or repairs recorded: no such plot, column or table."""
+    for absent in ('id="plot-memory-status"', 'id="plot-skill-validity"', 'id="plot-level-validity"',
+                   'id="skills"', 'href="#skills"', 'id="filter-skill"', 'id="memory-tile"',
                    "<dt>skill</dt>", "<dt>repair turns</dt>", 'data-skill="arithmetic"'):
         assert absent not in old_html, absent
     header = _table(old_html, "iterations-table")[0]
@@ -211,7 +211,7 @@ def test_a_run_from_before_the_curriculum(old_html):
 
 
 def test_odd_breakdowns_do_not_break_the_page(tmp_path):
-    from plugins.report.build import breakdown_rows
+    from plugins.report.html_report import breakdown_rows
 
     run_dir = tmp_path / "odd"
     run_dir.mkdir()
@@ -252,7 +252,7 @@ def test_the_report_shows_how_the_hints_fared(tmp_path):
 
 def test_paper_tables_of_the_latest_in_run_evaluation(finished_run, tmp_path):
     # The latest row with `eval` wins; RQ1 is shown (reasoning-gym was evaluated), RQ2 is not.
-    from plugins.report.build import paper_tables
+    from plugins.report.html_report import paper_tables
 
     rg = {"pass@1": 0.5, "items": 8, "buckets": {"math": 0.75, "logic": 0.25},
           "bucket_items": {"math": 4, "logic": 4},

@@ -6,7 +6,7 @@ import pytest
 
 
 def test_bench_generation_counts_real_tokens(backend):
-    from plugins.backends.bench import bench_generation
+    from plugins.backends.generation_bench import bench_generation
 
     results = bench_generation(backend, batch_sizes=(1, 2), max_new_tokens=4, warmup=False)
     assert [r.batch_size for r in results] == [1, 2]

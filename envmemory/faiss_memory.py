@@ -78,7 +78,7 @@ class FaissEnvMemory(EnvMemory):
         self._unsaved = 0
         #: ``examples: reference``: the played records each prompt draws from, kept until the
         #: next write (every prompt of an iteration reads the same ones).
-        self._example_pools: tuple[Any, list[EnvRecord], list[EnvRecord]] | None = None
+        self._example_cache: tuple[Any, list[EnvRecord], list[EnvRecord]] | None = None
         self.load_report = "not loaded yet"
         if self.readonly:
             # Settings come from the store, not the options: reading needs no agreement, and the
@@ -156,11 +156,11 @@ class FaissEnvMemory(EnvMemory):
     def _load_index(self, files: IndexFiles) -> None:
         """Load the dedupe index saved in ``files`` (verified against the store and caught up with
         it, or rebuilt from the stored embeddings)."""
-        pool, self.load_report = files.load(self._index_config(), self.store.index_size,
+        dedupe, self.load_report = files.load(self._index_config(), self.store.index_size,
                                             lambda w: self.store.index_rows(after=w))
-        self._dedupe_index = pool
+        self._dedupe_index = dedupe
         if not self.readonly:
-            self._unsaved = 0 if self.load_report == "loaded" else max(1, pool.ntotal)
+            self._unsaved = 0 if self.load_report == "loaded" else max(1, dedupe.ntotal)
 
     @property
     def dedupe_index(self) -> DedupeIndex:
@@ -295,20 +295,20 @@ class FaissEnvMemory(EnvMemory):
         the family and skill."""
         if self.options.examples != "reference":
             return super().prompt_examples(positive, negative, family, skill, seed)
-        band, outside = self._example_pool(family, skill, positive)
+        band, outside = self._example_candidates(family, skill, positive)
         drawn = reference_examples(band, outside, positive, negative, seed)
         return replace(drawn, positive=[replace(r) for r in drawn.positive],
                        negative=[replace(r) for r in drawn.negative])
 
-    def _example_pool(self, family: str | None, skill: str | None, positive: int
+    def _example_candidates(self, family: str | None, skill: str | None, positive: int
                       ) -> tuple[list[EnvRecord], list[EnvRecord]]:
         """The played records in the win band (the top ``max(3 * positive, 10)``) and outside
         it, read once per ``family``, ``skill`` and ``positive`` between two writes of a
         writable memory (a read-only one may have another writer)."""
         key = (family, skill, positive, self.store.writes)
-        if not self.readonly and self._example_pools is not None \
-                and self._example_pools[0] == key:
-            return self._example_pools[1], self._example_pools[2]
+        if not self.readonly and self._example_cache is not None \
+                and self._example_cache[0] == key:
+            return self._example_cache[1], self._example_cache[2]
         o = self.options
         band = self.store.played(family, skill, "win_rate BETWEEN ? AND ?",
                                  (o.frontier_win_low, o.frontier_win_high),
@@ -316,7 +316,7 @@ class FaissEnvMemory(EnvMemory):
                                  limit=max(3 * positive, 10))
         outside = self.store.played(family, skill, "win_rate > ? OR win_rate < ?",
                                     (REFERENCE_TOO_EASY, REFERENCE_TOO_HARD), "seq ASC")
-        self._example_pools = (key, band, outside)
+        self._example_cache = (key, band, outside)
         return band, outside
 
     def records(self) -> Iterator[EnvRecord]:
@@ -446,9 +446,9 @@ class FaissEnvMemory(EnvMemory):
 
     def save_checkpoint(self, folder: Path) -> None:
         """Snapshot into ``folder``: ``memory.sqlite`` (SQLite online backup, consistent while
-        the memory stays open) and the dedupe index as ``pool.json`` + ``pool-1.faiss`` (so a
-        resume need not rebuild it; a read-only memory leaves the index out: restore rebuilds
-        it from the stored embeddings)."""
+        the memory stays open) and the dedupe index as ``dedupe_index.json`` +
+        ``dedupe_index-1.faiss`` (so a resume need not rebuild it; a read-only memory leaves the
+        index out: restore rebuilds it from the stored embeddings)."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         with self._lock:
@@ -523,16 +523,16 @@ class FaissEnvMemory(EnvMemory):
     def nearest_mastered(self, vector: np.ndarray, k: int = 5, family: str | None = None
                          ) -> list[tuple[EnvRecord, float]]:
         """The ``k`` mastered environments most similar to ``vector`` (optionally one family)."""
-        pool = self.dedupe_index
+        dedupe = self.dedupe_index
         fetch = k if family is None else k * 8
         while True:
-            k_fetch = min(fetch, max(1, pool.ntotal))
-            sims, ids = pool.search(vector.reshape(1, -1), k_fetch)
+            k_fetch = min(fetch, max(1, dedupe.ntotal))
+            sims, ids = dedupe.search(vector.reshape(1, -1), k_fetch)
             found = [(int(i), float(s)) for i, s in zip(ids[0], sims[0]) if i >= 0]
             records = self.store.by_index_ids([i for i, _ in found])
             hits = [(records[i], s) for i, s in found if i in records
                     and (family is None or records[i].family == family)]
-            if len(hits) >= k or fetch >= pool.ntotal:
+            if len(hits) >= k or fetch >= dedupe.ntotal:
                 return hits[:k]
             fetch *= 4
 

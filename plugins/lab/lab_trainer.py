@@ -1,5 +1,5 @@
 """The ``lab`` trainer: the loop's samples and advantages turned into the simulated learner's
-policy-gradient update (plugins/lab/model.py), with the GRPO trainer's own advantage code
+policy-gradient update (plugins/lab/learner.py), with the GRPO trainer's own advantage code
 (``compute_advantages``: per-role baselines and scales, ``advantage_scale``) and its truncated
 importance weights (``tis_weights``) for designs generated under an older policy."""
 
@@ -15,9 +15,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from plugins.lab import memory_designer
-from plugins.lab.backend import LabBackend
+from plugins.lab.lab_backend import LabBackend
 from plugins.lab.memory_designer import read_examples
-from plugins.lab.model import Cell
+from plugins.lab.learner import Cell
 from plugins.lab.programs import cell_of_program, read_task
 from plugins.trainers.grpo_rows import EncodedSample, compute_advantages, tis_weights
 from spade_core.errors import ConfigError
@@ -65,7 +65,7 @@ def design_of(sample: TrainingSample) -> Cell | None:
 
 
 class LabTrainer(Trainer):
-    """Updates the :class:`~plugins.lab.backend.LabBackend`'s learner in place."""
+    """Updates the :class:`~plugins.lab.lab_backend.LabBackend`'s learner in place."""
 
     def __init__(self, options: LabTrainerOptions, backend: object, seed: int = 0) -> None:
         inner = getattr(backend, "backend", backend)  # a VersionedBackend wraps it

@@ -154,6 +154,6 @@ class BoxedAnswerFamily(SourceFamily):
         """A hint that claims an answer the solution's answer does not match (compared as the
         environments compare answers, without evaluating anything)."""
         from plugins.families.answers import answers_match
-        from spade_core.selfplay.hints import contradicts_answer
+        from spade_core.selfplay.hint_writer import contradicts_answer
 
         return contradicts_answer(hint, solution_actions, answers_match)

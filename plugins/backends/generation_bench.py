@@ -1,7 +1,7 @@
 """Generation throughput of a backend: tokens per second single-stream versus batched.
 
 ``bench_generation()`` is the API (the CLI can expose it as ``spade bench generation``);
-``python -m plugins.backends.bench`` runs it from a shell. Completions are sampled (temperature
+``python -m plugins.backends.generation_bench`` runs it from a shell. Completions are sampled (temperature
 0.8, fixed seed) from prompts that invite long answers, so most rows run to ``max_new_tokens``;
 throughput counts the completion tokens actually produced.
 """

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from plugins.lab import memory_designer
 from plugins.lab.memory_designer import read_examples
-from plugins.lab.model import BLIND, COPY, MISS, SOLVE, Cell, Learner, LearnerParams
+from plugins.lab.learner import BLIND, COPY, MISS, SOLVE, Cell, Learner, LearnerParams
 from plugins.lab.programs import program, read_task
 from spade_core.interfaces import Generation, GenerationBackend
 
