@@ -268,9 +268,17 @@ class RecordStore:
         return True
 
     def _insert_iteration(self, env_id: str, entry: EnvIteration) -> None:
+        """One history entry per environment and iteration: a second play of the same program in
+        one iteration (designed twice) joins the first's entry, its plays appended; the figures
+        and designer reward are the latest play's."""
+        row = self.conn.execute("SELECT hinted, unhinted FROM iterations WHERE env_id = ? AND "
+                                "iteration = ?", (env_id, entry.iteration)).fetchone()
+        hinted, unhinted = list(entry.hinted), list(entry.unhinted)
+        if row is not None:
+            hinted, unhinted = json.loads(row[0]) + hinted, json.loads(row[1]) + unhinted
         self.conn.execute(
             "INSERT OR REPLACE INTO iterations VALUES (?,?,?,?,?,?,?)",
-            (env_id, entry.iteration, json.dumps(entry.hinted), json.dumps(entry.unhinted),
+            (env_id, entry.iteration, json.dumps(hinted), json.dumps(unhinted),
              json.dumps(entry.figures), entry.designer_reward, entry.at))
 
     def _next_index_id(self) -> int:

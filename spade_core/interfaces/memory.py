@@ -117,7 +117,9 @@ class EnvMemory(ABC):
         figures: dict[str, float], designer_reward: float,
     ) -> EnvRecord:
         """Record one iteration's play of a stored environment (appended to its history) and
-        apply the status rules; returns the record with its new status. Unknown id: KeyError."""
+        apply the status rules; returns the record with its new status. Unknown id: KeyError.
+        A second call for the same environment and iteration (one program designed twice in an
+        iteration) joins that iteration's history entry: plays appended, figures the latest."""
 
     @abstractmethod
     def get(self, env_id: str) -> EnvRecord | None:

@@ -166,6 +166,12 @@ def test_status_rules_and_history(tmp_path: Path) -> None:
     assert got.history[0].unhinted == [1.0, 0.0, 0.0, 0.0]
     with pytest.raises(KeyError, match="not in the memory"):
         memory.update_stats("missing", 0, [], [], {}, 0.0)
+    # One program designed twice in an iteration: the second play joins the first's entry.
+    twice = memory.update_stats(hard.id, 1, [1, 0], [1, 1], {"regret": -0.5}, 0.2)
+    assert [h.iteration for h in twice.history] == [0, 1]
+    assert twice.history[1].hinted == [1.0] * 4 + [1.0, 0.0]
+    assert twice.history[1].unhinted == [0.0] * 4 + [1.0, 1.0]
+    assert twice.history[1].figures == {"regret": -0.5} and twice.stats["rollouts_unhinted"] == 10
     # A window's delayed reward joins the figures of one history entry, kept on reopening.
     assert memory.add_figures(mid.id, 0, {"delayed_designer_reward": 0.25})
     assert not memory.add_figures(mid.id, 5, {"delayed_designer_reward": 1.0})

@@ -265,10 +265,12 @@ class FakeDictMemory(EnvMemory):
         record = self.by_id[env_id]
         wins = sum(r >= 1.0 for r in unhinted) / len(unhinted)
         status = "mastered" if wins >= self.mastery_wins else "frontier"
-        entry = EnvIteration(iteration, list(hinted), list(unhinted), dict(figures),
-                             designer_reward)
-        record = replace(record, status=status, stats=dict(figures),
-                         history=[*record.history, entry])
+        earlier = [h for h in record.history if h.iteration == iteration]
+        entry = EnvIteration(iteration, [*(x for h in earlier for x in h.hinted), *hinted],
+                             [*(x for h in earlier for x in h.unhinted), *unhinted],
+                             dict(figures), designer_reward)
+        history = [h for h in record.history if h.iteration != iteration]
+        record = replace(record, status=status, stats=dict(figures), history=[*history, entry])
         self.by_id[env_id] = record
         return record
 
