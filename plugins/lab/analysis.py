@@ -1,8 +1,11 @@
 """The lab tournament's figures from an experiment folder (``spade experiment
 experiments/curriculum-lab.yaml``): per arm, the final held-out score's interquartile mean with a
 stratified-bootstrap 95 % interval, the probability of improvement over the random designer and
-the fixed pool (rliable's statistics, Agarwal et al. 2021), and the share of each kind among the designs of
-the last regeneration window (does the signal chase leaky or noisy environments?).
+the fixed pool (rliable's statistics, Agarwal et al. 2021), the share of each kind among the
+designs of the last regeneration window (does the signal chase leaky or noisy environments?),
+where the mean held-out curve flattens, and the designer's figures: its policy's entropy at the
+end, the share of its updates that had a nonzero advantage (none: the lock-in, every design a
+refused duplicate) and the duplicates refused per window.
 
     python -m plugins.lab.analysis runs/experiments/curriculum-lab [--reps 2000] [--json]
 
@@ -55,6 +58,36 @@ def last_window_kinds(run_dir: Path, first_iteration: int) -> dict[str, int]:
     return dict(counts)
 
 
+def designer_figures(run_dir: Path, iterations: int, interval: int
+                     ) -> dict[str, float | None]:
+    """One run's designer figures from its ``metrics.jsonl``: the policy's entropy after the last
+    update (nats; ``None`` for designers that are not trained), how many designer updates had a
+    nonzero advantage and how many there were (an update whose designs were all refused
+    duplicates has none: the lock-in), and duplicates refused per regeneration window."""
+    path = run_dir / "metrics.jsonl"
+    rows = ([json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+            if path.is_file() else [])
+    entropies = [r["train"]["designer_entropy"] for r in rows
+                 if "designer_entropy" in (r.get("train") or {})]
+    updates = [r["train"] for r in rows if (r.get("train") or {}).get("designer_samples")]
+    windows = max(1, -(-iterations // max(1, interval)))
+    return {"entropy": entropies[-1] if entropies else None,
+            "updates": float(len(updates)),
+            "nonzero_updates": float(sum(1 for t in updates
+                                         if t.get("designer_nonzero_advantages", 0) > 0)),
+            "duplicates_per_window": sum(int(r.get("envs_duplicate", 0)) for r in rows) / windows}
+
+
+def flat_from(curve: dict[int, float], tolerance: float = 0.01) -> int | None:
+    """The first evaluated iteration after which the curve never rises more than ``tolerance``
+    above its value there (where it flattens); ``None`` while it still rises at the end."""
+    points = sorted(curve.items())
+    for k, (iteration, value) in enumerate(points[:-1]):
+        if all(later <= value + tolerance for _, later in points[k + 1:]):
+            return iteration
+    return None
+
+
 def regeneration_window(run_dir: Path) -> int:
     """Iterations between the run's designs, from its ``config.resolved.yaml``: the window
     schedule's ``loop.regeneration_interval`` (the schema's default when unset), 1 in the
@@ -93,6 +126,7 @@ def analyse(folder: Path, reps: int = 2000, seed: int = 0) -> dict[str, Any]:
     finals: dict[str, list[float]] = defaultdict(list)
     curves: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     kinds: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    designers: dict[str, list[dict[str, float | None]]] = defaultdict(list)
     for run in spec["runs"]:
         run_dir = Path(run["dir"])
         scores = final_scores(run_dir)
@@ -105,6 +139,7 @@ def analyse(folder: Path, reps: int = 2000, seed: int = 0) -> dict[str, Any]:
         last_window = (iterations - 1) // interval * interval  # the last window's start
         for kind, n in last_window_kinds(run_dir, last_window).items():
             kinds[run["arm"]][kind] += n
+        designers[run["arm"]].append(designer_figures(run_dir, iterations, interval))
     arms = list(finals)
     matrices = {arm: np.asarray(finals[arm], dtype=float).reshape(-1, 1) for arm in arms}
     rng = np.random.default_rng(seed)
@@ -118,7 +153,9 @@ def analyse(folder: Path, reps: int = 2000, seed: int = 0) -> dict[str, Any]:
             # No design in the last window (a fixed pool replaying its environments): none.
             "kind_share": {k: kinds[arm].get(k, 0) / total for k in (*KINDS, "other")
                            if kinds[arm].get(k, 0) or k in KINDS} if total else {},
-            "curve": {str(i): float(np.mean(v)) for i, v in sorted(curves[arm].items())}}
+            "curve": {str(i): float(np.mean(v)) for i, v in sorted(curves[arm].items())},
+            "flat_from": flat_from({i: float(np.mean(v)) for i, v in curves[arm].items()}),
+            **_designer_summary(designers[arm])}
     for reference in ("random", "fixed-pool"):
         if reference not in matrices:
             continue
@@ -132,10 +169,24 @@ def analyse(folder: Path, reps: int = 2000, seed: int = 0) -> dict[str, Any]:
     return out
 
 
+def _designer_summary(runs: list[dict[str, float | None]]) -> dict[str, float | None]:
+    """An arm's designer figures over its seeds: mean final entropy, the share of designer
+    updates with a nonzero advantage (pooled), mean duplicates refused per window."""
+    entropies = [r["entropy"] for r in runs if r["entropy"] is not None]
+    updates = sum(r["updates"] or 0.0 for r in runs)
+    return {"designer_entropy": sum(entropies) / len(entropies) if entropies else None,
+            "nonzero_update_share": (sum(r["nonzero_updates"] or 0.0 for r in runs) / updates
+                                     if updates else None),
+            "duplicates_per_window": (sum(r["duplicates_per_window"] or 0.0 for r in runs)
+                                      / len(runs) if runs else 0.0)}
+
+
 def markdown(result: dict[str, Any]) -> str:
     rows = ["| arm | seeds | final held-out, IQM [95 % CI] | P(better than random) | "
-            "P(better than fixed pool) | last-window designs: ordinary / leaky / noisy |",
-            "|---|---|---|---|---|---|"]
+            "P(better than fixed pool) | last-window designs: ordinary / leaky / noisy | "
+            "flat from iteration | designer entropy (nats) | designer updates with an "
+            "advantage | duplicates refused per window |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     ordered = sorted(result["arms"].items(), key=lambda kv: -kv[1]["iqm"])
     for arm, a in ordered:
         def prob(ref: str) -> str:
@@ -145,8 +196,16 @@ def markdown(result: dict[str, Any]) -> str:
         rows.append(f"| {arm} | {a['seeds']} | {100 * a['iqm']:.1f} [{100 * a['iqm_ci95'][0]:.1f}, "
                     f"{100 * a['iqm_ci95'][1]:.1f}] | {prob('random')} | {prob('fixed-pool')} | "
                     + (" / ".join(f"{100 * share.get(k, 0.0):.0f} %" for k in KINDS)
-                       if share else "no designs") + " |")
+                       if share else "no designs")
+                    + f" | {'rising' if a['flat_from'] is None else a['flat_from']}"
+                    + f" | {_figure(a['designer_entropy'], '{:.2f}')}"
+                    + f" | {_figure(a['nonzero_update_share'], '{:.0%}')}"
+                    + f" | {a['duplicates_per_window']:.2f} |")
     return "\n".join(rows)
+
+
+def _figure(value: float | None, form: str) -> str:
+    return "–" if value is None else form.format(value)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -41,6 +41,11 @@ class LabTrainerOptions(BaseModel):
                                  "as it is (set for the random and RLVE designers)")
 
 
+def entropy(policy: Sequence[float]) -> float:
+    """Shannon entropy in nats of a distribution (0 for one certain choice, log n for uniform)."""
+    return -sum(p * math.log(p) for p in policy if p > 0)
+
+
 def _reply(sample: TrainingSample) -> str:
     return next((str(m.get("content", "")) for m in reversed(sample.messages)
                  if m.get("role") == "assistant"), "")
@@ -154,6 +159,15 @@ class LabTrainer(Trainer):
                    "mean_ability": sum(self.learner.theta) / len(self.learner.theta)}
         if weights:
             metrics["tis_mean_weight"] = sum(weights) / len(weights)
+        if o.train_designer:
+            # What the lab's tables read (issue 47): did this update move the designer at all
+            # (a group of refused duplicates has every advantage 0), and how spread its policy is.
+            metrics["designer_nonzero_advantages"] = float(sum(1 for _, _, a, w in design_batch
+                                                               if a and w))
+            metrics["designer_entropy"] = entropy(self.learner.policy())
+            if self.reads_memory:
+                metrics["designer_edit_entropy"] = entropy(
+                    memory_designer.softmax(self.learner.edit_logits))
         return metrics
 
     def save(self, directory: Path) -> None:

@@ -95,7 +95,7 @@ def code_blocks(text: str) -> list[tuple[str, str]]:
         at = end + len(_CLOSE)
 
 
-def _softmax(values: Sequence[float]) -> list[float]:
+def softmax(values: Sequence[float]) -> list[float]:
     top = max(values)
     weights = [math.exp(v - top) for v in values]
     total = sum(weights)
@@ -157,7 +157,7 @@ def branches(learner: Learner, examples: Examples) -> list[Branch]:
     found, pick = usable(learner, examples)
     out = []
     for q, (i, _, edits) in zip(pick, found, strict=True):
-        shares = _softmax([learner.edit_logits[k] for k, _ in edits])
+        shares = softmax([learner.edit_logits[k] for k, _ in edits])
         out += [Branch(i, k, cell, q * share) for (k, cell), share in
                 zip(edits, shares, strict=True)]
     return out
@@ -210,7 +210,7 @@ def gradient(learner: Learner, examples: Examples, cell: Cell
             dz[learner.index[c]] += r * ((1.0 if i == b.example else 0.0) - q)
         # Which edit: d log E_p / d e = onehot(edit) - softmax over the allowed edits.
         edits = next(e for i, _, e in examples_used if i == b.example)
-        shares = _softmax([learner.edit_logits[k] for k, _ in edits])
+        shares = softmax([learner.edit_logits[k] for k, _ in edits])
         for (k, _), share in zip(edits, shares, strict=True):
             de[k] += r * ((1.0 if k == b.edit else 0.0) - share)
     return dz, de

@@ -46,13 +46,22 @@ def test_one_update_applies_the_loop_advantages_to_the_learner_formula():
     assert metrics["tis_mean_weight"] == pytest.approx(1.5)
     assert metrics["heldout_change"] == pytest.approx(
         backend.learner.heldout() - sum(sigmoid(-d) for d in (0, 1, 2, 3, 4)) / 5)
+    # What the lab's tables read: both designs moved the policy; its entropy after the update.
+    p = 1 / (1 + math.exp(-0.75))
+    assert metrics["designer_nonzero_advantages"] == 2
+    assert metrics["designer_entropy"] == pytest.approx(-p * math.log(p) - (1 - p) * math.log(1 - p))
+    # A group of refused duplicates (one reward for all): no advantage, nothing moves.
+    stuck = trainer.train([design(a, -0.5), design(a, -0.5)])
+    assert stuck["designer_nonzero_advantages"] == 0
+    assert stuck["designer_entropy"] == pytest.approx(metrics["designer_entropy"])
 
 
 def test_the_designer_can_be_frozen_and_the_backend_must_be_the_lab():
     backend = LabBackend(LabBackendOptions())
     trainer = LabTrainer(LabTrainerOptions(train_designer=False), backend)
-    trainer.train([design(backend.learner.cells[0], 1.0), design(backend.learner.cells[1], 0.0)])
-    assert set(backend.learner.logits) == {0.0}
+    frozen = trainer.train([design(backend.learner.cells[0], 1.0),
+                            design(backend.learner.cells[1], 0.0)])
+    assert set(backend.learner.logits) == {0.0} and "designer_entropy" not in frozen
     with pytest.raises(ConfigError, match="backend 'lab'"):
         LabTrainer(LabTrainerOptions(), object())
 

@@ -180,8 +180,11 @@ def test_a_lab_experiment_shows_its_lab_table(page, known_experiment, tmp_path):
     (folder / "lab.json").write_text(json.dumps({"arms": {
         "regret": {"seeds": 20, "iqm": 0.41, "iqm_ci95": [0.38, 0.45],
                    "p_improve_over_random": {"p": 0.21, "ci95": [0.1, 0.33]},
-                   "kind_share": {"ordinary": 0.05, "leaky": 0.9, "noisy": 0.05}},
-        "random": {"seeds": 20, "iqm": 0.58, "iqm_ci95": [0.56, 0.6],
+                   "kind_share": {"ordinary": 0.05, "leaky": 0.9, "noisy": 0.05},
+                   "flat_from": 6, "designer_entropy": 0.25, "nonzero_update_share": 0.375,
+                   "duplicates_per_window": 1.5},
+        "random": {"flat_from": None, "designer_entropy": None, "nonzero_update_share": None,
+                   "duplicates_per_window": 0.0, "seeds": 20, "iqm": 0.58, "iqm_ci95": [0.56, 0.6],
                    "kind_share": {"ordinary": 0.33, "leaky": 0.34, "noisy": 0.33}}}}))
     runs = run_links(folder, results, folder / "x.html", write_reports=False, neighbours=0,
                      max_envs=0)
@@ -191,6 +194,8 @@ def test_a_lab_experiment_shows_its_lab_table(page, known_experiment, tmp_path):
     assert [arm for arm, _ in rows] == ["random", "regret"]  # best IQM first
     assert "41.0 [38.0, 45.0]" in rows[1][1] and "0.21 [0.10, 0.33]" in rows[1][1]
     assert "<td>90.0</td>" in rows[1][1]  # the leaky share
+    assert rows[1][1].endswith("<td>6</td><td>0.25</td><td>37.5</td><td>1.50</td>")
+    assert rows[0][1].endswith("<td>rising</td><td>–</td><td>–</td><td>0.00</td>")
 
 
 def test_first_designs_that_differ_as_expected_and_the_chosen_curves_show(page, known_experiment):
