@@ -73,9 +73,9 @@ def test_regret_and_micro_progress_over_a_window():
         pytest.approx(0.525)
     # The reference's micro_lp variant: late half (iterations 2-3: 6 wins of 8) minus early half
     # (iterations 0-1: 3 of 8) = 0.75 - 0.375 = 0.375; the slope is an option.
-    per_step = LearningProgressPerStep(LearningProgressPerStepOptions(window=8))
+    per_step = LearningProgressPerStep(LearningProgressPerStepOptions(recent_plays=8))
     assert per_step.estimate(_window_input("a1")).designer_reward == pytest.approx(0.375)
-    sloped = LearningProgressPerStep(LearningProgressPerStepOptions(window=8, progress="slope"))
+    sloped = LearningProgressPerStep(LearningProgressPerStepOptions(recent_plays=8, progress="slope"))
     assert sloped.estimate(_window_input("a1")).designer_reward == pytest.approx(0.525)
 
 
