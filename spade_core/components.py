@@ -54,7 +54,7 @@ class BuildContext:
     #: built first) appears in it too, so a component that needs it looks it up when first used.
     components: Mapping[str, Any] = field(default_factory=dict)
     #: Episode reward that counts as success (``loop.success_threshold``): estimators' win rate,
-    #: the memory's mastery window and the report all read this one number.
+    #: the memory's mastery rule and the report all read this one number.
     success_threshold: float = 1.0
     #: This process's rank and the number of processes in a multi-process launch
     #: (``spade_core.distributed``). A backend built on a rank other than 0 is never asked to

@@ -30,7 +30,7 @@ def record(row: dict, status: str = "frontier") -> EnvRecord:
 
 
 def hashing_options(**kw) -> MemoryOptions:
-    """The faiss memory with the hashing embedder (no model) and windows of 4 rollouts."""
+    """The faiss memory with the hashing embedder (no model) and status rules over 4 rollouts."""
     return MemoryOptions(embedder="hashing", mastery_rollouts=4, too_hard_rollouts=4, **kw)
 
 
