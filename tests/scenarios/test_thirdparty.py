@@ -324,7 +324,7 @@ def test_components_that_fit_their_interface_pass_the_signature_check():
             raise NotImplementedError
 
     class Renamed(DifficultyEstimator):
-        def estimate(self, record):  # positional: any name
+        def estimate(self, inputs):  # positional: any name
             raise NotImplementedError
 
     assert signature_problems(DifficultyEstimator, Fits) == []
