@@ -220,7 +220,8 @@ def _play_window(timeouts: str):
             reward(loop, proposals)
             remember(c, proposals, iteration)
     window = Window(start=8, env_ids=[ids[n] for n in ("a1", "a2", "b1", "b2")],
-                    designs=[HeldDesign(env_id=ids[n], family=family.name, skill=SCRIPT[n][0],
+                    designs=[HeldDesign(env_id=ids[n], family_name=family.name,
+                                        skill=SCRIPT[n][0],
                                         messages=[{"role": "assistant", "content": n}])
                              for n in ("a1", "a2", "b1", "b2")])
     return memory, played, window, name_of
