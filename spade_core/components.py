@@ -67,10 +67,11 @@ class BuildContext:
 
 
 Factory = Callable[[Any, BuildContext], Any]
-#: ``preflight(options, context) -> problems``: checks of a component's validated options against
+#: ``check(options, preflight) -> problems``: checks of a component's validated options against
 #: this machine that need no heavy import (files exist, optional packages are installed, settings
-#: agree); ``context`` is a :class:`spade_core.config.preflight.PreflightContext`; each problem
-#: starts with the config key at fault. See docs/plugins.md ("Preflight checks").
+#: agree); ``preflight`` is a :class:`spade_core.config.preflight.PreflightContext` (``context``
+#: is only ever the :class:`BuildContext`); each problem starts with the config key at fault.
+#: See docs/plugins.md ("Preflight checks").
 Preflight = Callable[[Any, Any], list[str]]
 
 
