@@ -3,10 +3,10 @@
 Per seed, two arms with identical seeds: ``trainer: grpo`` and ``trainer: none``. Each arm builds
 the configured model, sandbox, memory and families afresh, measures held-out success on a fixed
 pool of environments (the ``programs`` eval suite, played unhinted through the sandbox at fresh
-seeds the training never uses), runs N fixed-pool iterations (each one GRPO update for the trained arm,
-the same rollouts and no update for the other), and measures held-out success again. The effect
-of one seed is (after - before) of the trained arm minus (after - before) of the untrained one;
-the benchmark reports its mean over seeds with a 95 % t-interval.
+seeds the training never uses), runs N fixed-pool iterations (each one GRPO update for the
+trained arm, the same rollouts and no update for the other), and measures held-out success again.
+The effect of one seed is (after - before) of the trained arm minus (after - before) of the
+untrained one; the benchmark reports its mean over seeds with a 95 % t-interval.
 
 Second part: the designer's validity rate (valid / proposed per iteration) in a short self-play
 run per arm, again with identical seeds; the effect is the trained minus the untrained validity

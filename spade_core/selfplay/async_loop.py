@@ -2,8 +2,9 @@
 while iteration i trains on the trainer's, generation waiting only when the trainer is more than K
 updates behind. The steps are the synchronous iteration's own
 (:mod:`~spade_core.selfplay.iteration`: :func:`generate`, then :func:`write_run_files` at once,
-:func:`evaluate` and :func:`log` when the update is done). Rows are written in order; a checkpoint waits for the trainer to finish everything before
-the iteration just generated, which it keeps, untrained, to train first on resume."""
+:func:`evaluate` and :func:`log` when the update is done). Rows are written in order; a checkpoint
+waits for the trainer to finish everything before the iteration just generated, which it keeps,
+untrained, to train first on resume."""
 
 from __future__ import annotations
 

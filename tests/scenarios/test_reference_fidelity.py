@@ -17,8 +17,9 @@ from spade_core.interfaces import EnvIteration, EstimateInput
 from spade_core.records import EnvProgram
 from spade_core.selfplay.designer_reward import env_reward_scale
 
-from plugins.difficulty_estimators import Blend, BlendOptions, LearningProgress, LearningProgressOptions, \
-    LearningProgressPerStep, LearningProgressPerStepOptions, Regret, RegretOptions
+from plugins.difficulty_estimators import (Blend, BlendOptions, LearningProgress,
+                                           LearningProgressOptions, LearningProgressPerStep,
+                                           LearningProgressPerStepOptions, Regret, RegretOptions)
 from plugins.trainers.grpo_rows import EncodedSample, compute_advantages, tis_weights
 
 ENV = EnvProgram(source="class XEnv: pass", family="fake")
@@ -75,7 +76,8 @@ def test_regret_and_micro_progress_over_a_window():
     # (iterations 0-1: 3 of 8) = 0.75 - 0.375 = 0.375; the slope is an option.
     per_step = LearningProgressPerStep(LearningProgressPerStepOptions(recent_plays=8))
     assert per_step.estimate(_window_input("a1")).designer_reward == pytest.approx(0.375)
-    sloped = LearningProgressPerStep(LearningProgressPerStepOptions(recent_plays=8, progress="slope"))
+    sloped = LearningProgressPerStep(LearningProgressPerStepOptions(recent_plays=8,
+                                                                    progress="slope"))
     assert sloped.estimate(_window_input("a1")).designer_reward == pytest.approx(0.525)
 
 

@@ -69,7 +69,8 @@ def test_documented_plugin_installs_lists_and_is_selectable(installed_gap, tmp_p
 # -- every other example on the page that defines code is run too ------------------------------
 
 #: What each kind of code example on docs/plugins.md is, by a pattern it matches; the tests below
-#: (and tests/plugins/difficulty_estimators/test_difficulty_estimators.py for ``class GapTrend``) run each kind.
+#: (and tests/plugins/difficulty_estimators/test_difficulty_estimators.py for ``class GapTrend``)
+#: run each kind.
 EXAMPLE_KINDS = {
     "preflight": r"^def check_paths\(options, context\):",
     "registration hook": r"^@hookimpl\ndef register_(?!commands)\w+\(register\):",

@@ -1,7 +1,7 @@
 """Estimators with history: the one ``estimate(data)`` call with its versioned input, the loop
-handing each environment its earlier iterations, and the history-aware built-ins' formulas on hand-made
-histories (``docs/estimators.md``), and the field's curriculum signals on inputs worked out by
-hand against each paper's formula."""
+handing each environment its earlier iterations, and the history-aware built-ins' formulas on
+hand-made histories (``docs/estimators.md``), and the field's curriculum signals on inputs worked
+out by hand against each paper's formula."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ import pytest
 
 import plugins.designer.plugin as designer_plugin
 import plugins.difficulty_estimators as estimators_plugin
-from plugins.difficulty_estimators import AlphaCurriculum, AlphaCurriculumOptions, Learnability, _Options
+from plugins.difficulty_estimators import (AlphaCurriculum, AlphaCurriculumOptions, Learnability,
+                                           _Options)
 import plugins.trainers.plugin as trainers_plugin
 from spade_core.components import BuildContext
 from spade_core.config.load import resolve_config
@@ -285,8 +286,8 @@ def test_the_loop_hands_each_environment_its_earlier_iterations(tmp_path):
 
 @pytest.mark.slow
 def test_a_replayed_environment_gets_its_history_from_the_faiss_memory(tmp_path):
-    """The real memory and sandbox of tests/core/selfplay/test_environments.py: A is proposed in iteration 0
-    and replayed in iteration 1, once the scripted agent has learned it."""
+    """The real memory and sandbox of tests/core/selfplay/test_environments.py: A is proposed in
+    iteration 0 and replayed in iteration 1, once the scripted agent has learned it."""
     import envmemory.plugin as envmemory_plugin
     import sandbox.plugin as sandbox_plugin
 

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from plugins.lab.lab_backend import DESIGNER_MARK, HINT_SYSTEM, HINT_TEXT, LabBackend, LabBackendOptions
+from plugins.lab.lab_backend import (DESIGNER_MARK, HINT_SYSTEM, HINT_TEXT, LabBackend,
+                                     LabBackendOptions)
 from plugins.lab.learner import Cell
 from plugins.lab.programs import cell_of_program, program
 from plugins.lab.lab_trainer import LabTrainer, LabTrainerOptions
