@@ -25,7 +25,7 @@ PLAYABLE = (EnvStatus.FRONTIER, EnvStatus.TOO_HARD)
 
 @dataclass(frozen=True)
 class MasteryRule:
-    """Thresholds and window sizes of the status rules."""
+    """Thresholds and rollout counts of the status rules."""
 
     success_reward: float = 1.0
     mastery_threshold: float = 0.9
@@ -51,7 +51,7 @@ def update_stats(stats: dict[str, Any], status: str, hinted: Sequence[float],
     new = dict(stats)
     wins_u = [1 if r >= rule.success_reward else 0 for r in unhinted]
     wins_h = [1 if r >= rule.success_reward else 0 for r in hinted]
-    # The unhinted window serves both rules, so it keeps the longer of their lengths.
+    # The recent unhinted wins serve both rules, so they keep the longer of their counts.
     kept_u = (list(new.get("recent_unhinted_wins", [])) + wins_u)[
         -max(rule.mastery_rollouts, rule.too_hard_rollouts):]
     recent_u = kept_u[-rule.mastery_rollouts:]

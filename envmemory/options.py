@@ -7,10 +7,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from envmemory.representation import DEFAULT_REPRESENTATION
-from spade_core.interfaces.memory import StatusWindows, WindowedOptions
+from spade_core.interfaces.memory import StatusRollouts, StatusRolloutOptions
 
 
-class MemoryOptions(BaseModel, WindowedOptions):
+class MemoryOptions(BaseModel, StatusRolloutOptions):
     """Where the memory lives, how environments are embedded and compared, and the status rules."""
 
     model_config = ConfigDict(extra="forbid")
@@ -65,9 +65,9 @@ class MemoryOptions(BaseModel, WindowedOptions):
     synchronous: Literal["normal", "full"] = Field(
         default="normal", description="SQLite synchronous mode: normal survives kill -9; full "
                                       "also survives power loss, slower")
-    def status_windows(self) -> StatusWindows:
-        """The mastery and too-hard windows, for the config's reachability check."""
-        return StatusWindows(self.mastery_rollouts, self.too_hard_rollouts)
+    def status_rollouts(self) -> StatusRollouts:
+        """The mastery and too-hard rollout counts, for the config's reachability check."""
+        return StatusRollouts(self.mastery_rollouts, self.too_hard_rollouts)
 
     readonly: bool = Field(
         default=False,

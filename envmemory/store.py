@@ -434,7 +434,8 @@ class RecordStore:
         marks = ",".join("?" * len(index_ids))
         with self._lock:
             rows = self.conn.execute(f"SELECT index_id, {self._columns} FROM envs "
-                                     f"WHERE index_id IN ({marks})", [int(i) for i in index_ids]).fetchall()
+                                     f"WHERE index_id IN ({marks})",
+                                     [int(i) for i in index_ids]).fetchall()
         return {r[0]: self._record(r[1:], with_history=False) for r in rows}
 
     def by_fingerprint(self, fingerprint: str, statuses: Sequence[str]) -> EnvRecord | None:

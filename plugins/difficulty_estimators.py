@@ -241,7 +241,8 @@ class LearningProgressOptions(ColdStartOptions):
 
 
 class LearningProgressPerStepOptions(ColdStartOptions):
-    window: int = Field(default=8, ge=2, description="latest plays fitted, this one included")
+    recent_plays: int = Field(default=8, ge=2,
+                              description="latest plays fitted, this one included")
     progress: Literal["difference", "slope"] = Field(
         default="difference", description="'difference' (the reference's micro_lp): mean of "
         "the late half's plays - mean of the early half's; 'slope': the fitted change of a "
@@ -251,7 +252,8 @@ class LearningProgressPerStepOptions(ColdStartOptions):
 
 
 class FrontierOptions(_Options):
-    window: int = Field(default=8, ge=1, description="latest plays pooled, this one included")
+    recent_plays: int = Field(default=8, ge=1,
+                              description="latest plays pooled, this one included")
 
 
 class _ProgressEstimator(_Estimator):
@@ -360,12 +362,13 @@ class LearningProgressPerStep(_ProgressEstimator):
 
     def estimate(self, data: EstimateInput) -> Difficulty:
         figures = _figures(data.hinted, data.unhinted, self.threshold)
-        plays = [p for p in (data.window or _plays(data)) if p.unhinted][-self.options.window:]
+        plays = [p for p in (data.window or _plays(data))
+                 if p.unhinted][-self.options.recent_plays:]
         if self.options.progress == "difference" and len(plays) >= 2:
             early, late = early_late(plays)
             change = late - early
             figures |= {"progress": change, "early_mean": early, "late_mean": late,
-                        "window_plays": float(len(plays)), "cold_start": 0.0}
+                        "recent_plays": float(len(plays)), "cold_start": 0.0}
             return Difficulty(figures=figures,
                               designer_reward=change if self.options.signed else max(change, 0.0))
         slope = None if self.options.progress == "difference" else _weighted_slope(
@@ -373,11 +376,11 @@ class LearningProgressPerStep(_ProgressEstimator):
             [float(len(p.unhinted)) for p in plays])
         if slope is None:
             figures |= {"progress": 0.0, "progress_per_iteration": 0.0,
-                        "window_plays": float(len(plays)), "cold_start": 1.0}
+                        "recent_plays": float(len(plays)), "cold_start": 1.0}
             return Difficulty(figures=figures, designer_reward=self._cold(figures))
         change = slope * (plays[-1].iteration - plays[0].iteration)
         figures |= {"progress": change, "progress_per_iteration": slope,
-                    "window_plays": float(len(plays)), "cold_start": 0.0}
+                    "recent_plays": float(len(plays)), "cold_start": 0.0}
         return Difficulty(figures=figures,
                           designer_reward=change if self.options.signed else max(change, 0.0))
 
@@ -405,10 +408,10 @@ class Frontier(_Estimator):
 
     def estimate(self, data: EstimateInput) -> Difficulty:
         figures = _figures(data.hinted, data.unhinted, self.threshold)
-        rewards = [r for p in (data.window or _plays(data))[-self.options.window:]
+        rewards = [r for p in (data.window or _plays(data))[-self.options.recent_plays:]
                    for r in p.unhinted]
         p = _win_rate(rewards, self.threshold)
-        figures |= {"window_win_rate": p, "window_episodes": float(len(rewards))}
+        figures |= {"recent_win_rate": p, "recent_episodes": float(len(rewards))}
         return Difficulty(figures=figures, designer_reward=4.0 * p * (1.0 - p))
 
 

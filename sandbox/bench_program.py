@@ -1,5 +1,5 @@
-"""The benchmark environment the sandbox benchmarks run (``sandbox_bench.py``, and ``ray_bench.py`` for
-``--sandbox ray``): a 10-step hot/cold search, typical of generated games."""
+"""The benchmark environment the sandbox benchmarks run (``sandbox_bench.py``, and
+``ray_bench.py`` for ``--sandbox ray``): a 10-step hot/cold search, typical of generated games."""
 
 from __future__ import annotations
 

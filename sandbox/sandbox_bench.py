@@ -2,8 +2,9 @@
 
 All three run the same multi-turn environment (10 steps per episode). Isolated: one fork-server
 worker per episode under the full isolation in force; multi-instance: one worker hosting
-``--instances`` instances (``open_many``), stepped with batched ``step_many`` calls. Plain exec: the program exec'd in this
-process, as the SPADE reference does (no isolation at all). Fresh interpreter: one
+``--instances`` instances (``open_many``), stepped with batched ``step_many`` calls. Plain exec:
+the program exec'd in this process, as the SPADE reference does (no isolation at all). Fresh
+interpreter: one
 ``python -I`` process per episode, as human-eval does. Figures are wall-clock on whatever else the
 machine is doing; per-core figures divide by the CPU seconds all processes used.
 

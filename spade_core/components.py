@@ -54,7 +54,7 @@ class BuildContext:
     #: built first) appears in it too, so a component that needs it looks it up when first used.
     components: Mapping[str, Any] = field(default_factory=dict)
     #: Episode reward that counts as success (``loop.success_threshold``): estimators' win rate,
-    #: the memory's mastery window and the report all read this one number.
+    #: the memory's mastery rule and the report all read this one number.
     success_threshold: float = 1.0
     #: This process's rank and the number of processes in a multi-process launch
     #: (``spade_core.distributed``). A backend built on a rank other than 0 is never asked to
@@ -67,10 +67,11 @@ class BuildContext:
 
 
 Factory = Callable[[Any, BuildContext], Any]
-#: ``preflight(options, context) -> problems``: checks of a component's validated options against
+#: ``check(options, preflight) -> problems``: checks of a component's validated options against
 #: this machine that need no heavy import (files exist, optional packages are installed, settings
-#: agree); ``context`` is a :class:`spade_core.config.preflight.PreflightContext`; each problem
-#: starts with the config key at fault. See docs/plugins.md ("Preflight checks").
+#: agree); ``preflight`` is a :class:`spade_core.config.preflight.PreflightContext` (``context``
+#: is only ever the :class:`BuildContext`); each problem starts with the config key at fault.
+#: See docs/plugins.md ("Preflight checks").
 Preflight = Callable[[Any, Any], list[str]]
 
 

@@ -9,8 +9,9 @@ passes an implementation the arguments it names. Each call of ``register`` decla
 ``factory(options, context)`` builds the component: ``options`` is an instance of the ``options``
 pydantic model validated from the config (or ``{}`` when the plugin declares none) and ``context``
 is a :class:`spade_core.components.BuildContext`. The optional keyword ``preflight=check`` adds a
-check of the options against this machine, ``check(options, context) -> problems``, run before
-anything is built (:mod:`spade_core.config.preflight`).
+check of the options against this machine, ``check(options, preflight) -> problems`` (a
+:class:`~spade_core.config.preflight.PreflightContext`), run before anything is built
+(:mod:`spade_core.config.preflight`).
 
 Run-event hooks are called by the loop; loggers and reporters implement them.
 """

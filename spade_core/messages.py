@@ -28,7 +28,7 @@ _CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x20), 0x7F, *range(0x80,
 def printable(text: str) -> str:
     """``text`` with its control characters (C0 but newline and tab, DEL, C1) written as
     ``\\xNN`` escapes: text a program or a model wrote, shown on a terminal, can then not move
-    the cursor, clear the screen, retitle the window or hide what follows."""
+    the cursor, clear the screen, retitle the terminal or hide what follows."""
     return text.translate(_CONTROL)
 
 

@@ -1,9 +1,9 @@
 """Generation throughput of a backend: tokens per second single-stream versus batched.
 
 ``bench_generation()`` is the API (the CLI can expose it as ``spade bench generation``);
-``python -m plugins.backends.generation_bench`` runs it from a shell. Completions are sampled (temperature
-0.8, fixed seed) from prompts that invite long answers, so most rows run to ``max_new_tokens``;
-throughput counts the completion tokens actually produced.
+``python -m plugins.backends.generation_bench`` runs it from a shell. Completions are sampled
+(temperature 0.8, fixed seed) from prompts that invite long answers, so most rows run to
+``max_new_tokens``; throughput counts the completion tokens actually produced.
 """
 
 from __future__ import annotations
@@ -132,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
     machine = {"machine": platform.machine(), "cpus": os.cpu_count(),
                "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
                # other work on the machine skews the figures; record how busy it was
-               "load_average_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None}
+               "load_average_1m": (round(os.getloadavg()[0], 2)
+                                   if hasattr(os, "getloadavg") else None)}
     if args.json:
         print(json.dumps({"model": args.model, "backend": backend_name, **machine,
                           "results": [asdict(r) for r in results]}))

@@ -161,53 +161,53 @@ def model_problem(spec: str) -> str | None:
             f"{'no such file or directory' if not path.exists() else 'unsupported file type'}")
 
 
-def _model_check(options: LocalModelOptions, context: Any) -> list[str]:
-    key = f"{context.where}.model" if options.model else "model.path"
-    problem = model_problem(options.model or context.model)
+def _model_check(options: LocalModelOptions, preflight: Any) -> list[str]:
+    key = f"{preflight.where}.model" if options.model else "model.path"
+    problem = model_problem(options.model or preflight.model)
     return [f"{key}: {problem}"] if problem else []
 
 
-def preflight_transformers(options: TransformersOptions, context: Any) -> list[str]:
+def preflight_transformers(options: TransformersOptions, preflight: Any) -> list[str]:
     """The model can be found (nothing is loaded or converted)."""
-    return _model_check(options, context)
+    return _model_check(options, preflight)
 
 
-def preflight_vllm(options: VLLMOptions, context: Any) -> list[str]:
+def preflight_vllm(options: VLLMOptions, preflight: Any) -> list[str]:
     """vllm is installed and the model can be found."""
     from spade_core.config.preflight import missing_package
 
-    missing = missing_package("vllm", "gpu", context.where.removesuffix(".options"),
+    missing = missing_package("vllm", "gpu", preflight.where.removesuffix(".options"),
                               "the vllm backend")
-    return ([missing] if missing else []) + _model_check(options, context)
+    return ([missing] if missing else []) + _model_check(options, preflight)
 
 
-def preflight_vllm_server(options: VLLMServerOptions, context: Any) -> list[str]:
+def preflight_vllm_server(options: VLLMServerOptions, preflight: Any) -> list[str]:
     """vllm is installed when the server is launched here, weights_dir exists, and the model can
     be found (the server is not contacted)."""
     from pathlib import Path
 
     from spade_core.config.preflight import missing_package
 
-    where = context.where.removesuffix(".options")
+    where = preflight.where.removesuffix(".options")
     problems = []
     if options.launch == (options.url is not None):
-        problems.append(f"{context.where}: give exactly one of url (a running server) and "
+        problems.append(f"{preflight.where}: give exactly one of url (a running server) and "
                         "launch: true (start one)")
     if options.launch:
         missing = missing_package("vllm", "gpu", where, "the vllm-server backend with launch: true")
         if missing:
             problems.append(missing)
     if not Path(options.weights_dir).is_dir():
-        problems.append(f"{context.where}.weights_dir: {options.weights_dir} is not a directory "
+        problems.append(f"{preflight.where}.weights_dir: {options.weights_dir} is not a directory "
                         "(pushed weights are written there for the server to read)")
-    return problems + _model_check(options, context)
+    return problems + _model_check(options, preflight)
 
 
-def preflight_openai(options: OpenAIOptions, context: Any) -> list[str]:
+def preflight_openai(options: OpenAIOptions, preflight: Any) -> list[str]:
     """The openai SDK is installed (the server is not contacted)."""
     from spade_core.config.preflight import missing_package
 
-    missing = missing_package("openai", "openai", context.where.removesuffix(".options"),
+    missing = missing_package("openai", "openai", preflight.where.removesuffix(".options"),
                               "the openai backend")
     return [missing] if missing else []
 

@@ -161,6 +161,6 @@ class HfDatasetSampler(IndexedSampler):
 
     def _load(self, index: int) -> tuple[str, dict[str, Any]]:
         row = self.rows[index]
-        record = self.dataset[row]
+        entry = self.dataset[row]
         skip = {self.text_field, *([self.id_column] if self.id_column else [])}
-        return record[self.text_field], dict(scalar_meta(record, skip), row=row)
+        return entry[self.text_field], dict(scalar_meta(entry, skip), row=row)

@@ -1,7 +1,7 @@
 """The ``jsonl`` sampler: one JSON object per line, text in ``text`` or ``orig_doc`` (the SPADE
 corpus format) or a configured field.
 
-The file is scanned once when the sampler is built, so that a broken line or a record without text
+The file is scanned once when the sampler is built, so that a broken line or an entry without text
 is reported before the run starts; only byte offsets and ids are kept, and each drawn document is
 read back from disk, so corpora far larger than memory work.
 """
@@ -24,8 +24,8 @@ LOG = logging.getLogger(__name__)
 DEFAULT_TEXT_FIELDS: tuple[str, ...] = ("text", "orig_doc")
 
 
-def pick_text(record: dict[str, Any], text_field: str | list[str] | None, where: str) -> str:
-    """The text of ``record``, or a :class:`ConfigError` saying which field is missing or wrong.
+def pick_text(entry: dict[str, Any], text_field: str | list[str] | None, where: str) -> str:
+    """The text of ``entry``, or a :class:`ConfigError` saying which field is missing or wrong.
 
     ``text_field``: one field; a list, a precedence (the first field holding non-blank text
     wins, so ``[orig_doc, text]`` falls back to ``text`` when ``orig_doc`` is empty, as the
@@ -33,8 +33,8 @@ def pick_text(record: dict[str, Any], text_field: str | list[str] | None, where:
     if isinstance(text_field, list):
         found = False
         for name in text_field:
-            value = record.get(name)
-            if name in record:
+            value = entry.get(name)
+            if name in entry:
                 found = True
                 if not isinstance(value, str):
                     raise ConfigError(f"{where}: field {name!r} must be a string, got "
@@ -47,17 +47,17 @@ def pick_text(record: dict[str, Any], text_field: str | list[str] | None, where:
     else:
         fields = (text_field,) if text_field else DEFAULT_TEXT_FIELDS
         for name in fields:
-            if name in record:
-                value = record[name]
+            if name in entry:
+                value = entry[name]
                 if not isinstance(value, str):
                     raise ConfigError(f"{where}: field {name!r} must be a string, got "
                                       f"{type(value).__name__}.")
                 return value
-    present = ", ".join(sorted(map(str, record))[:12]) or "none"
+    present = ", ".join(sorted(map(str, entry))[:12]) or "none"
     wanted = " or ".join(repr(f) for f in fields)
     fix = ("set corpus.options.text_field to the field that holds the document text"
-           if not text_field else "fix corpus.options.text_field or the record")
-    raise ConfigError(f"{where}: record has no {wanted} field (fields: {present}); {fix}.")
+           if not text_field else "fix corpus.options.text_field or the entry")
+    raise ConfigError(f"{where}: line has no {wanted} field (fields: {present}); {fix}.")
 
 
 def text_fields(text_field: str | list[str] | None) -> tuple[str, ...]:
@@ -67,22 +67,22 @@ def text_fields(text_field: str | list[str] | None) -> tuple[str, ...]:
     return (text_field,) if text_field else DEFAULT_TEXT_FIELDS
 
 
-def _doc_id(record: dict[str, Any], id_field: str, fallback: str) -> str:
-    value = record.get(id_field)
+def _doc_id(entry: dict[str, Any], id_field: str, fallback: str) -> str:
+    value = entry.get(id_field)
     if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
         return str(value)
     return fallback
 
 
-def scalar_meta(record: dict[str, Any], skip: set[str]) -> dict[str, Any]:
-    """The record's scalar fields (e.g. ``topic``) other than the text and id, for logs."""
-    return {k: v for k, v in record.items()
+def scalar_meta(entry: dict[str, Any], skip: set[str]) -> dict[str, Any]:
+    """The entry's scalar fields (e.g. ``topic``) other than the text and id, for logs."""
+    return {k: v for k, v in entry.items()
             if k not in skip and isinstance(v, (str, int, float, bool)) and not (
                 isinstance(v, str) and len(v) > 200)}
 
 
 class JsonlSampler(IndexedSampler):
-    """Documents from a JSON Lines file; blank lines and records with blank text are skipped;
+    """Documents from a JSON Lines file; blank lines and entries with blank text are skipped;
     with ``on_bad_line: skip`` broken lines too, counted in :attr:`skipped_lines`."""
 
     kind = "jsonl"
@@ -119,13 +119,13 @@ class JsonlSampler(IndexedSampler):
         if not line.strip():
             return None
         try:
-            record = json.loads(line)
+            entry = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); each "
                               "line must be one JSON object.") from None
-        if not isinstance(record, dict):
-            raise ConfigError(f"{where}: expected a JSON object, got {type(record).__name__}.")
-        return record
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where}: expected a JSON object, got {type(entry).__name__}.")
+        return entry
 
     def _scan(self) -> list[str]:
         ids: list[str] = []
@@ -134,10 +134,10 @@ class JsonlSampler(IndexedSampler):
             for lineno, raw in enumerate(fh, start=1):
                 start, offset = offset, offset + len(raw)
                 try:
-                    record = self._parse(raw, lineno)
-                    if record is None:
+                    entry = self._parse(raw, lineno)
+                    if entry is None:
                         continue
-                    text = pick_text(record, self.options.text_field, f"{self.path}:{lineno}")
+                    text = pick_text(entry, self.options.text_field, f"{self.path}:{lineno}")
                 except ConfigError:
                     if self.options.on_bad_line == "error":
                         raise
@@ -148,7 +148,7 @@ class JsonlSampler(IndexedSampler):
                     continue
                 self.offsets.append(start)
                 self.lines.append(lineno)
-                ids.append(_doc_id(record, self.options.id_field, f"{self.path.name}:{lineno}"))
+                ids.append(_doc_id(entry, self.options.id_field, f"{self.path.name}:{lineno}"))
         return ids
 
     def _load(self, index: int) -> tuple[str, dict[str, Any]]:
@@ -157,15 +157,15 @@ class JsonlSampler(IndexedSampler):
             fh.seek(self.offsets[index])
             raw = fh.readline()
         try:
-            record = self._parse(raw, lineno)
-            if record is None:
+            entry = self._parse(raw, lineno)
+            if entry is None:
                 raise ConfigError(f"{self.path}:{lineno}: the line is blank now")
-            text = pick_text(record, self.options.text_field, f"{self.path}:{lineno}")
+            text = pick_text(entry, self.options.text_field, f"{self.path}:{lineno}")
         except ConfigError as exc:
             raise ConfigError(f"{exc} The file changed after the sampler read it; restart the "
                               "run with the file left unchanged.") from None
         skip = {self.options.id_field, *text_fields(self.options.text_field)}
-        return text, dict(scalar_meta(record, skip), line=lineno)
+        return text, dict(scalar_meta(entry, skip), line=lineno)
 
     def state_dict(self) -> dict[str, Any]:
         """The base state plus ``skipped_lines`` (for the metrics; not checked on resume)."""

@@ -53,11 +53,11 @@ def _path_check(kind: str, needs_path: bool) -> Any:
     """A preflight check that ``options.path`` names an existing ``kind`` (file, folder or
     either) on this machine."""
 
-    def check(options: Any, context: Any) -> list[str]:
+    def check(options: Any, preflight: Any) -> list[str]:
         from plugins.corpora.paths import BUNDLED_CORPUS, resolve_path
         from spade_core.errors import ConfigError
 
-        key = f"{context.where}.path"
+        key = f"{preflight.where}.path"
         try:
             path = resolve_path(options.path, default=None if needs_path else BUNDLED_CORPUS)
         except ConfigError as exc:

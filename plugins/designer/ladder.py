@@ -1,8 +1,9 @@
 """``ladder``: RLVE's adaptive difficulty as a designer strategy, the baseline a learned designer
 must beat. The family's seed programs are the rungs, easiest first; every proposal is the lowest
 rung the environment memory has not retired, so the difficulty goes up one rung once the agent's
-accuracy over the memory's mastery window passes its threshold (``memory.options``:
-``mastery_rollouts``, ``mastery_threshold``), which is RLVE's rule with its window and threshold.
+accuracy over the memory's last ``mastery_rollouts`` plays passes its threshold
+(``memory.options``: ``mastery_rollouts``, ``mastery_threshold``), which is RLVE's rule with its
+plays and threshold.
 
 The model is still asked (the loop generates a designer answer for every proposal) but its answer
 is not read: the rule decides. Train it with ``trainer.options.train_designer: false``."""

@@ -34,6 +34,6 @@ class SkeletonOptions(BaseModel):
 
 
 class LadderOptions(BaseModel):
-    """The ``ladder`` strategy has no options: its window and threshold are the memory's."""
+    """The ``ladder`` strategy has no options: its rollout count and threshold are the memory's."""
 
     model_config = ConfigDict(extra="forbid")

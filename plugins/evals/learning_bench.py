@@ -3,10 +3,10 @@
 Per seed, two arms with identical seeds: ``trainer: grpo`` and ``trainer: none``. Each arm builds
 the configured model, sandbox, memory and families afresh, measures held-out success on a fixed
 pool of environments (the ``programs`` eval suite, played unhinted through the sandbox at fresh
-seeds the training never uses), runs N fixed-pool iterations (each one GRPO update for the trained arm,
-the same rollouts and no update for the other), and measures held-out success again. The effect
-of one seed is (after - before) of the trained arm minus (after - before) of the untrained one;
-the benchmark reports its mean over seeds with a 95 % t-interval.
+seeds the training never uses), runs N fixed-pool iterations (each one GRPO update for the
+trained arm, the same rollouts and no update for the other), and measures held-out success again.
+The effect of one seed is (after - before) of the trained arm minus (after - before) of the
+untrained one; the benchmark reports its mean over seeds with a 95 % t-interval.
 
 Second part: the designer's validity rate (valid / proposed per iteration) in a short self-play
 run per arm, again with identical seeds; the effect is the trained minus the untrained validity
@@ -118,7 +118,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
 def arm_overrides(args: argparse.Namespace, arm: str, seed: int, mode: str,
                   iterations: int) -> list[str]:
     """Config overrides of one arm; the two arms differ only in ``trainer``."""
-    windows = max(1, args.rollouts * iterations)  # reachable, so the config check accepts it
+    status_rollouts = max(1, args.rollouts * iterations)  # reachable: the config check accepts it
     envs = args.envs if mode == "fixed-pool" else args.designer_envs
     overrides = [
         f"run.seed={seed}", f"run.iterations={iterations}", "checkpoint.every=0",
@@ -126,8 +126,8 @@ def arm_overrides(args: argparse.Namespace, arm: str, seed: int, mode: str,
         f"loop.rollouts_per_env={args.rollouts}",
         # Environments stay on the frontier for the whole arm: no retirement changes what the
         # two arms play besides the policy itself.
-        f"memory.options.mastery_rollouts={windows}",
-        f"memory.options.too_hard_rollouts={windows}",
+        f"memory.options.mastery_rollouts={status_rollouts}",
+        f"memory.options.too_hard_rollouts={status_rollouts}",
         # Each iteration's samples trained at once, the designer's included (no regeneration
         # window holds them), so that every update the arm counts is one of its iterations.
         "loop.schedule=frontier",

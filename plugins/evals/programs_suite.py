@@ -36,8 +36,8 @@ class ProgramsSuite(EvalSuite):
                  field: str | None = None, bucket: str | None = None) -> None:
         self.path = Path(path).expanduser()
         if not self.path.exists():
-            raise ConfigError(f"programs suite: path {path!r}: no such file or folder; give a folder "
-                              "of .py programs or a .jsonl file")
+            raise ConfigError(f"programs suite: path {path!r}: no such file or folder; give a "
+                              "folder of .py programs or a .jsonl file")
         if not families:
             raise ConfigError("programs suite: no env family is configured to read the programs")
         self.sandbox = sandbox

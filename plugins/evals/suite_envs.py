@@ -124,9 +124,9 @@ def require(name: str) -> str:
 def preflight(name: str) -> Callable[[Any, Any], list[str]]:
     """The suite's preflight check (before any model is loaded): its environment is there."""
 
-    def check(options: Any, context: Any) -> list[str]:
+    def check(options: Any, preflight: Any) -> list[str]:
         found = problem(name)
-        return [] if found is None else [f"{context.where}: {found}"]
+        return [] if found is None else [f"{preflight.where}: {found}"]
 
     return check
 

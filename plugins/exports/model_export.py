@@ -84,8 +84,9 @@ def model_card(run_dir: Path, config: dict[str, Any], kind: str, source: Path,
              f"Trained with spade-rl self-play; exported by `spade export-model` from `{source}`.",
              f"Base model: `{base_spec}`.", ""]
     if kind == "adapter":
-        lines += ["Load with `peft.AutoPeftModelForCausalLM.from_pretrained(this_folder)` (the base "
-                  "model is in `base/`), or export again with `--merge` for a plain model.", ""]
+        lines += ["Load with `peft.AutoPeftModelForCausalLM.from_pretrained(this_folder)` "
+                  "(the base model is in `base/`), or export again with `--merge` for a plain "
+                  "model.", ""]
     if "summary" in figures:
         lines += ["## Run summary", "", "| key | value |", "| --- | --- |"]
         lines += [f"| {k} | {v} |" for k, v in figures["summary"].items()]

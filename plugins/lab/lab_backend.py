@@ -55,7 +55,7 @@ class LabBackendOptions(BaseModel):
         "avoids the negative's cell (plugins/lab/memory_designer.py), trained by the lab "
         "trainer; learned: the categorical policy, trained by the lab trainer; random: uniform "
         "over the cells, never trained; rlve: RLVE's adaptive difficulty (per skill, one level "
-        "up after rlve_threshold accuracy over rlve_window plays), ordinary environments only; "
+        "up after rlve_threshold accuracy over rlve_plays plays), ordinary environments only; "
         "oracle: reads the agent's true ability and designs, skills in turn, the ordinary cell "
         "whose success is nearest 0.5 (the upper bound)")
     designer_epsilon: float = Field(
@@ -76,7 +76,7 @@ class LabBackendOptions(BaseModel):
         default=1.0, ge=0.0, le=1.0, description="share of a band's change that the skill's "
         "other bands also get (1: the bands move as one ability)")
     rlve_threshold: float = Field(default=0.9, gt=0.0, le=1.0)
-    rlve_window: int = Field(default=8, ge=1)
+    rlve_plays: int = Field(default=8, ge=1)
 
     @field_validator("kinds", "difficulties")
     @classmethod
@@ -118,7 +118,7 @@ class LabBackend(GenerationBackend):
         #: RLVE: the difficulty index per skill, and each skill's latest unhinted outcomes.
         self.rlve_level = [0] * options.skills
         self.rlve_outcomes: dict[int, deque[bool]] = defaultdict(
-            lambda: deque(maxlen=options.rlve_window))
+            lambda: deque(maxlen=options.rlve_plays))
         self.rlve_turn = 0
         self.oracle_turn = 0
         #: The oracle: cells whose designs the memory refused as duplicates of mastered ones.
@@ -218,19 +218,20 @@ class LabBackend(GenerationBackend):
         return f"{action}: \\boxed{{{answer}}}"
 
     def _rlve_observe(self, cell: Cell, solved: bool) -> None:
-        """RLVE's rule, per skill: once the latest ``rlve_window`` plays at the current level
+        """RLVE's rule, per skill: once the latest ``rlve_plays`` plays at the current level
         reach ``rlve_threshold`` accuracy, move one difficulty up and start counting again."""
         if self.options.designer != "rlve":
             return
         levels = self.options.difficulties
         if float(levels[self.rlve_level[cell.skill]]) != cell.difficulty:
             return
-        window = self.rlve_outcomes[cell.skill]
-        window.append(solved)
-        if (len(window) == window.maxlen and sum(window) / len(window) >= self.options.rlve_threshold
+        outcomes = self.rlve_outcomes[cell.skill]
+        outcomes.append(solved)
+        if (len(outcomes) == outcomes.maxlen
+                and sum(outcomes) / len(outcomes) >= self.options.rlve_threshold
                 and self.rlve_level[cell.skill] < len(levels) - 1):
             self.rlve_level[cell.skill] += 1
-            window.clear()
+            outcomes.clear()
 
     def rlve_settle(self) -> None:
         """RLVE and the oracle, at each update (the lab trainer calls it): a design made since

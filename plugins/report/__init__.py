@@ -14,8 +14,8 @@ __all__ = ["build_report"]
 
 
 def __getattr__(name: str) -> Any:
-    """Import :mod:`plugins.report.html_report` only when ``build_report`` is asked for, so that loading
-    the plugin (``spade --help`` does) costs nothing."""
+    """Import :mod:`plugins.report.html_report` only when ``build_report`` is asked for, so that
+    loading the plugin (``spade --help`` does) costs nothing."""
     if name == "build_report":
         from plugins.report.html_report import build_report
 

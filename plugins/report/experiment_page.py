@@ -390,8 +390,8 @@ def build_experiment_page(folder: Path | str, out: Path | str | None = None, *,
                           max_envs: int = 0) -> Path:
     """Write the page of the experiment in ``folder`` to ``out`` (default
     ``FOLDER/report.html``) and, with ``run_reports``, each run's own report beside its run
-    (``neighbours`` and ``max_envs`` as for :func:`plugins.report.html_report.build_report`); returns
-    the page's path."""
+    (``neighbours`` and ``max_envs`` as for :func:`plugins.report.html_report.build_report`);
+    returns the page's path."""
     from spade_core.atomic_files import write_atomic
 
     folder = Path(folder)

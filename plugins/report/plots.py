@@ -163,9 +163,9 @@ def _cumulative(metrics: list[dict[str, Any]], key: str) -> tuple[list[int], lis
 
 
 def _memory_status(metrics: list[dict[str, Any]]) -> Any | None:
-    """The memory's counts by status after each iteration (frontier, mastered, and the running total of
-    retired or too-hard environments) as lines over the environments replayed per iteration
-    as bars; None for runs from before the memory's counts were logged."""
+    """The memory's counts by status after each iteration (frontier, mastered, and the running
+    total of retired or too-hard environments) as lines over the environments replayed per
+    iteration as bars; None for runs from before the memory's counts were logged."""
     if not any(key in row for row in metrics for key in STATUS_KEYS):
         return None
     fig, (ax,) = _figure()

@@ -94,15 +94,15 @@ def grpo_config_problems(grpo_config: dict[str, Any], where: str = "trainer.opti
     return problems
 
 
-def preflight_grpo(options: GRPOOptions, context: Any) -> list[str]:
+def preflight_grpo(options: GRPOOptions, preflight: Any) -> list[str]:
     """Checks before anything is built: the temperatures agree (the log-probs must be those of
     the distribution the samples were drawn from), peft is installed for ``lora``, ``model``
     exists, ``grpo_config`` names real ``GRPOConfig`` fields and TRL has what the trainer uses.
     The last two import trl (seconds), nothing is loaded."""
     from spade_core.config.preflight import missing_package
 
-    where = context.where
-    loop = context.config.config.loop
+    where = preflight.where
+    loop = preflight.config.config.loop
     problems = []
     roles = [("loop.agent_temperature", loop.agent_temperature)]
     if options.train_designer:

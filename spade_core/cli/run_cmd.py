@@ -31,7 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--smoke", action="store_true",
                    help="a quick check that the config runs end to end: one small iteration "
                         "(run.iterations 1, regeneration_interval 1, at most 2 environments, 2 "
-                        "rollouts, 2 turns, memory windows one iteration fills); prints the "
+                        "rollouts, 2 turns, memory status counts one iteration fills); prints the "
                         "overrides it applies; --set still wins")
     p.set_defaults(func=run)
 

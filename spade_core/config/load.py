@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from spade_core.components import Component, Registry
-from spade_core.config.reachable import async_problems, window_problems
+from spade_core.config.reachable import async_problems, status_rollout_problems
 from spade_core.config.schema import SECTION_KINDS, Selection, SpadeConfig
 from spade_core.config.yaml_safe import load_yaml_text, parse_scalar
 from spade_core.errors import ConfigError
@@ -326,7 +326,7 @@ def resolve_config(data: Any, registry: Registry, source: str) -> ResolvedConfig
             resolved.components[section] = rc
     memory = resolved.components.get("memory")
     if config is not None and memory is not None:
-        problems.extend(window_problems(config, memory.options))
+        problems.extend(status_rollout_problems(config, memory.options))
     if config is not None:
         problems.extend(async_problems(config, resolved))
     names = [rc.component.name for rc in resolved.families]

@@ -7,7 +7,7 @@ and finds packages with ``importlib.util.find_spec``.
 
 The core knows no check itself. A component contributes one at registration
 (``register(name, factory, options, summary, preflight=check)``, called as
-``check(options, context)`` with a :class:`PreflightContext`, returning problems), and a plugin
+``check(options, preflight)`` with a :class:`PreflightContext`, returning problems), and a plugin
 checks config sections that are not components through the ``spade_preflight`` hook. Every
 problem starts with the config key at fault. ``spade config check`` and ``spade run`` both run it.
 """
@@ -30,7 +30,7 @@ class PreflightContext:
     """What a component's preflight check may read besides its own options."""
 
     #: Key path of the component's options, e.g. ``trainer.options`` or ``families.0.options``;
-    #: problems start with it (``f"{context.where}.path: ..."``).
+    #: problems start with it (``f"{preflight.where}.path: ..."``).
     where: str
     #: The whole resolved config (``config.config.model.path``, ``config.config.loop``, ...).
     config: "ResolvedConfig"
@@ -45,9 +45,9 @@ def _component_problems(rc: "ResolvedComponent", config: "ResolvedConfig") -> li
     check = rc.component.preflight
     if check is None:
         return []
-    context = PreflightContext(where=f"{rc.section}.options", config=config)
+    preflight_context = PreflightContext(where=f"{rc.section}.options", config=config)
     try:
-        found = check(rc.options, context)
+        found = check(rc.options, preflight_context)
     except Exception as exc:  # noqa: BLE001 - a broken check is reported, never crashes the CLI
         return [f"{rc.section}: the preflight check of {rc.component.name!r} (plugin "
                 f"{rc.component.plugin!r}) failed: {type(exc).__name__}: {exc}"]

@@ -1,13 +1,13 @@
-"""Refuse a run in which no environment can ever reach its memory's status windows.
+"""Refuse a run in which no environment can ever get the rollouts its memory's status rules need.
 
 An environment is played ``loop.rollouts_per_env`` times unhinted per iteration it is played in:
 in the window schedule, every iteration of its window (``loop.regeneration_interval``); in the
 frontier schedule, again only through replay (a fixed pool's draw included), at most
 ``loop.replay_max_age`` iterations; never more than ``run.iterations``. When
-that is fewer rollouts than both the memory's mastery and too-hard windows, no environment can
+that is fewer rollouts than both the memory's mastery and too-hard counts, no environment can
 ever leave the frontier by its statistics: the curriculum cannot work, so the config is refused.
 A fixed pool drawn as the reference draws it (``loop.pool_order: shuffle``) is not checked: it
-draws every environment whatever its status, so no status window decides anything there.
+draws every environment whatever its status, so no status rule decides anything there.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from spade_core.config.schema import SpadeConfig
-from spade_core.interfaces.memory import WindowedOptions
+from spade_core.interfaces.memory import StatusRolloutOptions
 
 
 def most_rollouts(config: SpadeConfig) -> tuple[int, list[str]]:
@@ -34,23 +34,23 @@ def most_rollouts(config: SpadeConfig) -> tuple[int, list[str]]:
     return plays * loop.rollouts_per_env, ["loop.rollouts_per_env", *keys]
 
 
-def window_problems(config: SpadeConfig, memory_options: Any) -> list[str]:
-    """A message when no environment of the run can fill either of the memory's windows, so
-    none can ever leave the frontier by its statistics (empty when one window can be filled, or
-    when the memory declares no windows)."""
-    if not isinstance(memory_options, WindowedOptions):
+def status_rollout_problems(config: SpadeConfig, memory_options: Any) -> list[str]:
+    """A message when no environment of the run can get the rollouts either of the memory's
+    status rules needs, so none can ever leave the frontier by its statistics (empty when one
+    can, or when the memory declares no rollout counts)."""
+    if not isinstance(memory_options, StatusRolloutOptions):
         return []
     if config.loop.mode == "fixed-pool" and config.loop.pool_order == "shuffle":
         return []
-    windows = memory_options.status_windows()
+    counts = memory_options.status_rollouts()
     rollouts, keys = most_rollouts(config)
-    if rollouts >= min(windows.mastery_rollouts, windows.too_hard_rollouts):
+    if rollouts >= min(counts.mastery_rollouts, counts.too_hard_rollouts):
         return []
-    return [f"memory.options.{windows.mastery_key} and memory.options.{windows.too_hard_key}: the "
-            f"windows are {windows.mastery_rollouts} unhinted and {windows.too_hard_rollouts} "
+    return [f"memory.options.{counts.mastery_key} and memory.options.{counts.too_hard_key}: the "
+            f"status rules read {counts.mastery_rollouts} unhinted and {counts.too_hard_rollouts} "
             f"hinted rollouts, but no environment can get more than {rollouts} of each in this "
             f"run ({', '.join(keys)}), so none could ever become mastered or too hard; raise "
-            "those or lower a window"]
+            "those or lower a count"]
 
 
 #: Backends that generate with the very module a trainer updates in place: generation and

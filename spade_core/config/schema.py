@@ -92,7 +92,7 @@ class LoopSection(Strict):
     env_reward_scale: float | None = Field(default=None, gt=0.0)
     env_reward_scale_cap: float = Field(default=50.0, gt=0.0)
     #: Episode reward that counts as success: validation's "solved", the estimators' win rate,
-    #: the memory's mastery window, the success metrics and the report all read this one number.
+    #: the memory's mastery rule, the success metrics and the report all read this one number.
     success_threshold: float = Field(default=1.0, gt=0.0, le=1.0)
     #: Designer prompts per generation call; each finished chunk is validated in the sandbox while
     #: the next one generates. 0: the backend's own batch size (all at once if it has none).

@@ -2,7 +2,7 @@
 
 One iteration with its own window (``loop.regeneration_interval`` 1), few environments, rollouts,
 turns and attempts, shorter agent and hint replies, no in-run evaluation, and memory status
-windows that one iteration's rollouts can fill (else the config check refuses a one-iteration
+rules that one iteration's rollouts can decide (else the config check refuses a one-iteration
 run: no environment could ever be mastered). Sizes already smaller stay as they are; the
 designer's token budget stays (cut, its programs would all be refused and nothing played). The
 user's own ``--set`` overrides are applied after these, so they win.
@@ -15,7 +15,7 @@ from typing import Any
 
 from spade_core.config.load import _validate_options, apply_overrides
 from spade_core.config.schema import SECTION_KINDS, SpadeConfig
-from spade_core.interfaces.memory import WindowedOptions
+from spade_core.interfaces.memory import StatusRolloutOptions
 
 #: Upper bounds of the loop's sizes in a smoke run: ``(key, at most)``.
 SMOKE_LIMITS: tuple[tuple[str, int], ...] = (
@@ -41,23 +41,24 @@ def smoke_overrides(data: Any, overrides: list[str], registry: Any, source: str)
     rollouts = min(config.loop.rollouts_per_env, dict(SMOKE_LIMITS)["rollouts_per_env"])
     if config.eval.every:
         out.append("eval.every=0")
-    return out + _memory_windows(config, registry, rollouts)
+    return out + _memory_status_rollouts(config, registry, rollouts)
 
 
-def _memory_windows(config: SpadeConfig, registry: Any, rollouts: int) -> list[str]:
-    """Memory options that bring both status windows down to ``rollouts`` (one iteration's)."""
+def _memory_status_rollouts(config: SpadeConfig, registry: Any, rollouts: int) -> list[str]:
+    """Memory options that bring both status rules' rollout counts down to ``rollouts`` (one
+    iteration's)."""
     try:
         component = registry.resolve(SECTION_KINDS["memory"], config.memory.plugin,
                                      "memory.plugin")
         options = _validate_options("memory.options", component, config.memory.options)
     except Exception:  # noqa: BLE001 - an unknown plugin or bad option: the normal check says
         return []
-    if not isinstance(options, WindowedOptions):
+    if not isinstance(options, StatusRolloutOptions):
         return []
-    windows = options.status_windows()
+    counts = options.status_rollouts()
     out = []
-    for key, size in ((windows.mastery_key, windows.mastery_rollouts),
-                      (windows.too_hard_key, windows.too_hard_rollouts)):
+    for key, size in ((counts.mastery_key, counts.mastery_rollouts),
+                      (counts.too_hard_key, counts.too_hard_rollouts)):
         if size > rollouts:
             out.append(f"memory.options.{key}={rollouts}")
     return out

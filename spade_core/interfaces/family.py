@@ -160,7 +160,8 @@ class EnvFamily(ABC):
         """Whether ``hint`` states an answer other than the one the seeded instance's solution
         (``solution_actions``, from :meth:`solution_actions`) ends with: ``True``/``False``, or
         ``None`` when the family cannot tell (the default). A family whose environments end in one
-        answer compares the hint's claims with it (``spade_core.selfplay.hint_writer.contradicts_answer``).
+        answer compares the hint's claims with it
+        (``spade_core.selfplay.hint_writer.contradicts_answer``).
         Host code: never evaluate the hint."""
         return None
 

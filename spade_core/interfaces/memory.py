@@ -38,25 +38,25 @@ CHECKPOINT_VERSION = 1
 
 
 @dataclass(frozen=True)
-class StatusWindows:
+class StatusRollouts:
     """How many recent rollouts a memory's status rules look at: ``mastery_rollouts`` unhinted
     ones decide ``mastered``, ``too_hard_rollouts`` hinted ones decide ``too_hard``."""
 
     mastery_rollouts: int
     too_hard_rollouts: int
-    #: The memory's option names for the two windows, for error messages.
+    #: The memory's option names for the two counts, for error messages.
     mastery_key: str = "mastery_rollouts"
     too_hard_key: str = "too_hard_rollouts"
 
 
-class WindowedOptions(ABC):
-    """Options of a memory whose status rules need a window of rollouts. A memory's options
-    model that subclasses this lets ``spade config check`` refuse a run in which no environment
-    can ever fill a window (too few iterations, rollouts or replays)."""
+class StatusRolloutOptions(ABC):
+    """Options of a memory whose status rules need a number of recent rollouts. A memory's
+    options model that subclasses this lets ``spade config check`` refuse a run in which no
+    environment can ever get that many (too few iterations, rollouts or replays)."""
 
     @abstractmethod
-    def status_windows(self) -> StatusWindows:
-        """The windows these options configure."""
+    def status_rollouts(self) -> StatusRollouts:
+        """The rollout counts these options configure."""
 
 
 def read_records_checkpoint(folder: Path) -> list[EnvRecord]:

@@ -1,9 +1,10 @@
 """The iterations with ``loop.async_level`` K above 0: iteration i+1 is generated on this thread
 while iteration i trains on the trainer's, generation waiting only when the trainer is more than K
-updates behind. The steps are the synchronous iteration's own (:mod:`~spade_core.selfplay.iteration`:
-:func:`generate`, then :func:`record` at once, :func:`evaluate` and :func:`log` when the update is
-done). Rows are written in order; a checkpoint waits for the trainer to finish everything before
-the iteration just generated, which it keeps, untrained, to train first on resume."""
+updates behind. The steps are the synchronous iteration's own
+(:mod:`~spade_core.selfplay.iteration`: :func:`generate`, then :func:`write_run_files` at once,
+:func:`evaluate` and :func:`log` when the update is done). Rows are written in order; a checkpoint
+waits for the trainer to finish everything before the iteration just generated, which it keeps,
+untrained, to train first on resume."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from spade_core.phases import tokens_by_role
-from spade_core.selfplay.iteration import evaluate, generate, log, record
+from spade_core.selfplay.iteration import evaluate, generate, log, write_run_files
 from spade_core.selfplay.metrics import TOTALS, iteration_line
 from spade_core.selfplay.pipeline import (
     BackgroundTrainer,
@@ -90,7 +91,7 @@ class AsyncLoop:
 
         made = generate(run, iteration, timer, ledger)
         stamp_samples(made.samples, ledger(), iteration, floor)
-        row = record(run, iteration, made, timer, None)
+        row = write_run_files(run, iteration, made, timer, None)
         ended = time.time()
         waited = started - self._generate_end if self._generate_end is not None else 0.0
         self._generate_end = ended

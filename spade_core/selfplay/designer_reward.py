@@ -84,7 +84,7 @@ def designer_samples(loop: LoopSection, proposals: list[Proposal]) -> list[Train
                 meta={"attempt": attempt, "repair": prompt is not p.prompt,
                       "temperature": loop.designer_temperature,
                       **template_meta(loop, "designer"),
-                      "skill": p.target.skill or p.family.name, "family": p.family.name,
+                      "skill": p.target.skill or p.family.name, "family_name": p.family.name,
                       "played": last and p.difficulty is not None}))
     return samples
 
@@ -128,7 +128,8 @@ def hold_designs(trainer: Any, loop: LoopSection, iteration: int,
         logps = None
     else:
         logps = trainer.record_logprobs(held) if held else None
-    designs = [HeldDesign(env_id=s.group, family=str(s.meta["family"]), messages=s.messages,
+    designs = [HeldDesign(env_id=s.group, family_name=str(s.meta["family_name"]),
+                          messages=s.messages,
                           skill=str(s.meta["skill"]),
                           rollout_logps=logps[k] if logps is not None else None,
                           fixed_reward=None if s.meta["played"] else float(s.reward),
@@ -158,7 +159,7 @@ def delayed_reward(estimator: DifficultyEstimator, design: HeldDesign, record: E
         return 0.0, {}, True
     first = plays[0]
     difficulty = checked_estimate(estimator, EstimateInput(
-        env=EnvProgram(source=record.source, family=design.family, doc_id=record.doc_id),
+        env=EnvProgram(source=record.source, family=design.family_name, doc_id=record.doc_id),
         hinted=first.hinted, unhinted=first.unhinted, iteration=plays[-1].iteration,
         history=[h for h in record.history if h.iteration < window.start],
         success_threshold=success_threshold, window=plays,

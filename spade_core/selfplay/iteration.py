@@ -24,16 +24,16 @@ samples     :meth:`Schedule.samples`                     what the trainer gets (
                                                          the window schedule)
 train       :func:`train`                                one update
 evaluate    :meth:`LoopEvaluator.evaluate`               held-out suites, every ``eval.every``
-log         :func:`record` and :func:`log`               run files and the metrics row
+log         :func:`write_run_files` and :func:`log`      run files and the metrics row
 ==========  ===========================================  ===================================
 
 The steps up to the samples are :func:`generate`; :func:`run_iteration` runs them, trains and
 logs. Each step's time is its phase in the row's ``seconds`` (``sample``: the corpus draw of
 the design step; ``draw``: the memory's frontier read). The asynchronous loop
 (:mod:`~spade_core.selfplay.async_loop`) runs the same :func:`generate` on its thread and the
-same :func:`train`, :func:`evaluate`, :func:`record` and :func:`log` as updates finish. A
-proposal that fails at any step is recorded with why, and gets the configured designer reward;
-it never stops the iteration.
+same :func:`train`, :func:`evaluate`, :func:`write_run_files` and :func:`log` as updates
+finish. A proposal that fails at any step is recorded with why, and gets the configured designer
+reward; it never stops the iteration.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def run_iteration(run: SelfPlayRun, iteration: int,
     train_metrics = train(run.components.trainer, made.samples, timer)
     trained = time.time()
     held_out = evaluate(run, iteration, timer)
-    row = record(run, iteration, made, timer, train_metrics)
+    row = write_run_files(run, iteration, made, timer, train_metrics)
     row["pipeline"] = pipeline_figures(
         started, ended, started - previous["generate_end"] if previous else 0.0, ended, trained,
         previous["train_end"] if previous else None, 0)
@@ -181,8 +181,8 @@ def evaluate(run: SelfPlayRun, iteration: int, timer: PhaseTimer) -> dict[str, A
     return run.evaluator.evaluate(iteration, CountingBackend(run.components.backend, timer), timer)
 
 
-def record(run: SelfPlayRun, iteration: int, made: Made, timer: PhaseTimer,
-           train_metrics: dict[str, Any] | None) -> dict[str, Any]:
+def write_run_files(run: SelfPlayRun, iteration: int, made: Made, timer: PhaseTimer,
+                    train_metrics: dict[str, Any] | None) -> dict[str, Any]:
     """Step: log, part one. The iteration's run files (``envs/<id>.json``, replays, delayed
     designer rewards) and its ``metrics.jsonl`` row, ``train`` as given (``{}`` until known)."""
     c, loop = run.components, run.loop

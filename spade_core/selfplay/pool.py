@@ -32,7 +32,7 @@ class PoolEnv:
 
     id: str
     source: str
-    family: str
+    family_name: str
     description: str = ""
     doc_id: str | None = None
 
@@ -85,9 +85,9 @@ def load_pool(resolved: Any, families: list[Any], sandbox: Any) -> list[PoolEnv]
     envs = _from_run_dir(path, resolved) if is_run_dir else _from_programs(
         path, families, sandbox, ValidationOptions.from_config(resolved.config))
     names = {f.name for f in families}
-    usable = [e for e in envs if e.family in names]
+    usable = [e for e in envs if e.family_name in names]
     if not usable:
-        have = sorted({e.family for e in envs})
+        have = sorted({e.family_name for e in envs})
         raise ConfigError(f"{where}: no valid environment of the run's families "
                           f"({', '.join(sorted(names))}) in the pool"
                           + (f"; it has families {', '.join(have)}" if have else ""))
@@ -140,7 +140,7 @@ class PoolSampler:
         for env in self.envs:
             if memory.get(env.id) is None:
                 now = time.time()
-                memory.add(EnvRecord(id=env.id, source=env.source, family=env.family,
+                memory.add(EnvRecord(id=env.id, source=env.source, family=env.family_name,
                                      status=EnvStatus.FRONTIER, doc_id=env.doc_id,
                                      description=env.description, verdict_category="ok",
                                      created_at=now, updated_at=now))

@@ -51,7 +51,8 @@ from spade_core.selfplay.setup import (
 from spade_core.selfplay.stop import RunStopped, StopRequest
 
 
-def follow(resolved: ResolvedConfig, launch: LaunchInfo, report: Reporter = stderr_reporter) -> None:
+def follow(resolved: ResolvedConfig, launch: LaunchInfo,
+           report: Reporter = stderr_reporter) -> None:
     """A follower rank's whole run: build the generation backend and the trainer only, then carry
     out the main process's training calls until it closes the trainer (see
     ``spade_core.distributed``). Writes nothing to the run directory."""

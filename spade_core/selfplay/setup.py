@@ -98,7 +98,8 @@ def open_run(resolved: ResolvedConfig, loaded: LoadedPlugins, artifacts: RunArti
         pool = PoolSampler(load_pool(resolved, components.families, components.sandbox))
     return SelfPlayRun(components=components, resolved=resolved, artifacts=artifacts,
                        run_info=run_info, hook=loaded.manager.hook, pool=pool,
-                       schedule=open_schedule(config.loop), guard=guard, evaluator=evaluator, opened=opened)
+                       schedule=open_schedule(config.loop), guard=guard, evaluator=evaluator,
+                       opened=opened)
 
 
 def component_builder(resolved: ResolvedConfig, run_dir: Path | None, seed: int,

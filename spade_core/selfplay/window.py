@@ -29,7 +29,7 @@ class HeldDesign:
     """One designer sample waiting for its window's plays."""
 
     env_id: str
-    family: str
+    family_name: str
     messages: list[dict[str, str]]
     skill: str
     #: Per-token log-probabilities of the completion when it was generated (``None``: the trainer

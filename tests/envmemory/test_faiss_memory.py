@@ -21,7 +21,7 @@ from spade_core.records import EnvProgram, EnvRecord
 from spade_core.selfplay.checkpoint import restore_memory, snapshot_memory
 
 from fakes.memory_records import (fill as _fill, hashing_options as _options, program as _program,
-                                  programs as _programs, record as _record,
+                                  programs as _programs, make_record as _make_record,
                                   snapshot_view as _snapshot_view)
 from fakes.selfplay import FakeDictMemory
 
@@ -45,7 +45,7 @@ def test_default_checkpoint_round_trips_and_drops_later_records(tmp_path: Path) 
     manifest = json.loads((tmp_path / "ckpt" / "records.json").read_text())
     assert manifest == {"format": "spade-env-records", "version": 1, "records": 3}
     # after the snapshot: a new record, more play, a new status
-    memory.add(_record(_programs()["caesar_decode/base"]))
+    memory.add(_make_record(_programs()["caesar_decode/base"]))
     first = next(memory.records())
     memory.update_stats(first.id, 1, [1], [1], {}, 0.0)
     memory.restore_checkpoint(tmp_path / "ckpt")
@@ -91,7 +91,7 @@ def test_checkpoint_module_goes_through_the_interface(tmp_path: Path) -> None:
     before = _snapshot_view(memory)
     checkpoint = tmp_path / "iter-000001"
     assert snapshot_memory(memory, checkpoint / "memory") == {"kind": "checkpoint"}
-    memory.add(_record(_programs()["maze_walk/base"]))
+    memory.add(_make_record(_programs()["maze_walk/base"]))
     restore_memory(memory, checkpoint, {"kind": "checkpoint"})
     assert _snapshot_view(memory) == before
     restore_memory(memory, checkpoint, None)  # nothing was snapshotted: left as it is
@@ -110,7 +110,7 @@ def test_dedupe_refuses_near_duplicates_of_mastered_only(tmp_path: Path) -> None
     programs = _programs()
     memory = FaissEnvMemory(tmp_path, _options())
     base = programs["number_guess/base"]
-    record = _record(base)
+    record = _make_record(base)
     memory.add(record)
     reworded = EnvProgram(programs["number_guess/combined"]["source"], "games",
                           description=programs["number_guess/combined"]["description"])
@@ -130,10 +130,10 @@ def test_dedupe_refuses_near_duplicates_of_mastered_only(tmp_path: Path) -> None
 def test_batched_dedupe_agrees_and_records_lists_everything(tmp_path: Path) -> None:
     programs = _programs()
     memory = FaissEnvMemory(tmp_path, _options())
-    base = _record(programs["number_guess/base"])
+    base = _make_record(programs["number_guess/base"])
     memory.add(base)
     _master(memory, base.id)
-    others = [_record(programs[name]) for name in ("digit_sum/base", "caesar_decode/base")]
+    others = [_make_record(programs[name]) for name in ("digit_sum/base", "caesar_decode/base")]
     for record in others:
         memory.add(record)
     candidates = [EnvProgram(programs[name]["source"], "games",
@@ -150,7 +150,8 @@ def test_batched_dedupe_agrees_and_records_lists_everything(tmp_path: Path) -> N
 def test_status_rules_and_history(tmp_path: Path) -> None:
     memory = FaissEnvMemory(tmp_path, _options())
     rows = _programs()
-    easy, hard, mid = (_record(rows[f"{b}/base"]) for b in ("digit_sum", "maze_walk", "nim_game"))
+    easy, hard, mid = (_make_record(rows[f"{b}/base"])
+                       for b in ("digit_sum", "maze_walk", "nim_game"))
     for r in (easy, hard, mid):
         memory.add(r)
     assert memory.update_stats(easy.id, 0, [1, 1], [1, 1], {}, 0.0).status == "frontier"
@@ -201,9 +202,9 @@ def test_examples_rank_and_filter_by_family(tmp_path: Path) -> None:
 
 def test_same_id_counts_proposals_and_survives_reopen(tmp_path: Path) -> None:
     memory = FaissEnvMemory(tmp_path, _options())
-    record = _record(_programs()["gcd_lcm/base"])
+    record = _make_record(_programs()["gcd_lcm/base"])
     memory.add(record)
-    memory.add(_record(_programs()["gcd_lcm/base"], status="duplicate"))
+    memory.add(_make_record(_programs()["gcd_lcm/base"], status="duplicate"))
     _master(memory, record.id)
     memory.close()
     again = FaissEnvMemory(tmp_path, _options())
@@ -262,7 +263,7 @@ def test_faiss_checkpoint_round_trips_on_the_open_memory(tmp_path: Path) -> None
     assert {p.name for p in (tmp_path / "ckpt").iterdir()} == {
         "memory.sqlite", "dedupe_index.json", "dedupe_index-1.faiss"}
     # after the snapshot: a new mastered record and more play
-    later = _record(rows["caesar_decode/base"])
+    later = _make_record(rows["caesar_decode/base"])
     memory.add(later)
     memory.update_stats(later.id, 0, [1, 1, 1, 1], [1, 1, 1, 1], {}, 0.0)
     memory.update_stats(records[1].id, 2, [0], [0], {}, 0.0)
@@ -349,10 +350,10 @@ def test_readonly_search_by_stored_record_needs_no_embedder(tmp_path: Path, monk
         assert stats["records"] == 3 and stats["embedder"] == "hashing/384"
         assert [r.id for r in reader.records()] == [r.id for r in records]
         with pytest.raises(MemoryReadOnlyError, match="read-only"):
-            reader.add(_record(_programs()["maze_walk/base"]))
+            reader.add(_make_record(_programs()["maze_walk/base"]))
         with pytest.raises(MemoryReadOnlyError):
             reader.restore_checkpoint(tmp_path)
-        writer.add(_record(_programs()["maze_walk/base"]))  # the writer is not blocked
+        writer.add(_make_record(_programs()["maze_walk/base"]))  # the writer is not blocked
         assert reader.stats()["records"] == 4
     finally:
         reader.close()

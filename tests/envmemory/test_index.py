@@ -67,5 +67,6 @@ def test_a_full_disk_while_the_index_is_saved_keeps_the_previous_one(tmp_path: P
                                             r"No space left"):
         files.save(dedupe)
     monkeypatch.setattr(index_module, "_faiss", lambda: faiss)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["dedupe_index-1.faiss", "dedupe_index.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dedupe_index-1.faiss",
+                                                          "dedupe_index.json"]
     assert files.manifest()["file"] == "dedupe_index-1.faiss"

@@ -13,14 +13,14 @@ from spade_core.records import EnvProgram, EnvRecord, EnvStatus
 from fakes.selfplay import FakeSelfPlayPlugin, run_real_sandbox_and_memory
 
 
-def _record(source="class AEnv: pass"):
+def _make_record(source="class AEnv: pass"):
     program = EnvProgram(source=source, family="fake-qa")
     return EnvRecord(id=program.id, source=source, family="fake-qa", status=EnvStatus.FRONTIER)
 
 
 def test_nothing_is_a_duplicate_and_there_are_no_examples():
     memory = NoMemory()
-    record = _record()
+    record = _make_record()
     memory.add(record)
     memory.add(record)
     assert memory.find_duplicate(EnvProgram(source=record.source, family="fake-qa")) is None

@@ -1,5 +1,5 @@
 """Options of the ``faiss`` and ``none`` memories: defaults, bounds, unknown keys refused, and the
-status windows the config's reachability check reads."""
+status rules' rollout counts the config's reachability check reads."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import pytest
 from pydantic import ValidationError
 
 from envmemory.options import MemoryOptions, NoMemoryOptions
-from spade_core.interfaces.memory import StatusWindows
+from spade_core.interfaces.memory import StatusRollouts
 
 
-def test_defaults_and_the_status_windows() -> None:
+def test_defaults_and_the_status_rollouts() -> None:
     options = MemoryOptions()
     assert (options.embedder, options.path, options.readonly) == ("minilm", "memory", False)
     assert options.similarity_threshold is None  # the embedder's measured threshold
-    assert MemoryOptions(mastery_rollouts=3, too_hard_rollouts=7).status_windows() == \
-        StatusWindows(3, 7)
+    assert MemoryOptions(mastery_rollouts=3, too_hard_rollouts=7).status_rollouts() == \
+        StatusRollouts(3, 7)
 
 
 @pytest.mark.parametrize("bad", [{"nope": 1}, {"mastery_threshold": 0.0},

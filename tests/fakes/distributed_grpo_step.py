@@ -1,8 +1,8 @@
 """Two GRPO updates of the bundled model on fixed samples, in one process or under
-``accelerate launch --cpu --num_processes N``; tests/plugins/trainers/test_data_parallel.py compares the
-results. Usage: ``distributed_grpo_step.py OUT [--resume CKPT] [--loss-type T]``: without
-``--resume``, train once and save ``OUT/first``; with it, load CKPT, train once more and save
-``OUT/second``. Rank 0 drives the trainer; the other ranks follow, as under ``spade run``."""
+``accelerate launch --cpu --num_processes N``; tests/plugins/trainers/test_data_parallel.py
+compares the results. Usage: ``distributed_grpo_step.py OUT [--resume CKPT] [--loss-type T]``:
+without ``--resume``, train once and save ``OUT/first``; with it, load CKPT, train once more and
+save ``OUT/second``. Rank 0 drives the trainer; the other ranks follow, as under ``spade run``."""
 
 from __future__ import annotations
 

@@ -23,21 +23,21 @@ def program(row: dict) -> EnvProgram:
     return EnvProgram(row["source"], "games", description=row["description"])
 
 
-def record(row: dict, status: str = "frontier") -> EnvRecord:
+def make_record(row: dict, status: str = "frontier") -> EnvRecord:
     made = program(row)
     return EnvRecord(id=made.id, source=made.source, family="games", status=status,
                      description=made.description)
 
 
 def hashing_options(**kw) -> MemoryOptions:
-    """The faiss memory with the hashing embedder (no model) and windows of 4 rollouts."""
+    """The faiss memory with the hashing embedder (no model) and status rules over 4 rollouts."""
     return MemoryOptions(embedder="hashing", mastery_rollouts=4, too_hard_rollouts=4, **kw)
 
 
 def fill(memory: EnvMemory) -> list[EnvRecord]:
     """Three records: one mastered, one played twice, one proposed twice."""
     rows = programs()
-    records = [record(rows[f"{name}/base"]) for name in ("digit_sum", "nim_game", "gcd_lcm")]
+    records = [make_record(rows[f"{name}/base"]) for name in ("digit_sum", "nim_game", "gcd_lcm")]
     for one in records:
         memory.add(one)
     memory.update_stats(records[0].id, 0, [1, 1, 1, 1], [1, 1, 1, 1], {"regret": 0.0}, 0.0)

@@ -167,8 +167,9 @@ def add_curriculum(run_dir: Path) -> Path:
 
 
 def strip_curriculum(run_dir: Path) -> Path:
-    """Make a fake run look written before replay, repair turns and skills: no memory counts by status,
-    breakdowns or repairs in ``metrics.jsonl``, no skill, level or repairs per environment."""
+    """Make a fake run look written before replay, repair turns and skills: no memory counts by
+    status, breakdowns or repairs in ``metrics.jsonl``, no skill, level or repairs per
+    environment."""
     def metrics(row):
         return {k: v for k, v in row.items() if k not in CURRICULUM_METRICS}
 

@@ -128,8 +128,8 @@ def test_a_run_with_a_hostile_policy_completes_and_records_the_refusals(tmp_path
     assert sum(row["validator_accepted"] for row in rows) >= 1
     played = [r for r in records if r["sample_unhinted"]]
     assert played and sum(row["turns_masked"] for row in rows) >= 1
-    for record in played:  # the agent's hostile replies were steps, not environment failures
-        for sample in (record["sample_unhinted"], record["sample_hinted"]):
+    for env_file in played:  # the agent's hostile replies were steps, not environment failures
+        for sample in (env_file["sample_unhinted"], env_file["sample_hinted"]):
             assert sample["error"] is None and sample["turns"], sample
     assert all(row["eval"]["reasoning-gym"]["pass@1"] == 0.0 for row in rows), \
         [row.get("eval") for row in rows]

@@ -3,8 +3,12 @@ basename appears twice across the product packages (beyond the plugin convention
 and ``options.py``), no two modules of one folder differ only by a suffix (``hints``/``hinting``),
 and the names this rule retired do not come back: the loop's run object is ``run``, never
 ``parts``; the run-event hooks take ``run_info``; the dedupe index is not a "pool" on disk; the
-eval suite of a folder of programs is ``programs``. Each rule is also fed a synthetic case it must
-refuse, so a rule that stopped seeing anything would fail here too."""
+eval suite of a folder of programs is ``programs``; ``window`` is only the regeneration window
+(the estimators' ``recent_plays``, the memory's ``StatusRollouts``, the lab's ``rlve_plays``);
+``record`` is only an ``EnvRecord`` (no function ``record``); a family's name in the loop is
+``family_name``, never a ``family: str``; a preflight check's context is ``preflight``. Each
+rule is also fed a synthetic case it must refuse, so a rule that stopped seeing anything would
+fail here too."""
 
 from __future__ import annotations
 
@@ -36,6 +40,13 @@ RETIRED = {
     r"spade_[a-z_]+\(\s*run\s*=": "the run-event hooks' run_info=",
     r"--suite po" + r"ol\b": "--suite programs",
     r"\bpo" + r"ol\.(path|bucket)\b": "programs.path / programs.bucket",
+    r"\bStatus" + r"Windows\b": "StatusRollouts",
+    r"\bstatus" + r"_windows\b": "status_rollouts",
+    r"\bWindowed" + r"Options\b": "StatusRolloutOptions",
+    r"\bwindow" + r"_(plays|win_rate)\b": "recent_plays / recent_win_rate",
+    r"\brlve" + r"_window\b": "rlve_plays",
+    r"\bdef rec" + r"ord\(": "write_run_files (record is an EnvRecord)",
+    r"\bfrom spade_core\.selfplay\.iteration import [^\n]*\brec" + r"ord\b": "write_run_files",
 }
 
 
@@ -114,6 +125,9 @@ def test_the_retired_names_do_not_come_back():
     assert not found, "\n".join(found)
     assert retired_names("self.run" + "_parts = run") and retired_names('"po' + 'ol.json"')
     assert not retired_names('"dedupe_index.json", "po' + 'ol.jsonl", run_info=run.run_info')
+    assert retired_names("def rec" + "ord(run, iteration):") and retired_names("Status" + "Windows")
+    assert retired_names('figures["window' + '_plays"]') and retired_names("rlve" + "_window: 8")
+    assert not retired_names("def write_run_files(run):\n    record = memory.get(env_id)")
 
 
 def run_event_parameters(source: str) -> list[str]:
@@ -147,3 +161,62 @@ def test_the_programs_suite_is_not_called_pool():
     names = {name for name, *_ in SUITES}
     assert "programs" in names and "pool" not in names
     assert FAMILY_SUITES == {"programs"}
+
+
+def test_the_estimators_latest_plays_are_not_a_window():
+    from plugins.difficulty_estimators import FrontierOptions, LearningProgressPerStepOptions
+
+    for options in (FrontierOptions, LearningProgressPerStepOptions):
+        assert "recent_plays" in options.model_fields and "window" not in options.model_fields
+
+
+def family_name_strings(source: str) -> list[str]:
+    """Dataclass fields and parameters named ``family`` annotated ``str`` in ``source``: in the
+    loop, ``family`` is an ``EnvFamily`` and a name is ``family_name``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                and node.target.id == "family" and "str" in ast.unparse(node.annotation)):
+            found.append(f"line {node.lineno}: family: {ast.unparse(node.annotation)}")
+        elif isinstance(node, ast.arg) and node.arg == "family" and node.annotation is not None \
+                and "str" in ast.unparse(node.annotation):
+            found.append(f"line {node.lineno}: parameter family: {ast.unparse(node.annotation)}")
+    return found
+
+
+def test_in_the_loop_a_family_name_is_family_name():
+    wrong = [f"{path.relative_to(ROOT)} {hit}"
+             for path in sorted((ROOT / "spade_core" / "selfplay").rglob("*.py"))
+             for hit in family_name_strings(path.read_text(encoding="utf-8"))]
+    assert not wrong, wrong
+    assert family_name_strings("class HeldDesign:\n    family: str\n")
+    assert not family_name_strings("class Proposal:\n    family: EnvFamily\n"
+                                   "    family_name: str\n")
+
+
+def preflight_contexts_named_context(source: str) -> list[str]:
+    """Functions whose parameter ``context`` is read as a ``PreflightContext`` (``.where``)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                a.arg == "context" for a in node.args.args):
+            if any(isinstance(n, ast.Attribute) and n.attr == "where"
+                   and isinstance(n.value, ast.Name) and n.value.id == "context"
+                   for n in ast.walk(node)):
+                found.append(f"{node.name} (line {node.lineno})")
+    return found
+
+
+def test_preflight_checks_name_their_context_preflight():
+    wrong = []
+    for path in _searched_files():
+        if path.suffix == ".py":
+            found = preflight_contexts_named_context(path.read_text(encoding="utf-8"))
+            wrong += [f"{path.relative_to(ROOT)}: {f}" for f in found]
+    assert not wrong, wrong
+    assert preflight_contexts_named_context(
+        "def check(options, context):\n    return [context.where]\n") == ["check (line 1)"]

@@ -17,8 +17,9 @@ from spade_core.interfaces import EnvIteration, EstimateInput
 from spade_core.records import EnvProgram
 from spade_core.selfplay.designer_reward import env_reward_scale
 
-from plugins.difficulty_estimators import Blend, BlendOptions, LearningProgress, LearningProgressOptions, \
-    LearningProgressPerStep, LearningProgressPerStepOptions, Regret, RegretOptions
+from plugins.difficulty_estimators import (Blend, BlendOptions, LearningProgress,
+                                           LearningProgressOptions, LearningProgressPerStep,
+                                           LearningProgressPerStepOptions, Regret, RegretOptions)
 from plugins.trainers.grpo_rows import EncodedSample, compute_advantages, tis_weights
 
 ENV = EnvProgram(source="class XEnv: pass", family="fake")
@@ -73,9 +74,10 @@ def test_regret_and_micro_progress_over_a_window():
         pytest.approx(0.525)
     # The reference's micro_lp variant: late half (iterations 2-3: 6 wins of 8) minus early half
     # (iterations 0-1: 3 of 8) = 0.75 - 0.375 = 0.375; the slope is an option.
-    per_step = LearningProgressPerStep(LearningProgressPerStepOptions(window=8))
+    per_step = LearningProgressPerStep(LearningProgressPerStepOptions(recent_plays=8))
     assert per_step.estimate(_window_input("a1")).designer_reward == pytest.approx(0.375)
-    sloped = LearningProgressPerStep(LearningProgressPerStepOptions(window=8, progress="slope"))
+    sloped = LearningProgressPerStep(LearningProgressPerStepOptions(recent_plays=8,
+                                                                    progress="slope"))
     assert sloped.estimate(_window_input("a1")).designer_reward == pytest.approx(0.525)
 
 
@@ -220,7 +222,8 @@ def _play_window(timeouts: str):
             reward(loop, proposals)
             remember(c, proposals, iteration)
     window = Window(start=8, env_ids=[ids[n] for n in ("a1", "a2", "b1", "b2")],
-                    designs=[HeldDesign(env_id=ids[n], family=family.name, skill=SCRIPT[n][0],
+                    designs=[HeldDesign(env_id=ids[n], family_name=family.name,
+                                        skill=SCRIPT[n][0],
                                         messages=[{"role": "assistant", "content": n}])
                              for n in ("a1", "a2", "b1", "b2")])
     return memory, played, window, name_of

@@ -69,9 +69,10 @@ def test_documented_plugin_installs_lists_and_is_selectable(installed_gap, tmp_p
 # -- every other example on the page that defines code is run too ------------------------------
 
 #: What each kind of code example on docs/plugins.md is, by a pattern it matches; the tests below
-#: (and tests/plugins/difficulty_estimators/test_difficulty_estimators.py for ``class GapTrend``) run each kind.
+#: (and tests/plugins/difficulty_estimators/test_difficulty_estimators.py for ``class GapTrend``)
+#: run each kind.
 EXAMPLE_KINDS = {
-    "preflight": r"^def check_paths\(options, context\):",
+    "preflight": r"^def check_paths\(options, preflight\):",
     "registration hook": r"^@hookimpl\ndef register_(?!commands)\w+\(register\):",
     "command": r"^def add_arguments\(parser: argparse.ArgumentParser\) -> None:",
     "history estimator": r"^class GapTrend\(Gap\):",
@@ -197,9 +198,9 @@ def test_the_preflight_example_names_the_key_at_fault(tmp_path):
     namespace = run_example(block, Path=Path,
                             register=lambda *a, **kw: registered.append((a, kw)))
     check = registered[0][1]["preflight"]
-    context = SimpleNamespace(where="corpus.options")
-    assert check(SimpleNamespace(path=str(tmp_path)), context) == []
-    assert check(SimpleNamespace(path=str(tmp_path / "none")), context) == [
+    preflight = SimpleNamespace(where="corpus.options")
+    assert check(SimpleNamespace(path=str(tmp_path)), preflight) == []
+    assert check(SimpleNamespace(path=str(tmp_path / "none")), preflight) == [
         f"corpus.options.path: no such file or folder: {tmp_path / 'none'}"]
     assert check is namespace["check_paths"]
 
@@ -324,7 +325,7 @@ def test_components_that_fit_their_interface_pass_the_signature_check():
             raise NotImplementedError
 
     class Renamed(DifficultyEstimator):
-        def estimate(self, record):  # positional: any name
+        def estimate(self, inputs):  # positional: any name
             raise NotImplementedError
 
     assert signature_problems(DifficultyEstimator, Fits) == []

@@ -124,18 +124,18 @@ class Checked:
 
     @hookimpl
     def register_difficulty_estimators(self, register):
-        def check(options, context):
-            Checked.seen.update(options=options, where=context.where, model=context.model)
-            return [f"{context.where}.size: too small"] if options.size < 5 else []
+        def check(options, preflight):
+            Checked.seen.update(options=options, where=preflight.where, model=preflight.model)
+            return [f"{preflight.where}.size: too small"] if options.size < 5 else []
 
-        def broken(options, context):
+        def broken(options, preflight):
             raise RuntimeError("boom")
 
         register("checked", lambda o, c: None, FakeOptions, preflight=check)
         register("broken", lambda o, c: None, FakeOptions, preflight=broken)
 
 
-def test_a_components_check_receives_its_options_and_context_and_a_broken_one_is_named():
+def test_a_components_check_receives_its_options_and_preflight_context_and_a_broken_one_is_named():
     loaded = load_test_plugins(FakeAllKinds(), Checked())
     resolved = resolve_config(_config(estimator="checked"), loaded.registry, "t.yaml")
     assert preflight_problems(resolved, loaded) == ["estimator.options.size: too small"]

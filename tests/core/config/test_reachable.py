@@ -1,12 +1,13 @@
-"""`spade config check` refuses a run in which no environment can ever fill its memory's status
-windows, naming the keys to change; configs that can work, and memories without windows, pass."""
+"""`spade config check` refuses a run in which no environment can ever get the rollouts its
+memory's status rules read, naming the keys to change; configs that can work, and memories without
+rollout counts, pass."""
 
 from __future__ import annotations
 
 import pytest
 
 from envmemory.options import MemoryOptions
-from spade_core.config.reachable import most_rollouts, window_problems
+from spade_core.config.reachable import most_rollouts, status_rollout_problems
 from spade_core.config.schema import SpadeConfig
 
 from fakes.cli import ROOT, run_spade
@@ -35,18 +36,18 @@ def test_most_rollouts_one_environment_can_get(iterations, rollouts, loop, expec
     assert most_rollouts(config(iterations, rollouts, **loop))[0] == expected
 
 
-def test_unreachable_windows_are_refused_with_the_keys_to_change():
-    [problem] = window_problems(config(1, 3), MemoryOptions())
+def test_unreachable_status_rollouts_are_refused_with_the_keys_to_change():
+    [problem] = status_rollout_problems(config(1, 3), MemoryOptions())
     assert "memory.options.mastery_rollouts and memory.options.too_hard_rollouts" in problem
     assert "loop.rollouts_per_env, run.iterations" in problem and "no environment can get " \
         "more than 3" in problem
-    assert window_problems(config(1, 3), MemoryOptions(mastery_rollouts=3)) == []
-    assert window_problems(config(1, 3), MemoryOptions(too_hard_rollouts=2)) == []
-    assert window_problems(config(6, 3, **FRONTIER), MemoryOptions()) == []
-    [short] = window_problems(config(6, 3), MemoryOptions())  # windows of 4: 12 < 16
+    assert status_rollout_problems(config(1, 3), MemoryOptions(mastery_rollouts=3)) == []
+    assert status_rollout_problems(config(1, 3), MemoryOptions(too_hard_rollouts=2)) == []
+    assert status_rollout_problems(config(6, 3, **FRONTIER), MemoryOptions()) == []
+    [short] = status_rollout_problems(config(6, 3), MemoryOptions())  # windows of 4: 12 < 16
     assert "loop.rollouts_per_env, loop.regeneration_interval" in short
-    assert window_problems(config(6, 3, regeneration_interval=6), MemoryOptions()) == []
-    assert window_problems(config(1, 3), {"no": "windows"}) == []  # a memory without windows
+    assert status_rollout_problems(config(6, 3, regeneration_interval=6), MemoryOptions()) == []
+    assert status_rollout_problems(config(1, 3), {"no": "counts"}) == []  # a memory without counts
 
 
 def test_config_check_refuses_the_quickstart_cut_to_one_iteration():

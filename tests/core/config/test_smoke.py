@@ -39,7 +39,7 @@ def test_smaller_sizes_stay_and_the_users_set_wins(loaded):
     user = ["loop.rollouts_per_env=1", "memory=faiss"]
     applied = smoke_overrides(read_config_file(QUICKSTART), user, loaded.registry, "q")
     assert "loop.rollouts_per_env=2" not in applied
-    assert "memory.options.mastery_rollouts=1" in applied  # windows follow the rollouts
+    assert "memory.options.mastery_rollouts=1" in applied  # the status counts follow the rollouts
     config = load_config(QUICKSTART, applied + ["run.iterations=2"], loaded).config
     assert config.run.iterations == 2 and config.memory.options["mastery_rollouts"] == 1
 
@@ -47,4 +47,4 @@ def test_smaller_sizes_stay_and_the_users_set_wins(loaded):
 def test_every_gpu_config_shrinks_to_a_checkable_one(loaded):
     for path in sorted((ROOT / "configs").glob("gpu-*.yaml")):
         applied = smoke_overrides(read_config_file(path), [], loaded.registry, str(path))
-        load_config(path, applied, loaded)  # no window or schema problem
+        load_config(path, applied, loaded)  # no status-rollout or schema problem

@@ -100,7 +100,8 @@ def test_no_more_than_workers_runs_are_handed_out_and_they_start_in_plan_order(t
 
     runs = _runs(tmp_path)
     # a pool of 4 threads: only the runner's own limit keeps it to 2 runs at once
-    run_in_processes(2, runs, 1, execute, lambda line: None, make_executor=lambda n: ThreadPoolExecutor(4))
+    run_in_processes(2, runs, 1, execute, lambda line: None,
+                     make_executor=lambda n: ThreadPoolExecutor(4))
     assert set(started[:2]) == {runs[0].label, runs[1].label}
     assert sorted(started) == sorted(r.label for r in runs)
     assert at_once[1] == 2

@@ -43,7 +43,8 @@ def test_checkpoint_holds_trainer_memory_rng_and_positions(tmp_path):
     assert json.loads((last / "trainer" / "updates.json").read_text()) == {"updates": 3}
     assert (last / "memory" / "memory.sqlite").is_file() and (last / "rng.json").is_file()
     assert state["memory"] == {"kind": "checkpoint"}
-    assert (last / "memory" / "dedupe_index.json").is_file()  # the index too: resume need not rebuild it
+    # The index too: resume need not rebuild it.
+    assert (last / "memory" / "dedupe_index.json").is_file()
     assert not read_state(checkpoints(run_dir)[0])["trainer"]  # nothing to save before updates
     assert not list((run_dir / "checkpoints").glob(".tmp-*"))
 

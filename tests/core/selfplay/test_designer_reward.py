@@ -68,8 +68,8 @@ def test_release_rewards_a_windows_designs_over_its_plays():
     memory.update_stats(env_id, 5, [], [0.0, 1.0], {}, 0.0)
     asked = [{"role": "user", "content": "design"}, {"role": "assistant", "content": "..."}]
     window = Window(start=4, env_ids=[env_id], designs=[
-        HeldDesign(env_id=env_id, family="fake-qa", messages=asked, skill="math"),
-        HeldDesign(env_id="refused", family="fake-qa", messages=asked, skill="math",
+        HeldDesign(env_id=env_id, family_name="fake-qa", messages=asked, skill="math"),
+        HeldDesign(env_id="refused", family_name="fake-qa", messages=asked, skill="math",
                    fixed_reward=-1.0)])
     (played, refused), [delayed] = release(Regret(RegretOptions()), memory, window, 1.0,
                                            "regret", interval=2)

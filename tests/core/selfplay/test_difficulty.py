@@ -60,12 +60,12 @@ def test_a_failing_estimate_names_the_estimator():
 
 
 def test_skill_means_pool_each_periods_plays_per_skill():
-    def record(env_id, skill, plays):
+    def make_record(env_id, skill, plays):
         return EnvRecord(id=env_id, source="", family="fam", status="frontier", skill=skill,
                          history=[EnvIteration(i, unhinted=u) for i, u in plays])
 
-    records = [record("a", "sums", [(0, [1.0]), (2, [0.0])]),
-               record("b", "sums", [(1, [0.0]), (5, [1.0])]),
-               record("c", "", [(0, [0.5, 1.0])])]
+    records = [make_record("a", "sums", [(0, [1.0]), (2, [0.0])]),
+               make_record("b", "sums", [(1, [0.0]), (5, [1.0])]),
+               make_record("c", "", [(0, [0.5, 1.0])])]
     assert skill_window_means(records, 2, 1) == {"sums": [0.5, 0.0], "fam": [0.75]}
     assert skill_window_means(records, 1, 0) == {"sums": [1.0], "fam": [0.75]}

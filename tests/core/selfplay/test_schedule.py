@@ -45,7 +45,7 @@ def test_the_last_windows_designs_are_released_at_a_window_start_only():
     memory.update_stats(env_id, 4, [1.0, 1.0], [0.0, 0.0], {}, 0.0)
     asked = _conversation("...")
     window = Window(start=4, env_ids=[env_id], designs=[
-        HeldDesign(env_id=env_id, family="fake-qa", messages=asked, skill="math")])
+        HeldDesign(env_id=env_id, family_name="fake-qa", messages=asked, skill="math")])
     c = SimpleNamespace(estimator=Regret(RegretOptions()), memory=memory,
                         estimator_label="regret")
     loop = LoopSection()

@@ -9,7 +9,7 @@ from spade_core.selfplay.window import HeldDesign, Window, window_timeouts
 
 def test_a_window_round_trips_through_its_dict():
     window = Window(start=4, env_ids=["a", "b"], designs=[
-        HeldDesign(env_id="a", family="fake-qa", messages=[{"role": "user", "content": "x"}],
+        HeldDesign(env_id="a", family_name="fake-qa", messages=[{"role": "user", "content": "x"}],
                    skill="sums", rollout_logps=[-0.5, -1.0], meta={"k": 1})])
     data = window.to_dict()
     assert data["designs"][0]["rollout_logps"] == [-0.5, -1.0]

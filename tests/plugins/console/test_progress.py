@@ -28,13 +28,13 @@ def test_progress_bars_per_phase_on_a_terminal(tmp_path, monkeypatch):
     bars = console_plugin._bars[str(tmp_path)]
     console_plugin.spade_phase_progress(run_info=run_info, iteration=0, phase="design", completed=0,
                                         total=8)
-    console_plugin.spade_phase_progress(run_info=run_info, iteration=0, phase="rollout", completed=5,
-                                        total=48)
+    console_plugin.spade_phase_progress(run_info=run_info, iteration=0, phase="rollout",
+                                        completed=5, total=48)
     tasks = {t.description: t for t in bars.progress.tasks}
     assert (tasks["design"].completed, tasks["design"].total) == (0, 8)
     assert (tasks["rollout"].completed, tasks["rollout"].total) == (5, 48)
-    console_plugin.spade_phase_progress(run_info=run_info, iteration=0, phase="rollout", completed=48,
-                                        total=48)
+    console_plugin.spade_phase_progress(run_info=run_info, iteration=0, phase="rollout",
+                                        completed=48, total=48)
     assert tasks["rollout"].finished
     shared.file.truncate(0)
     console_plugin.spade_iteration_end(run_info=run_info, iteration=0, metrics=_metrics(0, 0.5))
@@ -77,8 +77,8 @@ def test_phase_lines_name_counts_and_seconds(tmp_path, monkeypatch):
     for completed in range(5):
         console_plugin.spade_phase_progress(run_info=run_info, iteration=0, phase="design",
                                             completed=completed, total=4)
-    console_plugin.spade_phase_progress(run_info=run_info, iteration=0, phase="rollout", completed=3,
-                                        total=12)
+    console_plugin.spade_phase_progress(run_info=run_info, iteration=0, phase="rollout",
+                                        completed=3, total=12)
     lines = log.getvalue().splitlines()
     assert len(lines) == 1 and re.fullmatch(r"iteration 0 design: 4/4 prompts \(\d+\.\d s\)",
                                             lines[0])

@@ -13,8 +13,8 @@ from plugins.corpora.paths import BUNDLED_CORPUS
 from spade_core.errors import ConfigError
 
 
-def write_jsonl(path: Path, records: list[object]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+def write_jsonl(path: Path, entries: list[object]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in entries), encoding="utf-8")
     return path
 
 
@@ -107,18 +107,18 @@ def test_line_that_is_not_an_object(tmp_path: Path) -> None:
         JsonlSampler(JsonlOptions(path=str(path)), seed=0)
 
 
-def test_record_without_text_field(tmp_path: Path) -> None:
+def test_entry_without_text_field(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "c.jsonl", [{"text": "a"}, {"body": "b", "title": "t"}])
     with pytest.raises(ConfigError) as info:
         JsonlSampler(JsonlOptions(path=str(path)), seed=0)
     message = str(info.value)
-    assert f"{path}:2: record has no 'text' or 'orig_doc' field" in message
+    assert f"{path}:2: line has no 'text' or 'orig_doc' field" in message
     assert "fields: body, title" in message and "text_field" in message
 
 
-def test_record_without_configured_text_field(tmp_path: Path) -> None:
+def test_entry_without_configured_text_field(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "c.jsonl", [{"text": "a"}])
-    with pytest.raises(ConfigError, match=r"c\.jsonl:1: record has no 'content' field"):
+    with pytest.raises(ConfigError, match=r"c\.jsonl:1: line has no 'content' field"):
         JsonlSampler(JsonlOptions(path=str(path), text_field="content"), seed=0)
 
 

@@ -17,13 +17,13 @@ from spade_core.errors import ConfigError
 TOPICS = {"math", "logic", "algorithms", "cognition", "tool-use"}
 
 
-def records() -> list[dict]:
+def entries() -> list[dict]:
     with BUNDLED_CORPUS.open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
 def test_bundled_corpus_has_200_documents_with_unique_ids() -> None:
-    rows = records()
+    rows = entries()
     assert len(rows) >= 200
     ids = [r["id"] for r in rows]
     assert len(set(ids)) == len(ids), [i for i, n in Counter(ids).items() if n > 1]
@@ -31,7 +31,7 @@ def test_bundled_corpus_has_200_documents_with_unique_ids() -> None:
 
 
 def test_bundled_documents_are_short_and_cover_every_topic() -> None:
-    rows = records()
+    rows = entries()
     lengths = [len(r["text"].split()) for r in rows]
     assert min(lengths) >= 60 and max(lengths) <= 150
     counts = Counter(r["topic"] for r in rows)
@@ -43,7 +43,7 @@ def test_bundled_documents_are_short_and_cover_every_topic() -> None:
 
 def test_bundled_corpus_loads_through_the_sampler_with_topics() -> None:
     sampler = JsonlSampler(JsonlOptions(), seed=0)
-    assert len(sampler) == len(records())
+    assert len(sampler) == len(entries())
     docs = sampler.sample(5)
     assert all(d.meta["topic"] in TOPICS and d.text for d in docs)
 

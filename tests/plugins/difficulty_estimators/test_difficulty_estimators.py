@@ -1,7 +1,7 @@
 """Estimators with history: the one ``estimate(data)`` call with its versioned input, the loop
-handing each environment its earlier iterations, and the history-aware built-ins' formulas on hand-made
-histories (``docs/estimators.md``), and the field's curriculum signals on inputs worked out by
-hand against each paper's formula."""
+handing each environment its earlier iterations, and the history-aware built-ins' formulas on
+hand-made histories (``docs/estimators.md``), and the field's curriculum signals on inputs worked
+out by hand against each paper's formula."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ import pytest
 
 import plugins.designer.plugin as designer_plugin
 import plugins.difficulty_estimators as estimators_plugin
-from plugins.difficulty_estimators import AlphaCurriculum, AlphaCurriculumOptions, Learnability, _Options
+from plugins.difficulty_estimators import (AlphaCurriculum, AlphaCurriculumOptions, Learnability,
+                                           _Options)
 import plugins.trainers.plugin as trainers_plugin
 from spade_core.components import BuildContext
 from spade_core.config.load import resolve_config
@@ -170,10 +171,10 @@ def test_learning_progress_per_step_fits_a_weighted_line():
     assert result.figures["progress_per_iteration"] == pytest.approx(17 / 54)
     assert result.figures["progress"] == pytest.approx(17 / 18)
     assert result.designer_reward == pytest.approx(17 / 18)
-    assert result.figures["window_plays"] == 3.0 and result.figures["cold_start"] == 0.0
-    # A window of 2: the line through the last two means, 0.5 -> 1.0.
-    two = estimate(build("learning-progress-per-step", progress="slope", window=2), [1.0] * 4,
-                   history, iteration=3)
+    assert result.figures["recent_plays"] == 3.0 and result.figures["cold_start"] == 0.0
+    # The latest 2 plays: the line through the last two means, 0.5 -> 1.0.
+    two = estimate(build("learning-progress-per-step", progress="slope", recent_plays=2),
+                   [1.0] * 4, history, iteration=3)
     assert two.figures["progress_per_iteration"] == pytest.approx(0.25)
     assert two.designer_reward == pytest.approx(0.5)
 
@@ -198,7 +199,7 @@ def test_learning_progress_per_step_cold_start():
     estimator = build("learning-progress-per-step")
     first = estimate(estimator, [0.0, 0.0], hinted=[1.0, 0.0])
     assert first.figures["cold_start"] == 1.0 and first.designer_reward == 0.5
-    assert first.figures["window_plays"] == 1.0
+    assert first.figures["recent_plays"] == 1.0
     zero = build("learning-progress-per-step", cold_start="zero")
     assert estimate(zero, [0.0, 0.0], hinted=[1.0, 0.0]).designer_reward == 0.0
 
@@ -206,13 +207,13 @@ def test_learning_progress_per_step_cold_start():
 # -- frontier --------------------------------------------------------------------------------
 
 
-def test_frontier_pools_the_win_rate_over_the_window():
+def test_frontier_pools_the_win_rate_over_the_recent_plays():
     history = [play(0, [0.0, 0.0, 0.0, 0.0]), play(1, [0.0, 0.0])]
     result = estimate(build("frontier"), [1.0, 1.0, 1.0, 1.0, 1.0, 1.0], history)
-    assert result.figures["window_win_rate"] == 0.5 and result.figures["window_episodes"] == 12
+    assert result.figures["recent_win_rate"] == 0.5 and result.figures["recent_episodes"] == 12
     assert result.designer_reward == 1.0
-    last_two = estimate(build("frontier", window=2), [1.0] * 6, history)
-    assert last_two.figures["window_win_rate"] == 0.75
+    last_two = estimate(build("frontier", recent_plays=2), [1.0] * 6, history)
+    assert last_two.figures["recent_win_rate"] == 0.75
     assert last_two.designer_reward == pytest.approx(4 * 0.75 * 0.25)
     # First play: the current win rate alone (no special rule).
     assert estimate(build("frontier"), [1.0, 1.0]).designer_reward == 0.0
@@ -221,7 +222,7 @@ def test_frontier_pools_the_win_rate_over_the_window():
 
 def test_frontier_uses_the_run_success_threshold():
     result = estimate(build("frontier", threshold=0.5), [0.6, 0.4], [play(0, [0.9, 0.1])])
-    assert result.figures["window_win_rate"] == 0.5 and result.designer_reward == 1.0
+    assert result.figures["recent_win_rate"] == 0.5 and result.designer_reward == 1.0
 
 
 # -- the loop --------------------------------------------------------------------------------
@@ -285,8 +286,8 @@ def test_the_loop_hands_each_environment_its_earlier_iterations(tmp_path):
 
 @pytest.mark.slow
 def test_a_replayed_environment_gets_its_history_from_the_faiss_memory(tmp_path):
-    """The real memory and sandbox of tests/core/selfplay/test_environments.py: A is proposed in iteration 0
-    and replayed in iteration 1, once the scripted agent has learned it."""
+    """The real memory and sandbox of tests/core/selfplay/test_environments.py: A is proposed in
+    iteration 0 and replayed in iteration 1, once the scripted agent has learned it."""
     import envmemory.plugin as envmemory_plugin
     import sandbox.plugin as sandbox_plugin
 

@@ -38,8 +38,8 @@ DATA = Path(__file__).parent / "data"
 FIXTURE = DATA / "livecodebench_fixture.jsonl"
 GOLD = json.loads((DATA / "livecodebench_gold.json").read_text())
 SETTINGS = EvalSettings(samples=1, max_new_tokens=16, seed=0)
-#: The fixture's problems dated in 2025 (one, from 2024, lies before the window).
-WINDOW = {"start_date": date(2025, 1, 1), "end_date": date(2025, 4, 30)}
+#: The fixture's problems dated in 2025 (one, from 2024, lies before the dates).
+DATES = {"start_date": date(2025, 1, 1), "end_date": date(2025, 4, 30)}
 
 
 def _suite(box, **options) -> LiveCodeBenchSuite:
@@ -51,7 +51,7 @@ def _gold(suite: LiveCodeBenchSuite) -> dict[str, tuple[str, ...]]:
 
 
 def test_gold_wrong_half(scoring_sandbox):
-    suite = _suite(scoring_sandbox, **WINDOW)
+    suite = _suite(scoring_sandbox, **DATES)
     gold = _gold(suite)
     figures = []
     for backend in (FakeGoldBackend(gold), FakeWrongBackend(), FakeHalfBackend(gold)):
@@ -111,12 +111,12 @@ def test_a_test_over_test_seconds_fails(scoring_sandbox):
     assert _suite(scoring_sandbox).score_many([(item, slow)]) == [1.0]
 
 
-def test_window_filters_by_contest_date():
+def test_the_dates_filter_by_contest_date():
     everything = load_problems(FIXTURE)
-    window = load_problems(FIXTURE, WINDOW["start_date"], WINDOW["end_date"])
+    kept = load_problems(FIXTURE, DATES["start_date"], DATES["end_date"])
     assert len(everything) == 5
-    assert sorted(i.id for i in window) == [f"livecodebench/spade-lcb-{n}" for n in (1, 2, 3, 4)]
-    assert [i.data["contest_date"][:4] for i in window] == ["2025"] * 4
+    assert sorted(i.id for i in kept) == [f"livecodebench/spade-lcb-{n}" for n in (1, 2, 3, 4)]
+    assert [i.data["contest_date"][:4] for i in kept] == ["2025"] * 4
 
 
 def test_items_are_fixed_for_a_seed_and_cover_every_difficulty(scoring_sandbox):
@@ -179,7 +179,7 @@ def test_spade_eval_runs_the_suite_on_the_fixture(capsys, scoring_sandbox):
 
     from fakes.cli import ROOT
 
-    suite = _suite(scoring_sandbox, **WINDOW)
+    suite = _suite(scoring_sandbox, **DATES)
     backend = FakeGoldBackend(_gold(suite))
 
     class FakeBackendPlugin:

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from plugins.lab.lab_backend import DESIGNER_MARK, HINT_SYSTEM, HINT_TEXT, LabBackend, LabBackendOptions
+from plugins.lab.lab_backend import (DESIGNER_MARK, HINT_SYSTEM, HINT_TEXT, LabBackend,
+                                     LabBackendOptions)
 from plugins.lab.learner import Cell
 from plugins.lab.programs import cell_of_program, program
 from plugins.lab.lab_trainer import LabTrainer, LabTrainerOptions
@@ -45,8 +46,8 @@ def test_the_agent_answers_right_as_often_as_the_model_says():
     assert len(backend.actions[11]) == 64  # the latest unhinted actions are kept per environment
 
 
-def test_rlve_moves_a_skill_up_after_its_window_passes_the_threshold():
-    backend = LabBackend(LabBackendOptions(designer="rlve", skills=1, rlve_window=2,
+def test_rlve_moves_a_skill_up_after_its_latest_plays_pass_the_threshold():
+    backend = LabBackend(LabBackendOptions(designer="rlve", skills=1, rlve_plays=2,
                                            rlve_threshold=1.0, difficulties=[0.0, 1.0]))
     assert backend.choose_cell() == Cell(0, 0.0)
     backend._rlve_observe(Cell(0, 0.0), True)
@@ -68,7 +69,7 @@ def test_rlve_moves_up_when_its_level_is_refused_as_a_duplicate():
     observation, _ = namespace["LabEnv"]().reset(0)
     ask(backend, [AGENT, {"role": "user", "content": observation}])
     trainer.train([])
-    assert backend.choose_cell() == Cell(0, 0.0)  # played: the level waits for its window
+    assert backend.choose_cell() == Cell(0, 0.0)  # played: the level waits for its rlve_plays
     ask(backend, DESIGN)  # refused: never played
     trainer.train([])
     assert backend.choose_cell() == Cell(0, 1.0)

@@ -13,7 +13,8 @@ from spade_core.interfaces import TrainingSample
 
 
 def agent(reply: str, reward: float, group: str = "e1") -> TrainingSample:
-    obs = "Lab task 1: skill 0, difficulty 0.0, kind ordinary. Compute 100000 + 200000 in \\boxed{}."
+    obs = ("Lab task 1: skill 0, difficulty 0.0, kind ordinary. "
+           "Compute 100000 + 200000 in \\boxed{}.")
     return TrainingSample(role="agent", reward=reward, group=group, messages=[
         {"role": "system", "content": "s"}, {"role": "user", "content": obs},
         {"role": "assistant", "content": reply}])

@@ -23,7 +23,7 @@ NOISY = Cell(1, 0.0, "noisy")           # in the win band, shows no regret: not 
 MASTERED = Cell(0, 2.0)                 # the negative: never designed
 
 
-def record(cell: Cell, nonce: int, regret: float | None = None, status: str = "frontier"):
+def make_record(cell: Cell, nonce: int, regret: float | None = None, status: str = "frontier"):
     return EnvRecord(id=f"e{nonce}", family="lab", source=program(cell, nonce), status=status,
                      stats={} if regret is None else {"regret": regret})
 
@@ -31,8 +31,9 @@ def record(cell: Cell, nonce: int, regret: float | None = None, status: str = "f
 def prompt() -> list[dict[str, str]]:
     """A designer prompt as the ``full-program`` strategy writes it, from a hand-made memory."""
     examples = PromptExamples(
-        positive=[record(FRONTIER, 1, 0.5), record(HARD, 2, 0.4), record(NOISY, 3, 0.0)],
-        negative=[record(MASTERED, 4, status="mastered")])
+        positive=[make_record(FRONTIER, 1, 0.5), make_record(HARD, 2, 0.4),
+                  make_record(NOISY, 3, 0.0)],
+        negative=[make_record(MASTERED, 4, status="mastered")])
     return [{"role": "system", "content": "You are an environment designer."},
             {"role": "user", "content": f"{DESIGNER_MARK} ...\n\n{examples_text(examples, 1500)}"}]
 

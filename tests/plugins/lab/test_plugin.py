@@ -62,7 +62,7 @@ def test_the_fixed_pool_arm_keeps_training_once_its_pool_is_mastered(tmp_path):
 
 
 def test_rlve_climbs_past_a_level_the_memory_refuses_as_mastered(tmp_path):
-    """At seed 2 RLVE's level of one skill was mastered in the memory before its own window
+    """At seed 2 RLVE's level of one skill was mastered in the memory before its own latest plays
     reached the threshold: its designs there were refused as duplicates, never played, and the
     rule froze with the held-out at 0.71 (issue 47). Counting a refused level as passed, it
     climbs on."""

@@ -199,8 +199,10 @@ def test_memory_by_status_over_iterations(finished_run, curriculum_html):
 
 
 def test_a_run_from_before_the_curriculum(old_html):
-    """No memory counts by status, skills, levels or repairs recorded: no such plot, column or table."""
-    for absent in ('id="plot-memory-status"', 'id="plot-skill-validity"', 'id="plot-level-validity"',
+    """No memory counts by status, skills, levels or repairs recorded: no such plot, column or
+    table."""
+    for absent in ('id="plot-memory-status"', 'id="plot-skill-validity"',
+                   'id="plot-level-validity"',
                    'id="skills"', 'href="#skills"', 'id="filter-skill"', 'id="memory-tile"',
                    "<dt>skill</dt>", "<dt>repair turns</dt>", 'data-skill="arithmetic"'):
         assert absent not in old_html, absent

@@ -146,7 +146,8 @@ def test_shipped_accelerate_configs_pass_the_launchers_own_validation(path):
 
 
 def test_sharding_launches_require_a_vllm_backend():
-    """ZeRO-3 and FSDP leave no whole module on rank 0 to generate with (checked before training)."""
+    """ZeRO-3 and FSDP leave no whole module on rank 0 to generate with (checked before
+    training)."""
     from types import SimpleNamespace
 
     from accelerate.utils import DistributedType
