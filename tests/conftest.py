@@ -19,6 +19,29 @@ settings.register_profile("explore", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+# `make test` runs the suite in two worker processes (pytest-xdist, ``-n 2 --dist loadgroup``).
+# A unit of work is one test file, in its order, as in a single process: its module-scoped
+# fixtures (a sandbox, a finished run, the data-parallel runs) are built once, not once per
+# worker, and a file's tests may rely on each other's state. Tests marked
+# ``pytest.mark.xdist_group(name)`` form one unit whatever file they are in: ``ray`` (every test
+# that starts a Ray cluster: one cluster at a time, and none joins another's through
+# /tmp/ray/ray_current_cluster), ``loads_every_core`` (the tests that start two busy processes per
+# core, one at a time). Package- and session-scoped fixtures are still built once per worker.
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class FileOrGroupScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.rfind("@") > nodeid.rfind("]"):  # xdist_group's suffix (not a parameter)
+                return nodeid.rsplit("@", 1)[-1]
+            return nodeid.split("::", 1)[0]
+
+    return FileOrGroupScheduling(config, log)
+
+
 @pytest.fixture
 def spade():
     return run_spade

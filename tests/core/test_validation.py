@@ -223,6 +223,7 @@ def test_the_probe_is_answered_by_programs_with_their_own_step(process_sandbox, 
 SEED_FOLDERS = {"reasoning": "reasoning", "tool_use": "tool-use"}
 
 
+@pytest.mark.xdist_group("loads_every_core")  # one at a time (tests/conftest.py)
 @pytest.mark.slow
 def test_seed_verdicts_are_the_same_while_other_processes_load_every_core(process_sandbox):
     """Every program in ``plugins/families/seeds/`` (each with its family) gets the same verdict

@@ -31,8 +31,11 @@ def two_server_sandbox():
 
 @pytest.fixture(scope="package")
 def cluster():
-    """A local Ray cluster of 2 CPUs (the ``ray`` sandbox's tests and benchmark)."""
+    """A local Ray cluster of 2 CPUs (the ``ray`` sandbox's tests and benchmark, all in the
+    ``ray`` xdist_group). A new one (``address="local"``): without an address, ``ray.init``
+    joins the cluster another process started last (/tmp/ray/ray_current_cluster) if it is up,
+    and refuses ``num_cpus`` there."""
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="warning")
     yield
     ray.shutdown()

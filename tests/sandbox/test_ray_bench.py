@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 ray = pytest.importorskip("ray")
+# One Ray cluster at a time under pytest-xdist (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("ray")
 
 
 @pytest.mark.slow

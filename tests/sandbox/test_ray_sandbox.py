@@ -21,6 +21,8 @@ from spade_core.plugins import load_plugins
 from spade_core.validation import ValidationOptions, validate
 
 ray = pytest.importorskip("ray")
+# One Ray cluster at a time under pytest-xdist (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("ray")
 
 CORPUS = Path(__file__).parent / "corpus"
 VERDICTS = sorted((CORPUS / "verdicts").glob("*.py"))

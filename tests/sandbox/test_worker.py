@@ -277,6 +277,7 @@ class BurnEnv:
 '''
 
 
+@pytest.mark.xdist_group("loads_every_core")  # one at a time (tests/conftest.py)
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_valid_program_stays_valid_while_other_processes_load_every_core():

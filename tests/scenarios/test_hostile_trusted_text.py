@@ -151,7 +151,8 @@ def test_control_without_the_guards_the_payload_runs(canary_dir):
     assert canary.exists()
 
 
-@pytest.mark.parametrize("sandbox_plugin", ["process", "ray"])
+@pytest.mark.parametrize("sandbox_plugin", [
+    "process", pytest.param("ray", marks=pytest.mark.xdist_group("ray"))])  # one cluster at a time
 def test_hostile_programs_through_trusted_text_are_refused_or_contained(sandbox_plugin, tmp_path):
     """Programs that route text into the scorer or the generator from inside the sandbox (a
     hostile ``solution()``, a hostile ``config``, a ``step`` of their own): each gets its

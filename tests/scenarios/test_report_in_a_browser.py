@@ -9,6 +9,7 @@ are saved under each test's temporary directory (the experiment page's is also c
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -274,7 +275,11 @@ def test_experiment_page_shows_curves_beside_the_table(experiment_page, browser,
     assert page.locator("#runs-table tbody tr").count() == 6
     page.screenshot(path=str(tmp_path / "experiment.png"), full_page=True)
     _not_blank(tmp_path / "experiment.png")
-    shutil.copyfile(tmp_path / "experiment.png", EXPERIMENT_SHOT)
+    # Renamed into place, whole: another run of the suite on this machine (another checkout)
+    # may write it at the same time (in one run, one worker runs this test).
+    partial = EXPERIMENT_SHOT.with_name(f".{EXPERIMENT_SHOT.name}.{os.getpid()}")
+    shutil.copyfile(tmp_path / "experiment.png", partial)
+    os.replace(partial, EXPERIMENT_SHOT)
     # The first run's link opens its own report.
     page.click("#runs-table a.run-report")
     page.wait_for_selector("body[data-ready='1']", timeout=30_000)

@@ -70,6 +70,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.xdist_group("loads_every_core")  # one at a time (tests/conftest.py)
 @pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_statement_budget_counts_work_so_load_does_not_change_the_outcome():
