@@ -26,7 +26,14 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # ``pytest.mark.xdist_group(name)`` form one unit whatever file they are in: ``ray`` (every test
 # that starts a Ray cluster: one cluster at a time, and none joins another's through
 # /tmp/ray/ray_current_cluster), ``loads_every_core`` (the tests that start two busy processes per
-# core, one at a time). Package- and session-scoped fixtures are still built once per worker.
+# core, one at a time). Session-scoped fixtures are built once per worker, and package-scoped
+# ones once per worker each time it comes back to the folder, except in the folders of
+# ONE_UNIT_FOLDERS, whose files are one unit together.
+ONE_UNIT_FOLDERS = (
+    "tests/plugins/report/",  # its finished run and pages (conftest.py): ~10 s to make
+)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") != "loadgroup":
@@ -37,7 +44,8 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             if nodeid.rfind("@") > nodeid.rfind("]"):  # xdist_group's suffix (not a parameter)
                 return nodeid.rsplit("@", 1)[-1]
-            return nodeid.split("::", 1)[0]
+            path = nodeid.split("::", 1)[0]
+            return next((folder for folder in ONE_UNIT_FOLDERS if path.startswith(folder)), path)
 
     return FileOrGroupScheduling(config, log)
 

@@ -1,12 +1,15 @@
 """Real sandboxes (and a local Ray cluster) shared by the test files of this folder: each is
-started once for the folder, however many files use it."""
+started once, however many files use it. The sandboxes are session-scoped (visible in this folder
+only): a pytest-xdist worker (`make test`) goes back and forth between folders, and a
+package-scoped fixture would be built again each time it comes back. The Ray cluster stays
+package-scoped: its tests are one unit of work (the ``ray`` xdist_group), and it ends with them."""
 
 from __future__ import annotations
 
 import pytest
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def limited_sandbox():
     """Two fork servers with tight limits (3 s per call, 20 s per episode, 384 MB): escapes,
     hung and crashing workers, sessions by the hundred."""
@@ -19,7 +22,7 @@ def limited_sandbox():
     box.close()
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def two_server_sandbox():
     """Two fork servers with the default limits: instances sharing a worker, batched calls."""
     from sandbox.plugin import ProcessSandboxOptions, build_sandbox

@@ -1,5 +1,7 @@
 """The experiment tests' shared run: one experiment killed in its third run and run again, once for
-the package (the runner's and the results' tests read it)."""
+the folder (the runner's and the results' tests read it). Session-scoped, visible in this folder
+only: a pytest-xdist worker (`make test`) goes back and forth between folders, and a
+package-scoped fixture would be made again each time it comes back."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from fakes.experiment import FakeInterruptPlugin, write_experiment
 from fakes.experiment import experiment_plugins as loaded
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def finished(tmp_path_factory):
     """One experiment killed in its third run's second iteration, then run again."""
     tmp_path = tmp_path_factory.mktemp("experiment")

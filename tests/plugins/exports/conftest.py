@@ -1,4 +1,6 @@
-"""The exports tests' shared run and sandbox: one of each for the whole folder."""
+"""The exports tests' shared run and sandbox: one of each for the whole folder (session-scoped,
+visible in this folder only: a pytest-xdist worker goes back and forth between folders, and would
+make package-scoped ones again each time it comes back)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import pytest
 from fakes.exported_envs import programs
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def sandbox():
     from spade_core.components import BuildContext
     from spade_core.plugins import load_plugins
@@ -22,7 +24,7 @@ def sandbox():
     built.close()
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def run_dir(tmp_path_factory) -> Path:
     """What `spade envs import` leaves: a memory of frontier records, plus one rejected."""
     import envmemory.plugin as memory_plugin

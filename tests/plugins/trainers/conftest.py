@@ -1,5 +1,7 @@
 """Fixtures of the trainer tests: the bundled model's tokenizer (no weights) and a conversation
-encoder on it, loaded once for the folder."""
+encoder on it, loaded once for the folder (session-scoped, visible in this folder only: a
+pytest-xdist worker goes back and forth between folders, and would load a package-scoped one again
+each time it comes back)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import pytest
 from plugins.trainers.grpo_rows import ConversationEncoder
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def tokenizer():
     from transformers import AutoTokenizer
 
@@ -17,7 +19,7 @@ def tokenizer():
     return AutoTokenizer.from_pretrained(resolve_model("bundled:smollm2-135m").path)
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def encoder(tokenizer):
     end = tokenizer.convert_tokens_to_ids("<|im_end|>")
     return ConversationEncoder(
