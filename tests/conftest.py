@@ -50,6 +50,24 @@ def pytest_xdist_make_scheduler(config, log):
     return FileOrGroupScheduling(config, log)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """In an xdist worker: the ``@group`` suffix that tells the scheduler a test's xdist_group.
+    pytest-xdist 3.8.0 writes it into ``item._nodeid``, which pytest 9.2 no longer reads (node
+    ids are structured, ``item._id``): the groups were silently ignored
+    (pytest-dev/pytest-xdist#1386). Here it is written where this pytest reads it."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        names = {str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                 for mark in item.iter_markers("xdist_group")}
+        suffix = "@" + "_".join(sorted(names))
+        if names and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(item.nodeid + suffix)
+
+
 @pytest.fixture
 def spade():
     return run_spade
