@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -26,7 +28,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # ``pytest.mark.xdist_group(name)`` form one unit whatever file they are in: ``ray`` (every test
 # that starts a Ray cluster: one cluster at a time, and none joins another's through
 # /tmp/ray/ray_current_cluster), ``loads_every_core`` (the tests that start two busy processes per
-# core, one at a time). Session-scoped fixtures are built once per worker, and package-scoped
+# core: they run alone, see pytest_runtest_protocol below). Session-scoped fixtures are built once per worker, and package-scoped
 # ones once per worker each time it comes back to the folder, except in the folders of
 # ONE_UNIT_FOLDERS, whose files are one unit together.
 ONE_UNIT_FOLDERS = (
@@ -104,3 +106,35 @@ def known_experiment(tmp_path_factory):
     from fakes.experiment import run_known_experiment
 
     return run_known_experiment(tmp_path_factory.mktemp("known-experiment"))
+
+
+#: The xdist_group whose tests load every core on purpose: they run alone.
+ALONE = "loads_every_core"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """In an xdist worker: a test of the ``loads_every_core`` group runs while the other worker
+    waits between two tests, so that its busy processes slow no other test's limits and timings
+    (a sandbox's wall-clock backstop, a verdict computed in a module fixture); every other test
+    may run beside any but those. Two locks in the run's temporary folder, shared by its workers:
+    ``cores.lock``, shared by a test (setup, call and teardown: the fixtures it starts too) and
+    exclusive for a test that runs alone, and ``cores.gate``, which a test that runs alone holds
+    while it waits, so that the other worker starts no test then (it would wait forever
+    otherwise, one test after another holding the shared lock)."""
+    basetemp = getattr(item.config.option, "basetemp", None)
+    if not hasattr(item.config, "workerinput") or not basetemp:
+        return (yield)
+    alone = any((mark.args[0] if mark.args else mark.kwargs.get("name")) == ALONE
+                for mark in item.iter_markers("xdist_group"))
+    folder = Path(basetemp).parent
+    with open(folder / "cores.gate", "a") as gate, open(folder / "cores.lock", "a") as lock:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        if not alone:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        try:
+            return (yield)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            fcntl.flock(gate, fcntl.LOCK_UN)
