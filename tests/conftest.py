@@ -28,11 +28,20 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # ``pytest.mark.xdist_group(name)`` form one unit whatever file they are in: ``ray`` (every test
 # that starts a Ray cluster: one cluster at a time, and none joins another's through
 # /tmp/ray/ray_current_cluster), ``loads_every_core`` (the tests that start two busy processes per
-# core: they run alone, see pytest_runtest_protocol below). Session-scoped fixtures are built once per worker, and package-scoped
-# ones once per worker each time it comes back to the folder, except in the folders of
-# ONE_UNIT_FOLDERS, whose files are one unit together.
+# core: they run alone, see pytest_runtest_protocol below). Session-scoped fixtures are built
+# once per worker; package-scoped ones once each time a worker comes back to their folder (the
+# folders' conftest.py make theirs session-scoped), except in the folders of ONE_UNIT_FOLDERS,
+# whose files are one unit together.
 ONE_UNIT_FOLDERS = (
     "tests/plugins/report/",  # its finished run and pages (conftest.py): ~10 s to make
+)
+#: The longest units (a minute or more on this 2-core machine, `--durations`), handed out first so
+#: that neither worker ends the run alone with one of them; the rest go largest (most tests) first.
+LONGEST_FIRST = (
+    "tests/plugins/trainers/test_data_parallel.py", "tests/scenarios/test_lab_scenarios.py",
+    "ray", "tests/scenarios/test_selfplay_e2e.py", "tests/plugins/evals/test_bfcl_multi_turn.py",
+    "tests/plugins/report/", "tests/scenarios/test_quickstart.py", "tests/scenarios/test_smoke.py",
+    "tests/plugins/trainers/test_grpo.py", "tests/sandbox/test_worker.py",
 )
 
 
@@ -48,6 +57,13 @@ def pytest_xdist_make_scheduler(config, log):
                 return nodeid.rsplit("@", 1)[-1]
             path = nodeid.split("::", 1)[0]
             return next((folder for folder in ONE_UNIT_FOLDERS if path.startswith(folder)), path)
+
+        def _assign_work_unit(self, node) -> None:  # noqa: ANN001
+            if not getattr(self, "_longest_first", False):
+                self._longest_first = True
+                for scope in reversed([s for s in LONGEST_FIRST if s in self.workqueue]):
+                    self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
 
     return FileOrGroupScheduling(config, log)
 
