@@ -128,7 +128,7 @@ def known_experiment(tmp_path_factory):
 ALONE = "loads_every_core"
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(wrapper=True, tryfirst=True)  # outermost: the wait is no part of a timeout
 def pytest_runtest_protocol(item, nextitem):
     """In an xdist worker: a test of the ``loads_every_core`` group runs while the other worker
     waits between two tests, so that its busy processes slow no other test's limits and timings
@@ -136,8 +136,8 @@ def pytest_runtest_protocol(item, nextitem):
     may run beside any but those. Two locks in the run's temporary folder, shared by its workers:
     ``cores.lock``, shared by a test (setup, call and teardown: the fixtures it starts too) and
     exclusive for a test that runs alone, and ``cores.gate``, which a test that runs alone holds
-    while it waits, so that the other worker starts no test then (it would wait forever
-    otherwise, one test after another holding the shared lock)."""
+    while it waits, so that the other worker starts no test meanwhile (else its tests, one after
+    another, could keep the shared lock held until it runs out of work)."""
     basetemp = getattr(item.config.option, "basetemp", None)
     if not hasattr(item.config, "workerinput") or not basetemp:
         return (yield)
