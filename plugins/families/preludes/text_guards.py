@@ -314,11 +314,17 @@ class _GuardingFinder:
     guarded packages and sympy's parser that are imported after the guards are installed (a
     dataset module reasoning-gym imports lazily) come back with a :class:`_GuardingLoader`."""
 
+    #: Marks every guarding finder, whichever execution of this file made it: a process that ran
+    #: the prelude more than once (an in-process sandbox, a test) must not chain two of them,
+    #: each asking the other forever.
+    _spade_guarding_finder = True
+
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] not in _GUARDED_PACKAGES and name != _SYMPY_PARSER:
             return None
         for finder in _sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
+            if (getattr(finder, "_spade_guarding_finder", False)
+                    or not hasattr(finder, "find_spec")):
                 continue
             spec = finder.find_spec(name, path, target)
             if spec is not None:
@@ -339,7 +345,8 @@ def install_text_guards():
             namespace = getattr(module, "__dict__", None)
             if isinstance(namespace, dict) and "eval" not in namespace:
                 namespace["eval"] = literal_arithmetic
-    _sys.meta_path.insert(0, _GuardingFinder())
+    if not any(getattr(f, "_spade_guarding_finder", False) for f in _sys.meta_path):
+        _sys.meta_path.insert(0, _GuardingFinder())
     _sys._spade_text_guards = True
 
 

@@ -100,7 +100,8 @@ def test_table_tolerates_missing_and_odd_fields():
     assert "skills" not in text and "retired or too hard – (0 so far)" in text
 
 
-def test_hooks_print_during_a_real_loop(tmp_path, capsys):
+def test_hooks_print_during_a_real_loop(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # pytest-xdist's workers have COLUMNS=80
     run_dir = make_report_run(tmp_path, 2, console_plugin)
     err = capsys.readouterr().err
     assert err.count("iteration 0 of 2") == 1 and err.count("iteration 1 of 2") == 1

@@ -78,3 +78,24 @@ def test_guards_reach_reasoning_gym_modules_imported_after_they_are_installed():
     done = subprocess.run([sys.executable, "-c", _LATER_IMPORTS], cwd=ROOT, capture_output=True,
                           text=True, timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin"})
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+_RUN_TWICE = """
+import importlib.util, sys
+source = open("plugins/families/preludes/text_guards.py").read()
+for _ in range(2):  # the prelude run twice in one process, as by two in-process sandboxes
+    exec(compile(source, "<prelude>", "exec"), {"__name__": "__prelude__"})
+    del sys._spade_text_guards  # even when the second run does not see the first's flag
+guarding = [f for f in sys.meta_path if getattr(f, "_spade_guarding_finder", False)]
+assert len(guarding) == 1, sys.meta_path
+print(importlib.util.find_spec("math_verify") is not None)
+"""
+
+
+def test_the_prelude_run_twice_installs_one_finder_and_finds_without_recursion():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _RUN_TWICE], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin"})
+    assert done.returncode == 0 and done.stdout.strip() in ("True", "False"), done.stderr[-2000:]
