@@ -38,12 +38,9 @@ def pip_settings() -> list[tuple[str, str]]:
 
 
 def uv_options(settings: list[tuple[str, str]]) -> list[str]:
-    out: list[str] = []
-    for setting, value in settings:
-        for item in value.split():
-            pair = [OPTIONS[setting], item]
-            if pair not in [out[i:i + 2] for i in range(0, len(out), 2)]:
-                out += pair
+    pairs = dict.fromkeys((OPTIONS[setting], item) for setting, value in settings
+                          for item in value.split())  # in order, each once
+    out = [word for pair in pairs for word in pair]
     if any(s in ("find-links", "extra-index-url") for s, _ in settings):
         out += ["--index-strategy", "unsafe-best-match"]
     return out

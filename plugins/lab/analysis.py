@@ -18,6 +18,7 @@ import argparse
 import json
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,18 +28,18 @@ SUITE = "lab-grid"
 _KIND = re.compile(r"^\s*KIND = '(\w+)'\s*$", re.M)
 
 
-def final_scores(run_dir: Path) -> list[tuple[int, float]]:
-    """``(iteration, held-out pass@1)`` of every evaluated iteration of one run."""
+def metrics_rows(run_dir: Path) -> list[dict[str, Any]]:
+    """One run's ``metrics.jsonl`` rows (none when it has no file yet)."""
     path = run_dir / "metrics.jsonl"
     if not path.is_file():
         return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        figures = (row.get("eval") or {}).get(SUITE)
-        if figures is not None:
-            out.append((int(row["iteration"]), float(figures["pass@1"])))
-    return out
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def final_scores(rows: list[dict[str, Any]]) -> list[tuple[int, float]]:
+    """``(iteration, held-out pass@1)`` of every evaluated iteration of one run's rows."""
+    return [(int(row["iteration"]), float(row["eval"][SUITE]["pass@1"]))
+            for row in rows if (row.get("eval") or {}).get(SUITE) is not None]
 
 
 def last_window_kinds(run_dir: Path, first_iteration: int) -> dict[str, int]:
@@ -58,24 +59,30 @@ def last_window_kinds(run_dir: Path, first_iteration: int) -> dict[str, int]:
     return dict(counts)
 
 
-def designer_figures(run_dir: Path, iterations: int, interval: int
-                     ) -> dict[str, float | None]:
-    """One run's designer figures from its ``metrics.jsonl``: the policy's entropy after the last
-    update (nats; ``None`` for designers that are not trained), how many designer updates had a
-    nonzero advantage and how many there were (an update whose designs were all refused
-    duplicates has none: the lock-in), and duplicates refused per regeneration window."""
-    path = run_dir / "metrics.jsonl"
-    rows = ([json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-            if path.is_file() else [])
-    entropies = [r["train"]["designer_entropy"] for r in rows
-                 if "designer_entropy" in (r.get("train") or {})]
-    updates = [r["train"] for r in rows if (r.get("train") or {}).get("designer_samples")]
+@dataclass(frozen=True)
+class DesignerFigures:
+    """One run's designer figures: the policy's entropy after the last update (nats; ``None``
+    for designers that are not trained), its updates and how many had a nonzero advantage (an
+    update whose designs were all refused duplicates has none: the lock-in), and the duplicates
+    refused per regeneration window."""
+
+    entropy: float | None
+    updates: int
+    nonzero_updates: int
+    duplicates_per_window: float
+
+
+def designer_figures(rows: list[dict[str, Any]], iterations: int, interval: int
+                     ) -> DesignerFigures:
+    """The :class:`DesignerFigures` of one run's ``metrics.jsonl`` rows."""
+    trains = [row.get("train") or {} for row in rows]
+    entropies = [t["designer_entropy"] for t in trains if "designer_entropy" in t]
+    updates = [t for t in trains if t.get("designer_samples")]
     windows = max(1, -(-iterations // max(1, interval)))
-    return {"entropy": entropies[-1] if entropies else None,
-            "updates": float(len(updates)),
-            "nonzero_updates": float(sum(1 for t in updates
-                                         if t.get("designer_nonzero_advantages", 0) > 0)),
-            "duplicates_per_window": sum(int(r.get("envs_duplicate", 0)) for r in rows) / windows}
+    return DesignerFigures(
+        entropy=entropies[-1] if entropies else None, updates=len(updates),
+        nonzero_updates=sum(1 for t in updates if t.get("designer_nonzero_advantages", 0) > 0),
+        duplicates_per_window=sum(int(r.get("envs_duplicate", 0)) for r in rows) / windows)
 
 
 def flat_from(curve: dict[int, float], tolerance: float = 0.01) -> int | None:
@@ -126,10 +133,11 @@ def analyse(folder: Path, reps: int = 2000, seed: int = 0) -> dict[str, Any]:
     finals: dict[str, list[float]] = defaultdict(list)
     curves: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     kinds: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    designers: dict[str, list[dict[str, float | None]]] = defaultdict(list)
+    designers: dict[str, list[DesignerFigures]] = defaultdict(list)
     for run in spec["runs"]:
         run_dir = Path(run["dir"])
-        scores = final_scores(run_dir)
+        rows = metrics_rows(run_dir)
+        scores = final_scores(rows)
         if not scores or scores[-1][0] != iterations - 1:
             continue  # not finished
         finals[run["arm"]].append(scores[-1][1])
@@ -139,7 +147,7 @@ def analyse(folder: Path, reps: int = 2000, seed: int = 0) -> dict[str, Any]:
         last_window = (iterations - 1) // interval * interval  # the last window's start
         for kind, n in last_window_kinds(run_dir, last_window).items():
             kinds[run["arm"]][kind] += n
-        designers[run["arm"]].append(designer_figures(run_dir, iterations, interval))
+        designers[run["arm"]].append(designer_figures(rows, iterations, interval))
     arms = list(finals)
     matrices = {arm: np.asarray(finals[arm], dtype=float).reshape(-1, 1) for arm in arms}
     rng = np.random.default_rng(seed)
@@ -169,16 +177,16 @@ def analyse(folder: Path, reps: int = 2000, seed: int = 0) -> dict[str, Any]:
     return out
 
 
-def _designer_summary(runs: list[dict[str, float | None]]) -> dict[str, float | None]:
+def _designer_summary(runs: list[DesignerFigures]) -> dict[str, float | None]:
     """An arm's designer figures over its seeds: mean final entropy, the share of designer
     updates with a nonzero advantage (pooled), mean duplicates refused per window."""
-    entropies = [r["entropy"] for r in runs if r["entropy"] is not None]
-    updates = sum(r["updates"] or 0.0 for r in runs)
+    entropies = [r.entropy for r in runs if r.entropy is not None]
+    updates = sum(r.updates for r in runs)
     return {"designer_entropy": sum(entropies) / len(entropies) if entropies else None,
-            "nonzero_update_share": (sum(r["nonzero_updates"] or 0.0 for r in runs) / updates
+            "nonzero_update_share": (sum(r.nonzero_updates for r in runs) / updates
                                      if updates else None),
-            "duplicates_per_window": (sum(r["duplicates_per_window"] or 0.0 for r in runs)
-                                      / len(runs) if runs else 0.0)}
+            "duplicates_per_window": (sum(r.duplicates_per_window for r in runs) / len(runs)
+                                      if runs else 0.0)}
 
 
 def markdown(result: dict[str, Any]) -> str:

@@ -83,20 +83,28 @@ def test_commands_with_uv_and_without(monkeypatch, tmp_path):
     assert "--no-deps" not in fill
 
 
+class FakeDone:
+    """What the faked ``subprocess.run`` returns."""
+
+    def __init__(self, returncode: int = 0, stderr: str = "") -> None:
+        self.returncode, self.stderr, self.stdout = returncode, stderr, ""
+
+
+def fake_venv(command: list[str]) -> None:
+    """What a ``venv`` command leaves: the environment's ``bin/python``."""
+    (Path(command[-1]) / "bin").mkdir(parents=True)
+    (Path(command[-1]) / "bin" / "python").symlink_to(sys.executable)
+
+
 def test_install_makes_it_once_and_says_why_it_failed(suites, monkeypatch):
     ran: list[list[str]] = []
-
-    class Done:
-        def __init__(self, returncode: int = 0, stderr: str = "") -> None:
-            self.returncode, self.stderr, self.stdout = returncode, stderr, ""
 
     def fake_run(command, **kwargs):
         ran.append(command)
         assert kwargs["env"]["UV_PYTHON_DOWNLOADS"] == "never"
         if command[1] == "venv":
-            (Path(command[-1]) / "bin").mkdir(parents=True)
-            (Path(command[-1]) / "bin" / "python").symlink_to(sys.executable)
-        return Done()
+            fake_venv(command)
+        return FakeDone()
 
     monkeypatch.setattr(suite_envs.subprocess, "run", fake_run)
     monkeypatch.setattr(suite_envs, "find_uv", lambda: "/bin/uv")
@@ -109,7 +117,7 @@ def test_install_makes_it_once_and_says_why_it_failed(suites, monkeypatch):
     install("tau2", force=True, say=said.append)
     assert len(ran) == 4
     monkeypatch.setattr(suite_envs.subprocess, "run",
-                        lambda command, **kwargs: Done(1, "No solution found"))
+                        lambda command, **kwargs: FakeDone(1, "No solution found"))
     with pytest.raises(ConfigError, match="(?s)tau2: `/bin/uv venv.*failed.*No solution found"):
         install("tau2", force=True, say=said.append)
     assert problem("tau2") is not None  # nothing half-made counts as ready
@@ -121,27 +129,23 @@ def test_a_second_install_waits_for_the_first_and_finds_it_made(suites, monkeypa
     import threading
 
     ran: list[list[str]] = []
-    second_waits = threading.Event()
-
-    class Done:
-        returncode, stderr, stdout = 0, "", ""
+    first_inside, second_waits = threading.Event(), threading.Event()
 
     def slow_run(command, **kwargs):
         ran.append(command)
         if command[1] == "venv":
             # the first install is half-way when the second one asks
+            first_inside.set()
             assert second_waits.wait(timeout=60), "the second install never waited"
-            (Path(command[-1]) / "bin").mkdir(parents=True)
-            (Path(command[-1]) / "bin" / "python").symlink_to(sys.executable)
-        return Done()
+            fake_venv(command)
+        return FakeDone()
 
     monkeypatch.setattr(suite_envs.subprocess, "run", slow_run)
     monkeypatch.setattr(suite_envs, "find_uv", lambda: "/bin/uv")
     first_said: list[str] = []
     first = threading.Thread(target=install, args=("gem",), kwargs={"say": first_said.append})
     first.start()
-    while not ran:  # the first holds the lock and is inside its first command
-        threading.Event().wait(0.01)
+    assert first_inside.wait(timeout=60)  # the first holds the lock, inside its first command
     second_said: list[str] = []
 
     def say(line: str) -> None:
