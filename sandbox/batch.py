@@ -370,15 +370,16 @@ def step_many(items: Sequence[tuple[ProcessSession, str]]) -> list[StepResult | 
     return results
 
 
-def load_instances(link: WorkerLink) -> None:
-    """Wait for a multi-instance worker's ready reply and record each instance's outcome."""
+def load_instances(link: WorkerLink, message: dict[str, Any] | None = None) -> None:
+    """Wait for a multi-instance worker's ready reply (or, with ``message``, send a reused
+    worker its ``more`` request and wait for that reply) and record each instance's outcome."""
     sessions, limits, count = link.sessions, link.limits, link.count
     with link.lock:
         each = min(limits.load_seconds, limits.episode_seconds)
-        clock = CallClock(link.channel, 0.0, each * count, limits.wall_factor,
+        clock = CallClock(link.channel, link.cpu, each * count, limits.wall_factor,
                           stage=stage_seconds(each))
         try:
-            reply = link.request(None, limits.max_frame_bytes + count * 4096,
+            reply = link.request(message, limits.max_frame_bytes + count * 4096,
                                  clock.deadline(), lambda: clock, markers=True)
         except FrameError as exc:
             wall = time.monotonic() - clock.begun
@@ -388,7 +389,8 @@ def load_instances(link: WorkerLink) -> None:
             link.fail_all(None, *frame_verdict(link.channel, exc, "loading the program", budget))
             return
         wall = time.monotonic() - clock.begun
-        cpu = charged(0.0, link.note_cpu(reply), wall)  # the worker's CPU time from its fork
+        start = link.cpu  # the worker's CPU time at its fork, or at its last reply if reused
+        cpu = charged(start, link.note_cpu(reply), wall)
         for session in sessions:
             session.charge(cpu / count, wall / count)
         if not reply.get("ok"):

@@ -38,10 +38,11 @@ def build_sandbox(options: ProcessSandboxOptions | None = None, context: Any = N
     launch = choose(options.isolation, options.allow_unisolated)
     executor = ForkExecutor(launch, options.workers)
     if not keep:
-        return ProcessSandbox(executor, options.limits())
+        return ProcessSandbox(executor, options.limits(), idle_workers=options.idle_workers)
     if not _kept:
         atexit.register(close_kept)
-    box = _kept[key] = KeptProcessSandbox(executor, options.limits())
+    box = _kept[key] = KeptProcessSandbox(executor, options.limits(),
+                                          idle_workers=options.idle_workers)
     return box
 
 

@@ -67,7 +67,8 @@ class Executor(Protocol):
 
     def spawn(self, program: str, prelude: str, limits: Limits,
               modules: dict[str, str] | None = None,
-              imports: tuple[str, ...] = (), count: int = 1) -> WorkerChannel: ...
+              imports: tuple[str, ...] = (), count: int = 1,
+              reuse: int = 0) -> WorkerChannel: ...
 
     def isolation(self) -> dict[str, Any]: ...
 
@@ -312,10 +313,11 @@ class ForkExecutor:
 
     def spawn(self, program: str, prelude: str, limits: Limits,
               modules: dict[str, str] | None = None,
-              imports: tuple[str, ...] = (), count: int = 1) -> ForkChannel:
+              imports: tuple[str, ...] = (), count: int = 1, reuse: int = 0) -> ForkChannel:
         """A worker hosting ``count`` instances of ``program``; ``imports`` are installed
         libraries the family's trusted prelude uses, which the server imports once before
-        forking (never the program)."""
+        forking (never the program). ``reuse`` > 0: the worker may load more instances later
+        (``more``), up to ``reuse`` over its life."""
         server = self._pick()
         if imports:
             try:
@@ -331,7 +333,8 @@ class ForkExecutor:
         try:
             server.send_spawn({"op": "spawn", "id": wid, "program": program,
                                "prelude": prelude_sha, "modules": module_shas, "imports": list(imports),
-                               "limits": limits.to_dict(), "count": count},
+                               "limits": limits.to_dict(), "count": count,
+                               "reuse": reuse},
                               worker_end.fileno(), trusted)
         except OSError:
             host_end.close()

@@ -65,6 +65,10 @@ class ProcessSandboxOptions(LimitOptions):
     allow_unisolated: bool = Field(default=False, description="run programs without OS "
                                    "isolation when none is available (prints a warning on "
                                    "every run)")
+    idle_workers: int = Field(default=16, ge=0, le=1024, description="workers kept after "
+                              "their last instance closed, for a later open_many of the same "
+                              "program (validation, then each iteration's plays), instead of a "
+                              "fork each time; 0: every open_many forks a worker")
 
 
 class RaySandboxOptions(LimitOptions):

@@ -16,6 +16,7 @@ from spade_core.interfaces.sandbox import Sandbox
 from spade_core.records import StepResult, Verdict
 
 from sandbox.executors import Executor, WorkerChannel
+from sandbox.idle_workers import REUSE_INSTANCES, IdleWorker, IdleWorkers, program_key
 from sandbox.limits import Limits
 from sandbox.process_session import ProcessSession, WorkerLink
 
@@ -33,9 +34,12 @@ class ProcessSandbox(Sandbox):
     instances of one program in one worker), ``reset_many`` and ``step_many`` (one request frame
     per worker)."""
 
-    def __init__(self, executor: Executor, limits: Limits, warn: bool = True) -> None:
+    def __init__(self, executor: Executor, limits: Limits, warn: bool = True,
+                 idle_workers: int = 0) -> None:
         self.executor = executor
         self.limits = limits
+        #: Workers kept for a later ``open_many`` of their program (``idle_workers`` option).
+        self.idle = IdleWorkers(idle_workers)
         #: Sandboxes like this one on other interpreters (:meth:`on_interpreter`), by path.
         self._derived: dict[str, ProcessSandbox] = {}
         info = executor.isolation()
@@ -51,20 +55,29 @@ class ProcessSandbox(Sandbox):
                            "max_processes": limits.max_processes,
                            "max_file_bytes": limits.max_file_bytes,
                            "max_open_files": limits.max_open_files, "core": 0,
-                           "cpu_seconds_scale": "per instance hosted by the worker",
+                           "cpu_seconds_scale": "per instance hosted by the worker (a "
+                           f"reusable worker: {REUSE_INSTANCES}, the most it loads)",
                            "memory_scale": "per worker, shared by its instances"}
+        info["reuse"] = self.idle.describe()
         info["time_limits"] = {"load": limits.load_seconds, "reset": limits.reset_seconds,
                                "step": limits.step_seconds, "episode": limits.episode_seconds,
                                "scale": "per instance", "clock": "the worker's CPU time",
                                "wall_backstop": f"{limits.wall_factor:g} x each limit"}
         return info
 
+    @staticmethod
+    def _family_parts(family: "EnvFamily | None") -> tuple[str, dict[str, str], tuple[str, ...]]:
+        if family is None:
+            return "", {}, ()
+        return family.prelude or "", dict(family.modules), tuple(family.preload_imports)
+
     def _spawn(self, program: str, family: "EnvFamily | None", limits: Limits,
-               count: int) -> WorkerChannel:
-        prelude = (family.prelude if family is not None else "") or ""
-        family_modules = dict(family.modules) if family is not None else {}
-        imports = tuple(family.preload_imports) if family is not None else ()
+               count: int, reuse: int = 0) -> WorkerChannel:
+        prelude, family_modules, imports = self._family_parts(family)
         try:
+            if reuse:
+                return self.executor.spawn(program, prelude, limits, modules=family_modules,
+                                           imports=imports, count=count, reuse=reuse)
             return self.executor.spawn(program, prelude, limits, modules=family_modules,
                                        imports=imports, count=count)
         except (OSError, RuntimeError) as exc:
@@ -94,15 +107,45 @@ class ProcessSandbox(Sandbox):
         limits = limits or self.limits
         if count == 1:
             return [self.open(program, family=family, limits=limits)]
-        from sandbox.batch import load_instances
-
-        channel = self._spawn(program, family, limits, count)
-        link = WorkerLink(channel, limits, count)
-        sessions = [ProcessSession(channel, limits, link, index) for index in range(count)]
-        link.sessions.extend(sessions)
-        load_instances(link)
+        key = program_key(program, *self._family_parts(family), limits) \
+            if self.idle.size > 0 else None
+        sessions = self._reused(key, count, limits) if key is not None else None
+        if sessions is None:
+            channel = self._spawn(program, family, limits, count,
+                                  REUSE_INSTANCES if key is not None else 0)
+            sessions = self._load(WorkerLink(channel, limits, count), 0, key, None)
         if all(s.failure is not None for s in sessions):
             raise SandboxError(sessions[0].failure)
+        return sessions
+
+    def _load(self, link: WorkerLink, first: int, key: str | None,
+              message: dict[str, Any] | None) -> list[ProcessSession]:
+        """The sessions of ``link``'s instances ``first``.. once the worker has loaded them
+        (with ``key``: the worker is offered to :attr:`idle` when they have all ended)."""
+        from sandbox.batch import load_instances
+
+        sessions = [ProcessSession(link.channel, link.limits, link, first + index)
+                    for index in range(link.count)]
+        link.sessions.extend(sessions)
+        link.hosted = first + link.count
+        if key is not None:
+            link.release = lambda done: self.idle.put(
+                key, IdleWorker(done.channel, done.cpu, done.hosted))
+        load_instances(link, message)
+        return sessions
+
+    def _reused(self, key: str, count: int, limits: Limits) -> list[ProcessSession] | None:
+        """``count`` fresh instances in a kept worker of this program, or ``None`` (none is
+        kept, or the kept one failed to load them: a fresh worker is forked instead)."""
+        idle = self.idle.take(key, count)
+        if idle is None:
+            return None
+        link = WorkerLink(idle.channel, limits, count)
+        link.cpu = idle.cpu
+        sessions = self._load(link, idle.hosted, key, {"op": "more", "count": count})
+        if all(s.failure is not None for s in sessions):
+            link.end()
+            return None
         return sessions
 
     def reset_many(self, items: Sequence[tuple[ProcessSession, int | None]]
@@ -135,13 +178,15 @@ class ProcessSandbox(Sandbox):
                 raise RuntimeError(f"{type(self.executor).__name__} cannot start servers on "
                                    "another interpreter")
             executor = ForkExecutor(on_interpreter(launch, python), len(self.executor.servers))
-            derived = self._derived[python] = ProcessSandbox(executor, self.limits, warn=False)
+            derived = self._derived[python] = ProcessSandbox(executor, self.limits, warn=False,
+                                                             idle_workers=self.idle.size)
         return derived
 
     def close(self) -> None:
         derived, self._derived = list(self._derived.values()), {}
         for sandbox in derived:
             sandbox.close()
+        self.idle.clear(final=True)
         self.executor.close()
 
     def __enter__(self) -> "ProcessSandbox":
@@ -157,7 +202,7 @@ class KeptProcessSandbox(ProcessSandbox):
     replaced when next used, as within a run); :meth:`shut_down` ends them."""
 
     def close(self) -> None:
-        pass
+        self.idle.clear()  # a run's programs are its own: nothing to reuse in the next run
 
     def shut_down(self) -> None:
         super().close()

@@ -30,7 +30,7 @@ from spade_core.records import StepResult, Verdict
 from sandbox.cpu_clock import CallClock, charged, first_deadline, reported_cpu
 from sandbox.executors import WorkerChannel
 from sandbox.limits import Limits
-from sandbox.protocol import FrameError
+from sandbox.protocol import FrameError, decode
 from sandbox.worker_replies import (
     BadReply,
     frame_verdict,
@@ -64,6 +64,12 @@ class WorkerLink:
         #: The worker's CPU seconds at its last reply (0 at the fork): where its next call
         #: begins on the clock the limits count.
         self.cpu = 0.0
+        #: Instances the worker has loaded over its life (a reused worker numbers on from them).
+        self.hosted = count
+        #: Called when every instance has ended and the worker is healthy: ``True`` when the
+        #: sandbox keeps the worker for a later ``open_many`` of its program
+        #: (``sandbox/idle_workers.py``); else the worker ends.
+        self.release: Callable[["WorkerLink"], bool] | None = None
 
     def note_cpu(self, reply: dict[str, Any]) -> float | None:
         """Record the worker's CPU time that ``reply`` carries (it never goes back)."""
@@ -85,7 +91,9 @@ class WorkerLink:
             try:
                 if not sent:
                     sent = True
-                    reply = self.channel.request(message, deadline, limit)
+                    reply = decode(self.channel.request_body(message, deadline, limit,
+                                                             math.inf)) if markers \
+                        else self.channel.request(message, deadline, limit)
                 elif markers:
                     reply = self.channel.wait_ready(deadline, limit, math.inf)
                 else:
@@ -132,8 +140,12 @@ class WorkerLink:
         self.end()
 
     def retire(self) -> None:
-        """An instance ended on its own: end the worker once none is live."""
+        """An instance ended on its own: once none is live, hand the worker back to the sandbox
+        (a reusable one) or end it."""
         if all(s.failure is not None or s.closed for s in self.sessions):
+            if self.release is not None and not self.ended and self.release(self):
+                self.ended = True  # this link is done; the worker now waits in the sandbox
+                return
             self.end()
 
 

@@ -116,6 +116,11 @@ class ForkServer:
             self._refuse(fd, "crash", f"a worker hosts 1 to {MAX_INSTANCES} instances, not "
                          f"{count!r}")
             return
+        reuse = request.get("reuse", 0)
+        if type(reuse) is not int or not 0 <= reuse <= MAX_INSTANCES:
+            self._refuse(fd, "crash", f"a reused worker loads at most {MAX_INSTANCES} "
+                         f"instances, not {reuse!r}")
+            return
         source = request.get("program")
         if not isinstance(source, str):
             self._refuse(fd, "interface", "the program must be Python source text")
@@ -167,7 +172,7 @@ class ForkServer:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             modules.set_family_modules(family_modules)
-            worker.run(fd, code, prelude, limits, uid, scratch, count)
+            worker.run(fd, code, prelude, limits, uid, scratch, count, reuse)
         os.close(fd)
         self.children[pid] = (wid, uid, scratch)
         self.by_id[wid] = pid

@@ -95,13 +95,16 @@ def confine(channel_fd: int, limits: Limits, uid: int | None, scratch: str | Non
 
 
 def run(channel_fd: int, code: types.CodeType, prelude: types.CodeType | None,
-        limits: Limits, uid: int | None, scratch: str | None, count: int = 1) -> NoReturn:
-    """Entry point in the forked child; never returns."""
+        limits: Limits, uid: int | None, scratch: str | None, count: int = 1,
+        reuse: int = 0) -> NoReturn:
+    """Entry point in the forked child; never returns. ``reuse`` > 0: the worker may load more
+    instances of its program later (``more``), up to ``reuse`` over its life, and its
+    ``RLIMIT_CPU`` counts that many instances."""
     status = 0
     try:
-        confine(channel_fd, limits, uid, scratch, count)
+        confine(channel_fd, limits, uid, scratch, max(count, reuse))
         channel = FramedSocket(socket.socket(fileno=channel_fd))
-        Harness(channel, limits, count).serve(code, prelude)
+        Harness(channel, limits, count, reuse).serve(code, prelude)
     except BaseException:  # noqa: BLE001 - whatever happens, the worker ends here
         status = 70
     os._exit(status)
@@ -180,10 +183,14 @@ def _describe(exc: BaseException) -> str:
 class Harness:
     """Runs ``count`` instances of one program's environment and answers requests for them."""
 
-    def __init__(self, channel: FramedSocket, limits: Limits, count: int = 1) -> None:
+    def __init__(self, channel: FramedSocket, limits: Limits, count: int = 1,
+                 reuse: int = 0) -> None:
         self.channel = channel
         self.limits = limits
         self.count = max(1, count)
+        #: Most instances this worker may load over its life (0: only its first ``count``; it
+        #: ends with its last live instance).
+        self.reuse = reuse
         self.instances: list[_Instance] = []
         #: When the last progress marker went out (or the current request began).
         self._marked = time.monotonic()
@@ -264,17 +271,29 @@ class Harness:
 
     def load(self, code: types.CodeType, prelude: types.CodeType | None) -> dict[str, Any]:
         """Load every instance; the ready reply (per instance when there are several)."""
-        limit = self.limits.load_seconds if self.count > 1 else None
+        if self.count == 1:
+            try:
+                instance, name = self.load_instance(code, prelude)
+            except ProgramError as exc:
+                return self._error(exc)
+            self.instances.append(instance)
+            return {"ok": 1, "env_class": name, "closes": instance.closes}
+        return self._load_many(code, prelude, self.count)
+
+    def _load_many(self, code: types.CodeType, prelude: types.CodeType | None,
+                   count: int) -> dict[str, Any]:
+        """Load ``count`` more instances, each under the load time limit, with progress markers
+        between them; the reply lists each one's outcome (a fatal failure ends the worker)."""
+        limit = self.limits.load_seconds
         entries: list[dict[str, Any]] = []
-        if self.count > 1:  # the host's wait for the first instance starts now
-            self._mark()
-        for _ in range(self.count):
-            if self.count > 1:
-                self._progress()
+        first = len(self.instances)
+        self._mark()  # the host's wait for the first instance starts now
+        for _ in range(count):
+            self._progress()
             try:
                 instance, name = self.load_instance(code, prelude, limit)
             except ProgramError as exc:
-                if exc.fatal or self.count == 1:
+                if exc.fatal:
                     return self._error(exc)
                 instance = _Instance(None)
                 instance.failure = self._error(exc)
@@ -282,9 +301,21 @@ class Harness:
             else:
                 entries.append({"ok": 1, "env_class": name, "closes": instance.closes})
             self.instances.append(instance)
-        if self.count == 1:
-            return entries[0]
-        return {"ok": 1, "instances": entries}
+        return {"ok": 1, "instances": entries, "first": first}
+
+    def more(self, code: types.CodeType, prelude: types.CodeType | None,
+             count: Any) -> dict[str, Any]:
+        """The ``more`` request of a reused worker: the host has closed every earlier instance
+        (they are dropped here), and ``count`` fresh ones are loaded, numbered on from the
+        last; refused (fatal) past the worker's ``reuse`` cap."""
+        if not self.reuse or type(count) is not int or count < 1 \
+                or len(self.instances) + count > self.reuse:
+            return {"ok": 0, "category": "crash", "fatal": 1,
+                    "message": f"this worker cannot load {count!r} more instances"}
+        for instance in self.instances:
+            instance.env = None
+            instance.failure = instance.failure or {"closed": 1}
+        return self._load_many(code, prelude, count)
 
     # -- checking what the program returned ------------------------------------------------
     def _observation(self, value: Any, where: str) -> str:
@@ -499,14 +530,19 @@ class Harness:
                 request = self.channel.recv(1 << 27)
             except FrameError:
                 return
-            if request.get("op") == "batch":
+            op = request.get("op")
+            if op == "batch":
                 data, fatal = self.batch(request.get("calls"))
                 self.channel.sock.sendall(data)
+            elif op == "more":
+                reply = self.more(code, prelude, request.get("count"))
+                fatal = not reply.get("ok")
+                self._reply(reply)
             else:
                 reply = self.handle(request)
                 fatal = bool(reply.get("fatal"))
                 self._reply(reply)
-            if fatal or not self._live():
+            if fatal or not (self.reuse or self._live()):
                 return
 
 
