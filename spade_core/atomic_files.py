@@ -8,8 +8,10 @@ import threading
 from pathlib import Path
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, fsync it, then rename it into place.
+def write_atomic(path: Path, data: str | bytes, sync: bool = True) -> None:
+    """Write ``data`` to a temporary file beside ``path``, fsync it (unless ``sync`` is false:
+    then the file is whole or absent after a killed process, but not after a machine crash),
+    then rename it into place.
 
     The temporary file is created with ``open`` (so the usual umask permissions apply) under a
     name unique to this process and thread.
@@ -21,7 +23,8 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         with open(tmp, "wb") as fh:
             fh.write(raw)
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -37,10 +40,10 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def append_whole(path: Path, data: bytes) -> None:
-    """Append ``data`` to ``path`` (created if missing) and fsync it; a write that fails (the
-    disk full) cuts the file back to where it ended (removes the file it created), so it never
-    ends in a torn line."""
+def append_whole(path: Path, data: bytes, sync: bool = True) -> None:
+    """Append ``data`` to ``path`` (created if missing) and fsync it (unless ``sync`` is false);
+    a write that fails (the disk full) cuts the file back to where it ended (removes the file
+    it created), so it never ends in a torn line."""
     existed = os.path.exists(path)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     try:
@@ -49,7 +52,8 @@ def append_whole(path: Path, data: bytes) -> None:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         except BaseException:
             os.ftruncate(fd, end)
             if not existed:

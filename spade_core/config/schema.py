@@ -35,6 +35,9 @@ class RunSection(Strict):
     dir: str = "runs/{name}-{timestamp}"
     seed: int = 0
     iterations: int = Field(default=1, ge=1)
+    #: fsync each write of the run's files (durable through a machine crash); without it a
+    #: write is still whole or absent after a killed process (temp file + rename).
+    fsync: bool = True
 
 
 class ModelSection(Strict):

@@ -29,11 +29,12 @@ def _jsonable(value: Any) -> Any:
 
 
 class RunArtifacts:
-    """Writes a run's files under ``run_dir``."""
+    """Writes a run's files under ``run_dir`` (``sync``: each write fsynced, ``run.fsync``)."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, sync: bool = True) -> None:
         self.run_dir = run_dir
         self.envs_dir = run_dir / "envs"
+        self.sync = sync
 
     def create(self, resolved_config: dict[str, Any]) -> None:
         with writing(self.envs_dir, "the run directory's envs/ folder"):
@@ -46,7 +47,7 @@ class RunArtifacts:
         as it was."""
         data = text.encode("utf-8")
         with writing(path, what, len(data)):
-            write_atomic(path, data)
+            write_atomic(path, data, self.sync)
 
     def append_jsonl(self, name: str, row: dict[str, Any]) -> None:
         self.append_jsonl_rows(name, [row])
@@ -58,7 +59,7 @@ class RunArtifacts:
         path = self.run_dir / name
         data = "".join(json.dumps(row, default=_jsonable) + "\n" for row in rows).encode("utf-8")
         with writing(path, f"{plural(len(rows), 'line')} of {name}", len(data)):
-            append_whole(path, data)
+            append_whole(path, data, self.sync)
 
     def log_metrics(self, row: dict[str, Any]) -> None:
         self.append_jsonl("metrics.jsonl", row)

@@ -95,7 +95,7 @@ def run(resolved: ResolvedConfig, loaded: LoadedPlugins, report: Reporter = stde
         follow(resolved, launch, report)
         return resolved.run_dir() if resume is None else Path(resume)
     run_dir = _prepare_run_dir(resolved, resume)
-    artifacts = RunArtifacts(run_dir)
+    artifacts = RunArtifacts(run_dir, sync=config.run.fsync)
     checkpoint = _resume_point(run_dir, report) if resume is not None else None
     state: dict[str, Any] = read_state(checkpoint) if checkpoint is not None else {}
     # A fresh run whose start-up fails leaves nothing: what it created is removed again.

@@ -91,3 +91,23 @@ def test_each_write_on_a_full_disk_names_its_file_and_leaves_it_as_it_was(tmp_pa
             write()
     assert disk.hits >= len(writes)
     assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+
+
+def test_run_fsync_false_writes_the_same_files_without_waiting_for_the_disk(tmp_path,
+                                                                             monkeypatch):
+    """``run.fsync: false`` (the lab): no fsync at all, the same whole files; the default syncs
+    each write."""
+    import os
+
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd))
+    for sync, folder in ((False, "fast"), (True, "durable")):
+        artifacts = RunArtifacts(tmp_path / folder, sync=sync)
+        artifacts.create({"run": {"seed": 1}})
+        artifacts.log_metrics({"iteration": 0})
+        artifacts.write_env("abc", "class A: ...", {"status": "frontier"})
+        if not sync:
+            assert synced == []
+    assert len(synced) == 4  # config, a metrics line, the program and its details
+    for name in ("config.resolved.yaml", "metrics.jsonl", "envs/abc.py", "envs/abc.json"):
+        assert (tmp_path / "fast" / name).read_bytes() == (tmp_path / "durable" / name).read_bytes()
