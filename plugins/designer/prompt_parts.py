@@ -4,6 +4,7 @@ examples, written the same way."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 from spade_core.interfaces import EnvFamily, PromptExamples
@@ -77,16 +78,21 @@ def one_line_name(record: EnvRecord) -> str:
     """What a one-line negative example calls an environment: its description, else the first
     line of its environment class's docstring (designed programs have no description; a bare
     record id would tell the designer nothing to avoid), else its id."""
-    name = record.description.strip()
-    if not name:
-        try:
-            tree = parse_python(record.source)
-        except (SyntaxError, *PARSE_FAILURES):
-            tree = None
-        classes = [n for n in getattr(tree, "body", []) if isinstance(n, ast.ClassDef)]
-        docs = [ast.get_docstring(c) for c in classes if c.name.endswith("Env")]
-        name = next((d.strip() for d in docs if d and d.strip()), "")
+    name = record.description.strip() or env_docstring(record.source)
     return (name or record.id).splitlines()[0][:120]
+
+
+@functools.lru_cache(maxsize=128)
+def env_docstring(source: str) -> str:
+    """The first non-empty docstring of ``source``'s environment classes, or ``""``. Cached:
+    the memory shows the same few negatives in many prompts (a parse each, otherwise)."""
+    try:
+        tree = parse_python(source)
+    except (SyntaxError, *PARSE_FAILURES):
+        return ""
+    classes = [n for n in getattr(tree, "body", []) if isinstance(n, ast.ClassDef)]
+    docs = [ast.get_docstring(c) for c in classes if c.name.endswith("Env")]
+    return next((d.strip() for d in docs if d and d.strip()), "")
 
 
 def code_blocks(text: str) -> list[str]:

@@ -248,8 +248,21 @@ def _constant_answer(spec: ExperimentSpec, records: list[dict[str, Any]]) -> dic
 
 
 def build_results(spec: ExperimentSpec, runs: list[PlannedRun], folder: Path,
-                  base_file: Path) -> dict[str, Any]:
-    records = [_run_record(run) for run in runs]
+                  base_file: Path, finished: dict[str, dict[str, Any]] | None = None
+                  ) -> dict[str, Any]:
+    """The experiment's results from its runs' files. ``finished`` (by run folder): records of
+    runs that had completed their budget when last read, which an experiment rewriting its
+    results as runs end passes again instead of reading those runs' files each time (a run's
+    first designs are read from every ``envs/*.json`` of it)."""
+    records = []
+    for run in runs:
+        record = finished.get(str(run.dir)) if finished is not None else None
+        if record is None:
+            record = _run_record(run)
+            if finished is not None and record["status"] == "completed" \
+                    and record["iterations_completed"] >= spec.budget.iterations:
+                finished[str(run.dir)] = record
+        records.append(record)
     baselines: dict[int, dict[str, dict[str, float]]] = {}
     baseline_digests: dict[str, dict[str, str]] = {}
     for seed in spec.seed_list:

@@ -155,9 +155,10 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *,
                   for r in runs]}, indent=1) + "\n")
     started = time.perf_counter()
     written = [started]
+    done_records: dict[str, dict[str, Any]] = {}  # the records of runs done: read once
 
     def write_results() -> None:
-        results = build_results(spec, runs, folder, base_file)
+        results = build_results(spec, runs, folder, base_file, done_records)
         results["seconds_this_session"] = round(time.perf_counter() - started, 1)
         write_atomic(folder / RESULTS_FILE, json.dumps(results, indent=1) + "\n")
         written[0] = time.perf_counter()

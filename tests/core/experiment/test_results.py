@@ -118,3 +118,38 @@ def test_first_designs_differ_as_expected_between_arms_with_different_designers(
     (tmp_path / "blend" / "envs" / "e2.json").write_text(json.dumps({"id": "e2", "iteration": 0}))
     checks = build_results(spec, runs, tmp_path, tmp_path / "lab.yaml")["checks"]
     assert not checks["same_first_designs"] and not checks["first_designs_differ_as_expected"]
+
+
+def test_a_finished_runs_record_is_read_once_and_an_unfinished_one_each_time(tmp_path):
+    """``build_results(..., finished)`` (an experiment rewriting its results as runs end) reads
+    a run that completed its budget once; a run still going is read again."""
+    import json
+
+    from spade_core.experiment.plan import PlannedRun
+    from spade_core.experiment.results import build_results
+    from spade_core.experiment.spec import ExperimentSpec
+
+    spec = ExperimentSpec(base="lab.yaml", arms={"done": [], "going": []}, reference_arm="done",
+                          seeds=[0], budget={"iterations": 2},
+                          heldout={"suites": {"lab-grid": {}}, "every": 1})
+    runs = []
+    for arm, iterations, status in (("done", 2, "completed"), ("going", 1, "running")):
+        directory = tmp_path / arm
+        (directory / "envs").mkdir(parents=True)
+        (directory / "metrics.jsonl").write_text("".join(
+            json.dumps({"iteration": i, "train": {}}) + "\n" for i in range(iterations)))
+        (directory / "summary.json").write_text(json.dumps({"status": status}))
+        (directory / "envs" / "e1.json").write_text(json.dumps({"id": "e1", "iteration": 0}))
+        runs.append(PlannedRun(arm, 0, directory, {"backend": {"plugin": "lab"}}))
+    finished: dict = {}
+    first = build_results(spec, runs, tmp_path, tmp_path / "lab.yaml", finished)
+    assert list(finished) == [str(tmp_path / "done")]
+    for arm in ("done", "going"):  # both runs' files change; only the unfinished one is read
+        (tmp_path / arm / "envs" / "e1.json").write_text(json.dumps({"id": "e7", "iteration": 0}))
+    again = build_results(spec, runs, tmp_path, tmp_path / "lab.yaml", finished)
+    designs = {r["arm"]: r["first_designs"] for r in again["runs"]}
+    assert designs == {"done": ["e1"], "going": ["e7"]}
+    assert first["runs"][0] == again["runs"][0]
+    fresh = build_results(spec, runs, tmp_path, tmp_path / "lab.yaml")  # no cache: read again
+    assert {r["arm"]: r["first_designs"] for r in fresh["runs"]} == {"done": ["e7"],
+                                                                       "going": ["e7"]}

@@ -246,11 +246,11 @@ def _training_run(run_dir: Path, resume: bool = False) -> list[str]:
 WRITES = {
     "metrics.jsonl": (lambda disk: disk.fail(
         artifacts, "append_whole",
-        lambda path, data: path.name == "metrics.jsonl" and b'"iteration": 1,' in data),
+        lambda path, data, *_: path.name == "metrics.jsonl" and b'"iteration": 1,' in data),
         "1 line of metrics.jsonl ({run}/metrics.jsonl)"),
     "envs/": (lambda disk: disk.fail(
         artifacts, "write_atomic",
-        lambda path, data: path.parent.name == "envs" and b'"iteration": 1,' in data),
+        lambda path, data, *_: path.parent.name == "envs" and b'"iteration": 1,' in data),
         "'s details ({run}/envs/"),
     "the memory's SQLite": (lambda disk: disk.fail(
         RecordStore, "_insert_iteration", lambda store, env_id, entry: entry.iteration == 1,
@@ -301,7 +301,7 @@ def test_a_full_disk_at_a_resumes_start_up_keeps_the_run(tmp_path, monkeypatch, 
     resolved = resolve_config(training_config(run_dir, 1), loaded.registry, "t.yaml")
     run(resolved, loaded, report=lambda m: None)
     disk = FullDisk(monkeypatch).fail(artifacts, "append_whole",
-                                      lambda path, data: path.name == "isolation.jsonl")
+                                      lambda path, data, *_: path.name == "isolation.jsonl")
     with pytest.raises(DiskFullError, match=r"could not write 1 line of isolation.jsonl"):
         _training_run(run_dir, resume=True)
     assert (run_dir / "checkpoints" / "iter-000001").is_dir()  # a resumed run is never removed
@@ -314,8 +314,8 @@ def test_the_summary_that_cannot_be_written_does_not_hide_the_error(tmp_path, mo
     run_dir = tmp_path / "run"
     FullDisk(monkeypatch).fail(
         artifacts, "append_whole",
-        lambda path, data: path.name == "metrics.jsonl" and b'"iteration": 1,' in data).fail(
-        artifacts, "write_atomic", lambda path, data: path.name == "summary.json")
+        lambda path, data, *_: path.name == "metrics.jsonl" and b'"iteration": 1,' in data).fail(
+        artifacts, "write_atomic", lambda path, data, *_: path.name == "summary.json")
     messages: list[str] = []
     loaded = load_training_plugins()
     resolved = resolve_config(training_config(run_dir, ITERATIONS), loaded.registry, "t.yaml")
@@ -329,7 +329,7 @@ def test_the_summary_that_cannot_be_written_does_not_hide_the_error(tmp_path, mo
 def test_a_full_disk_at_a_fresh_runs_start_up_leaves_nothing(tmp_path, monkeypatch):
     run_dir = tmp_path / "runs" / "first"
     FullDisk(monkeypatch).fail(artifacts, "write_atomic",
-                               lambda path, data: path.name == "config.resolved.yaml")
+                               lambda path, data, *_: path.name == "config.resolved.yaml")
     messages: list[str] = []
     loaded = load_training_plugins()
     resolved = resolve_config(training_config(run_dir, ITERATIONS), loaded.registry, "t.yaml")
