@@ -7,6 +7,7 @@ that they serialise to JSON (``dataclasses.asdict``) for run logs and the enviro
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import asdict, dataclass, field, fields, replace
 from enum import StrEnum
@@ -64,6 +65,7 @@ VERDICT_CATEGORIES: tuple[str, ...] = tuple(c.value for c in VerdictCategory)
 ENV_STATUSES: tuple[str, ...] = tuple(s.value for s in EnvStatus)
 
 
+@functools.lru_cache(maxsize=4096)  # asked again and again for the same programs
 def program_id(source: str) -> str:
     """Stable id of an environment program: sha256 of its source with line endings and trailing
     whitespace normalised, so that the same program saved twice gets the same id."""
