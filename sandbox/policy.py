@@ -223,7 +223,7 @@ def compile_program(source: str, filename: str = PROGRAM_FILENAME,
         return CompileFailure("syntax", f"program is {len(source)} characters; the limit is "
                               f"{max_chars}", None)
     try:
-        ast.parse(source, filename)
+        tree = ast.parse(source, filename)
     except SyntaxError as exc:
         return CompileFailure("syntax", f"SyntaxError: {exc.msg}",
                               exc.lineno)
@@ -232,7 +232,8 @@ def compile_program(source: str, filename: str = PROGRAM_FILENAME,
     try:
         policy = EnvPolicy if not extra_modules else type(
             "FamilyEnvPolicy", (EnvPolicy,), {"extra_modules": frozenset(extra_modules)})
-        result = compile_restricted_exec(source, filename=filename, policy=policy)
+        # The tree parsed above, not the source: RestrictedPython would parse it again.
+        result = compile_restricted_exec(tree, filename=filename, policy=policy)
     except (RecursionError, MemoryError) as exc:
         return CompileFailure("syntax", f"{type(exc).__name__} while compiling", None)
     except Exception as exc:  # noqa: BLE001 - the policy itself failed on odd input: refuse
