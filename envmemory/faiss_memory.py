@@ -89,6 +89,8 @@ class FaissEnvMemory(EnvMemory):
         self.store = RecordStore(self.folder, synchronous=self.options.synchronous.upper())
         try:
             self._check_settings()
+            if self.options.structural_match:
+                self.store.fill_fingerprints(fingerprint)
             self.files = IndexFiles(self.folder, self.embedder.name)
             self._load_index(self.files)
         except BaseException:
@@ -244,7 +246,10 @@ class FaissEnvMemory(EnvMemory):
             record.created_at = record.created_at or now
             record.updated_at = record.updated_at or now
             indexed = record.status == INDEXED_STATUS
-            inserted = self.store.insert(record, vector, fingerprint(record.source), indexed)
+            # The fingerprint only serves structural matching: not computed without it (a
+            # memory opened later with it fills the missing ones in, see _fill_fingerprints).
+            print_ = fingerprint(record.source) if self.options.structural_match else None
+            inserted = self.store.insert(record, vector, print_, indexed)
             if inserted and indexed:
                 self._add_to_index(record.id, vector)
 

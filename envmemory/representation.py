@@ -210,32 +210,30 @@ def canonical_source(source: str, mask_literals: bool = True) -> str:
     """Source rewritten so renames, method order and (when masked) literal values do not show;
     whitespace-collapsed source for programs that do not parse."""
     if mask_literals:
-        return _analysis(source).canonical
+        return _masked_canonical(source)
     tree = canonical_tree(source, mask_literals)
     return _collapse(source) if tree is None else _unparse(tree, source)
 
 
-@dataclass(frozen=True)
-class _Analysis:
-    """What the memory reads from one program: its string constants (whitespace collapsed, in
-    canonical method order; ``None`` when it does not parse) and its canonical source."""
-
-    strings: tuple[str, ...] | None
-    canonical: str
+@functools.lru_cache(maxsize=4096)
+def _masked_canonical(source: str) -> str:
+    """:func:`canonical_source` with literals masked, cached per source (the fingerprint, and
+    the representations that embed canonical code, ask for it)."""
+    tree = canonical_tree(source, True)
+    return _collapse(source) if tree is None else _unparse(tree, source)
 
 
 @functools.lru_cache(maxsize=4096)
-def _analysis(source: str) -> _Analysis:
-    """One parse and one ordering of ``source`` for both its strings and its canonical source
-    (the loop asks for both of every program it designs: its text to embed at dedupe, its
-    fingerprint when it is added). Renaming leaves string constants alone, so the strings are
-    read from the ordered tree before it is renamed in place."""
+def _ordered_strings(source: str) -> tuple[str, ...] | None:
+    """The program's string constants, whitespace collapsed, in canonical method order
+    (``None`` when it does not parse). Cached: the loop asks for a program's text to embed at
+    dedupe and again when it is added. The renaming and unparsing of the canonical source are
+    not needed for them (a third of the cost), and run only when something asks for it."""
     tree = _ordered_tree(source)
     if tree is None:
-        return _Analysis(None, _collapse(source))
-    strings = tuple(" ".join(node.value.split()) for node in _walk(tree)
-                    if isinstance(node, ast.Constant) and isinstance(node.value, str))
-    return _Analysis(strings, _unparse(_rename(tree, True), source))
+        return None
+    return tuple(" ".join(node.value.split()) for node in _walk(tree)
+                 if isinstance(node, ast.Constant) and isinstance(node.value, str))
 
 
 def _walk(tree: ast.AST) -> Iterator[ast.AST]:
@@ -263,7 +261,7 @@ def fingerprint(source: str) -> str:
 def string_literals(source: str, min_length: int = 3) -> list[str]:
     """The program's text for the agent: its string literals (f-string parts included) in
     canonical method order, without repeats; one-word keys and format snippets dropped."""
-    strings = _analysis(source).strings
+    strings = _ordered_strings(source)
     if strings is None:
         return re.findall(r"[\"']([^\"'\n]{%d,})[\"']" % min_length, source)
     seen = dict.fromkeys(text for text in strings if len(text) >= min_length and " " in text)

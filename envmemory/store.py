@@ -18,7 +18,7 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -437,6 +437,26 @@ class RecordStore:
                                      f"WHERE index_id IN ({marks})",
                                      [int(i) for i in index_ids]).fetchall()
         return {r[0]: self._record(r[1:], with_history=False) for r in rows}
+
+    def fill_fingerprints(self, fingerprint: Callable[[str], str]) -> int:
+        """Store ``fingerprint(source)`` for every record stored without one (a memory written
+        without structural matching, opened with it); returns how many were filled."""
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT id, source FROM envs WHERE fingerprint IS NULL").fetchall()
+            if not rows:
+                return 0
+            with self._writing(f"fingerprints of {len(rows)} records"):
+                self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    self.conn.executemany("UPDATE envs SET fingerprint = ? WHERE id = ?",
+                                          [(fingerprint(source), env_id)
+                                           for env_id, source in rows])
+                    self.conn.execute("COMMIT")
+                except BaseException:
+                    self._rollback()
+                    raise
+            return len(rows)
 
     def by_fingerprint(self, fingerprint: str, statuses: Sequence[str]) -> EnvRecord | None:
         marks = ",".join("?" * len(statuses))

@@ -3,9 +3,10 @@
 It runs inside the isolation the host chose (bubblewrap or ``unshare``: no network, its own pid
 namespace, a read-only minimal filesystem, an empty environment) and talks to the host over one
 control socket. A ``spawn`` request carries one end of a fresh socket pair (``SCM_RIGHTS``); the
-server compiles the program (cached by source hash), forks, and the worker serves the episodes of
-its ``count`` instances of the program on that socket directly, so steps never pass through the
-server. The server also kills workers on request (SIGKILL to the process group), reaps them and
+server forks, and the worker compiles the program under the policy (confined, its CPU time
+counted against the load limit; the server never parses untrusted text, and its heap, which
+every fork shares copy-on-write, stays still between forks) and serves the episodes of its
+``count`` instances on that socket directly, so steps never pass through the server. The server also kills workers on request (SIGKILL to the process group), reaps them and
 reports how they ended, and reports a live worker's CPU time (the host's check of a call's
 CPU-time limit). Replies to control requests echo the request's number (``n``).
 
@@ -31,11 +32,10 @@ from typing import Any
 
 from sandbox import guards, modules, worker
 from sandbox.limits import Limits
-from sandbox.policy import CompileFailure, compile_program
+from sandbox.policy import compile_program
 from sandbox.protocol import FrameError, encode, split_frames
 
 _CONTROL_LIMIT = 1 << 24
-_CACHE_SIZE = 256
 _EXITED_KEEP = 4096
 #: Most environment instances one worker may host (``open_many``).
 MAX_INSTANCES = 1024
@@ -61,7 +61,6 @@ class ForkServer:
         self.control = control
         self.buffer = bytearray()
         self.fds: collections.deque[int] = collections.deque()
-        self.cache: collections.OrderedDict[str, Any] = collections.OrderedDict()
         self.children: dict[int, tuple[int, int | None, str | None]] = {}
         self.by_id: dict[int, int] = {}
         self.exited: collections.OrderedDict[int, dict[str, Any]] = collections.OrderedDict()
@@ -73,22 +72,7 @@ class ForkServer:
         self.trusted: dict[str, str] = {}
         self.trusted_code: dict[str, types.CodeType] = {}
 
-    # -- compiling --------------------------------------------------------------------------
-    def _compile(self, source: str, limits: Limits,
-                 extra: frozenset[str] = frozenset()) -> types.CodeType | CompileFailure:
-        key = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest() + \
-            ",".join(sorted(extra))
-        hit = self.cache.get(key)
-        if hit is not None:
-            self.cache.move_to_end(key)
-            return hit
-        result = compile_program(source, max_chars=limits.max_program_chars,
-                                 extra_modules=extra)
-        self.cache[key] = result
-        if len(self.cache) > _CACHE_SIZE:
-            self.cache.popitem(last=False)
-        return result
-
+    # -- trusted sources ------------------------------------------------------------------
     def _trusted_code(self, sha: str, filename: str) -> types.CodeType:
         code = self.trusted_code.get(sha)
         if code is None:
@@ -128,9 +112,9 @@ class ForkServer:
         family_shas = request.get("modules") or {}
         if not isinstance(family_shas, dict):
             family_shas = {}
-        code = self._compile(source, limits, frozenset(family_shas))
-        if isinstance(code, CompileFailure):
-            self._refuse(fd, code.category, code.message, code.line)
+        if len(source) > limits.max_program_chars:  # refused without a fork
+            self._refuse(fd, "syntax", f"program is {len(source)} characters; the limit is "
+                         f"{limits.max_program_chars}")
             return
         try:
             family_modules = {name: self._trusted_code(sha, f"<{name}>")
@@ -172,7 +156,8 @@ class ForkServer:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             modules.set_family_modules(family_modules)
-            worker.run(fd, code, prelude, limits, uid, scratch, count, reuse)
+            worker.run(fd, source, frozenset(family_shas), prelude, limits, uid, scratch,
+                       count, reuse)
         os.close(fd)
         self.children[pid] = (wid, uid, scratch)
         self.by_id[wid] = pid

@@ -33,7 +33,7 @@ from spade_core.validation import Invalid, env_class
 from sandbox import guards, modules
 from sandbox.limits import Limits
 from sandbox.ownership import PRELUDE_MODULE, PROGRAM_MODULE
-from sandbox.policy import PROGRAM_FILENAME
+from sandbox.policy import PROGRAM_FILENAME, CompileFailure, compile_program
 from sandbox.protocol import PROGRESS_SECONDS, FramedSocket, FrameError, encode, frame, mark
 
 _PR_SET_PDEATHSIG = 1
@@ -94,17 +94,24 @@ def confine(channel_fd: int, limits: Limits, uid: int | None, scratch: str | Non
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def run(channel_fd: int, code: types.CodeType, prelude: types.CodeType | None,
-        limits: Limits, uid: int | None, scratch: str | None, count: int = 1,
-        reuse: int = 0) -> NoReturn:
-    """Entry point in the forked child; never returns. ``reuse`` > 0: the worker may load more
-    instances of its program later (``more``), up to ``reuse`` over its life, and its
-    ``RLIMIT_CPU`` counts that many instances."""
+def run(channel_fd: int, source: str, family_modules: frozenset[str],
+        prelude: types.CodeType | None, limits: Limits, uid: int | None, scratch: str | None,
+        count: int = 1, reuse: int = 0) -> NoReturn:
+    """Entry point in the forked child; never returns. Compiles ``source`` under the policy
+    once confined (a program that does not compile gets its refusal as the ready reply).
+    ``reuse`` > 0: the worker may load more instances of its program later (``more``), up to
+    ``reuse`` over its life, and its ``RLIMIT_CPU`` counts that many instances."""
     status = 0
     try:
         confine(channel_fd, limits, uid, scratch, max(count, reuse))
         channel = FramedSocket(socket.socket(fileno=channel_fd))
-        Harness(channel, limits, count, reuse).serve(code, prelude)
+        code = compile_program(source, max_chars=limits.max_program_chars,
+                               extra_modules=family_modules)
+        if isinstance(code, CompileFailure):
+            channel.sock.sendall(encode({"ok": 0, "category": code.category,
+                                         "message": code.message, "line": code.line}))
+        else:
+            Harness(channel, limits, count, reuse).serve(code, prelude)
     except BaseException:  # noqa: BLE001 - whatever happens, the worker ends here
         status = 70
     os._exit(status)

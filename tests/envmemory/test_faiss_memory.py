@@ -15,6 +15,7 @@ import pytest
 from envmemory.embed import HashingEmbedder
 from envmemory.faiss_memory import FaissEnvMemory, MemoryConfigError, MemoryReadOnlyError
 from envmemory.options import MemoryOptions
+from envmemory.representation import fingerprint
 from envmemory.store import StoreLockedError
 from spade_core.interfaces.memory import EnvMemory
 from spade_core.records import EnvProgram, EnvRecord
@@ -371,3 +372,24 @@ def test_readonly_text_search_uses_the_stored_embedder(tmp_path: Path) -> None:
         assert hit[0][0].id == records[1].id
     finally:
         reader.close()
+
+
+def test_fingerprints_are_stored_only_for_structural_matching_and_filled_in_later(
+        tmp_path: Path) -> None:
+    """A memory written without structural matching stores no fingerprints (the lab: none of
+    the canonical-source work); opened with it, the missing ones are filled in and a renamed
+    copy of a mastered program is found by its structure."""
+    rows = _programs()
+    plain = FaissEnvMemory(tmp_path, _options(structural_match=False))
+    records = _fill(plain)
+    assert plain.store.conn.execute(
+        "SELECT COUNT(*) FROM envs WHERE fingerprint IS NOT NULL").fetchone()[0] == 0
+    plain.close()
+    structural = FaissEnvMemory(tmp_path, _options(structural_match=True))
+    assert structural.store.conn.execute(
+        "SELECT COUNT(*) FROM envs WHERE fingerprint IS NULL").fetchone()[0] == 0
+    match = structural.store.by_fingerprint(fingerprint(rows["digit_sum/renamed"]["source"]),
+                                            ("mastered",))
+    assert match is not None and match.id == records[0].id
+    assert structural.store.fill_fingerprints(lambda source: "x") == 0  # nothing left to fill
+    structural.close()

@@ -96,16 +96,22 @@ def test_string_literals_are_those_of_the_canonical_tree_and_cached_safely() -> 
         assert string_literals(row["source"]) == expected
 
 
-def test_strings_and_fingerprint_share_one_analysis_per_program() -> None:
-    """The loop asks for a program's text (dedupe) and its fingerprint (add): one parse."""
+def test_a_programs_text_is_read_without_its_canonical_source() -> None:
+    """The loop asks for a program's text at dedupe and again when it is added: one parse and
+    ordering; the renamed, unparsed canonical source (a third of the cost) is built only for the
+    fingerprint, which structural matching asks for."""
     from envmemory import representation
 
-    source = "class NewEnv:\n    def reset(self, seed=None):\n        return 'a fresh task', {}\n"
-    before = representation._analysis.cache_info()
-    assert string_literals(source) == ["a fresh task"]
+    source = "class NewerEnv:\n    def reset(self, seed=None):\n        return 'a new task', {}\n"
+    strings, canonical = (representation._ordered_strings.cache_info(),
+                          representation._masked_canonical.cache_info())
+    assert string_literals(source) == ["a new task"]
+    assert string_literals(source) == ["a new task"]
+    after = representation._ordered_strings.cache_info()
+    assert (after.misses - strings.misses, after.hits - strings.hits) == (1, 1)
+    assert representation._masked_canonical.cache_info().misses == canonical.misses
     fingerprint(source)
-    after = representation._analysis.cache_info()
-    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
+    assert representation._masked_canonical.cache_info().misses == canonical.misses + 1
 
 
 def test_nested_classes_are_ordered_inside_out_as_before() -> None:
