@@ -247,9 +247,9 @@ class FaissEnvMemory(EnvMemory):
             record.updated_at = record.updated_at or now
             indexed = record.status == INDEXED_STATUS
             # The fingerprint only serves structural matching: not computed without it (a
-            # memory opened later with it fills the missing ones in, see _fill_fingerprints).
-            print_ = fingerprint(record.source) if self.options.structural_match else None
-            inserted = self.store.insert(record, vector, print_, indexed)
+            # memory opened later with it fills the missing ones in: store.fill_fingerprints).
+            structure = fingerprint(record.source) if self.options.structural_match else None
+            inserted = self.store.insert(record, vector, structure, indexed)
             if inserted and indexed:
                 self._add_to_index(record.id, vector)
 

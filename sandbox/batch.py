@@ -389,8 +389,8 @@ def load_instances(link: WorkerLink, message: dict[str, Any] | None = None) -> N
             link.fail_all(None, *frame_verdict(link.channel, exc, "loading the program", budget))
             return
         wall = time.monotonic() - clock.begun
-        start = link.cpu  # the worker's CPU time at its fork, or at its last reply if reused
-        cpu = charged(start, link.note_cpu(reply), wall)
+        # From the worker's CPU time at its fork, or at its last reply if it is reused.
+        cpu = charged(clock.cpu_start, link.note_cpu(reply), wall)
         for session in sessions:
             session.charge(cpu / count, wall / count)
         if not reply.get("ok"):

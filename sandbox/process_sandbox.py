@@ -74,12 +74,10 @@ class ProcessSandbox(Sandbox):
     def _spawn(self, program: str, family: "EnvFamily | None", limits: Limits,
                count: int, reuse: int = 0) -> WorkerChannel:
         prelude, family_modules, imports = self._family_parts(family)
+        reusable = {"reuse": reuse} if reuse else {}  # executors without reuse never get it
         try:
-            if reuse:
-                return self.executor.spawn(program, prelude, limits, modules=family_modules,
-                                           imports=imports, count=count, reuse=reuse)
             return self.executor.spawn(program, prelude, limits, modules=family_modules,
-                                       imports=imports, count=count)
+                                       imports=imports, count=count, **reusable)
         except (OSError, RuntimeError) as exc:
             raise SandboxError(Verdict(valid=False, category="crash",
                                        message=f"could not start a worker: {exc}")) from None

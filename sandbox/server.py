@@ -6,8 +6,9 @@ control socket. A ``spawn`` request carries one end of a fresh socket pair (``SC
 server forks, and the worker compiles the program under the policy (confined, its CPU time
 counted against the load limit; the server never parses untrusted text, and its heap, which
 every fork shares copy-on-write, stays still between forks) and serves the episodes of its
-``count`` instances on that socket directly, so steps never pass through the server. The server also kills workers on request (SIGKILL to the process group), reaps them and
-reports how they ended, and reports a live worker's CPU time (the host's check of a call's
+``count`` instances on that socket directly, so steps never pass through the server. The
+server also kills workers on request (SIGKILL to the process group), reaps them and reports
+how they ended, and reports a live worker's CPU time (the host's check of a call's
 CPU-time limit). Replies to control requests echo the request's number (``n``).
 
 Run as ``python -I -c "...; sandbox.server.main()" --control-fd N ...`` by ``executors.py``.
@@ -112,10 +113,6 @@ class ForkServer:
         family_shas = request.get("modules") or {}
         if not isinstance(family_shas, dict):
             family_shas = {}
-        if len(source) > limits.max_program_chars:  # refused without a fork
-            self._refuse(fd, "syntax", f"program is {len(source)} characters; the limit is "
-                         f"{limits.max_program_chars}")
-            return
         try:
             family_modules = {name: self._trusted_code(sha, f"<{name}>")
                               for name, sha in family_shas.items()}

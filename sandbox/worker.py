@@ -293,7 +293,6 @@ class Harness:
         between them; the reply lists each one's outcome (a fatal failure ends the worker)."""
         limit = self.limits.load_seconds
         entries: list[dict[str, Any]] = []
-        first = len(self.instances)
         self._mark()  # the host's wait for the first instance starts now
         for _ in range(count):
             self._progress()
@@ -308,7 +307,7 @@ class Harness:
             else:
                 entries.append({"ok": 1, "env_class": name, "closes": instance.closes})
             self.instances.append(instance)
-        return {"ok": 1, "instances": entries, "first": first}
+        return {"ok": 1, "instances": entries}
 
     def more(self, code: types.CodeType, prelude: types.CodeType | None,
              count: Any) -> dict[str, Any]:
