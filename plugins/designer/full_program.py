@@ -60,13 +60,21 @@ def extract_program(completion: str) -> str | None:
         match = _ENV_CLASS.search(completion)
         candidates = [completion[completion.rfind("\n", 0, match.start()) + 1:]] if match \
             else []
-    for code in sorted(candidates, key=len, reverse=True):
-        if not _ENV_CLASS.search(code):
-            continue
+    if not candidates:
+        return None
+    # Longest first (a stable sort: among equal lengths, the first written); the first is also
+    # what is handed on when none parses.
+    ordered = sorted(candidates, key=len, reverse=True)
+    with_env = [code for code in ordered if _ENV_CLASS.search(code)]
+    if with_env[:1] == ordered[:1] and len(with_env) == 1:
+        # The only candidate that could be chosen is the one handed on anyway: whether it
+        # parses changes nothing, and the sandbox's verdict says what is wrong if it does not.
+        return ordered[0] + "\n"
+    for code in with_env:
         try:
             parse_python(code)
         except SyntaxError:  # includes nesting too deep, NUL bytes, lone surrogates
             continue
         return code + "\n"
     # Hand the largest candidate to the sandbox anyway: its verdict says what is wrong.
-    return max(candidates, key=len) + "\n" if candidates else None
+    return ordered[0] + "\n"
