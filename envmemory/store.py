@@ -19,6 +19,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -229,6 +230,19 @@ class RecordStore:
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
 
+    @contextmanager
+    def _transaction(self, what: str) -> Iterator[None]:
+        """One write transaction (``what`` it writes, for a full disk's message), under the
+        lock: committed when the block ends, rolled back if it raises."""
+        with self._lock, self._writing(what):
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+
     # -- metadata -------------------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
@@ -289,15 +303,9 @@ class RecordStore:
                indexed: bool) -> bool:
         """Insert one record in its own transaction; ``False`` (and ``times_proposed`` + 1) when
         the id is already stored."""
-        with self._lock, self._writing(f"record of environment {record.id}"):
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                inserted = self._insert(record, embedding, fingerprint, indexed)
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self._rollback()
-                raise
-            return inserted
+        with self._transaction(f"record of environment {record.id}"):
+            inserted = self._insert(record, embedding, fingerprint, indexed)
+        return inserted
 
     def record_iteration(self, env_id: str, entry: EnvIteration, stats: dict[str, Any],
                          status: str, enter_index: bool) -> int | None:
@@ -305,28 +313,22 @@ class RecordStore:
         transaction; returns the new ``index_id`` when the record entered the dedupe index."""
         if status not in ENV_STATUSES:
             raise ValueError(f"unknown status {status!r}; one of {', '.join(ENV_STATUSES)}")
-        with self._lock, self._writing(f"play of environment {env_id} in iteration "
-                                       f"{entry.iteration}"):
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._insert_iteration(env_id, entry)
-                index_id = None
-                if enter_index:
-                    row = self.conn.execute("SELECT index_id, embedding FROM envs WHERE id = ?",
-                                            (env_id,)).fetchone()
-                    if row and row[0] is None and row[1] is not None:
-                        index_id = self._next_index_id()
-                self.conn.execute(
-                    "UPDATE envs SET stats = ?, status = ?, updated_at = ?, regret = ?, "
-                    "win_rate = ?, designer_reward = ?, index_id = COALESCE(index_id, ?) "
-                    "WHERE id = ?",
-                    (json.dumps(stats), status, entry.at, stats.get("regret"),
-                     stats.get("win_rate"), stats.get("designer_reward"), index_id, env_id))
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self._rollback()
-                raise
-            return index_id
+        with self._transaction(f"play of environment {env_id} in iteration "
+                               f"{entry.iteration}"):
+            self._insert_iteration(env_id, entry)
+            index_id = None
+            if enter_index:
+                row = self.conn.execute("SELECT index_id, embedding FROM envs WHERE id = ?",
+                                        (env_id,)).fetchone()
+                if row and row[0] is None and row[1] is not None:
+                    index_id = self._next_index_id()
+            self.conn.execute(
+                "UPDATE envs SET stats = ?, status = ?, updated_at = ?, regret = ?, "
+                "win_rate = ?, designer_reward = ?, index_id = COALESCE(index_id, ?) "
+                "WHERE id = ?",
+                (json.dumps(stats), status, entry.at, stats.get("regret"),
+                 stats.get("win_rate"), stats.get("designer_reward"), index_id, env_id))
+        return index_id
 
     def add_figures(self, env_id: str, iteration: int, figures: dict[str, float]) -> bool:
         """Merge ``figures`` into the figures of one history entry; returns whether it exists."""
@@ -351,15 +353,9 @@ class RecordStore:
 
     def clear(self) -> None:
         """Delete every record and its history in one transaction (settings in ``meta`` stay)."""
-        with self._lock, self._writing("records (deleting them)"):
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                self.conn.execute("DELETE FROM iterations")
-                self.conn.execute("DELETE FROM envs")
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self._rollback()
-                raise
+        with self._transaction("records (deleting them)"):
+            self.conn.execute("DELETE FROM iterations")
+            self.conn.execute("DELETE FROM envs")
 
     # -- snapshots ------------------------------------------------------------------------------
 
@@ -446,16 +442,9 @@ class RecordStore:
                 "SELECT id, source FROM envs WHERE fingerprint IS NULL").fetchall()
             if not rows:
                 return 0
-            with self._writing(f"fingerprints of {len(rows)} records"):
-                self.conn.execute("BEGIN IMMEDIATE")
-                try:
-                    self.conn.executemany("UPDATE envs SET fingerprint = ? WHERE id = ?",
-                                          [(fingerprint(source), env_id)
-                                           for env_id, source in rows])
-                    self.conn.execute("COMMIT")
-                except BaseException:
-                    self._rollback()
-                    raise
+            with self._transaction(f"fingerprints of {len(rows)} records"):
+                self.conn.executemany("UPDATE envs SET fingerprint = ? WHERE id = ?",
+                                      [(fingerprint(source), env_id) for env_id, source in rows])
             return len(rows)
 
     def by_fingerprint(self, fingerprint: str, statuses: Sequence[str]) -> EnvRecord | None:

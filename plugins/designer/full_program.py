@@ -51,22 +51,29 @@ class FullProgram(PromptStrategy):
         return extract_program(completion)
 
 
-def extract_program(completion: str) -> str | None:
-    """The longest python block that parses and defines a class ending in ``Env``; failing that,
-    the largest candidate (the sandbox's verdict then says what is wrong), or ``None``. Never
-    raises, whatever the completion holds."""
+def program_candidates(completion: str) -> list[str]:
+    """The blocks that could hold the program: the completion's code blocks; without any, the
+    text from the first line that defines an ``...Env`` class on."""
     candidates = code_blocks(completion)
     if not candidates:
         match = _ENV_CLASS.search(completion)
         candidates = [completion[completion.rfind("\n", 0, match.start()) + 1:]] if match \
             else []
+    return candidates
+
+
+def extract_program(completion: str) -> str | None:
+    """The longest python block that parses and defines a class ending in ``Env``; failing that,
+    the largest candidate (the sandbox's verdict then says what is wrong), or ``None``. Never
+    raises, whatever the completion holds."""
+    candidates = program_candidates(completion)
     if not candidates:
         return None
     # Longest first (a stable sort: among equal lengths, the first written); the first is also
     # what is handed on when none parses.
     ordered = sorted(candidates, key=len, reverse=True)
     with_env = [code for code in ordered if _ENV_CLASS.search(code)]
-    if with_env[:1] == ordered[:1] and len(with_env) == 1:
+    if len(with_env) == 1 and with_env[0] is ordered[0]:
         # The only candidate that could be chosen is the one handed on anyway: whether it
         # parses changes nothing, and the sandbox's verdict says what is wrong if it does not.
         return ordered[0] + "\n"

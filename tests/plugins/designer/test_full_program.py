@@ -41,14 +41,9 @@ def _extract_by_parsing_every_block(completion: str) -> str | None:
     the reference its shortcut must agree with."""
     import ast
 
-    from plugins.designer.full_program import _ENV_CLASS
-    from plugins.designer.prompt_parts import code_blocks
+    from plugins.designer.full_program import _ENV_CLASS, program_candidates
 
-    candidates = code_blocks(completion)
-    if not candidates:
-        match = _ENV_CLASS.search(completion)
-        candidates = [completion[completion.rfind("\n", 0, match.start()) + 1:]] if match \
-            else []
+    candidates = program_candidates(completion)
     for code in sorted(candidates, key=len, reverse=True):
         if _ENV_CLASS.search(code):
             try:
